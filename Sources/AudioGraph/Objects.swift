@@ -1,0 +1,110 @@
+/// A PipeWire global id. Ids are reused as soon as an object goes: compare objects by
+/// `serial` when identity over time matters.
+public typealias ObjectID = UInt32
+
+/// PipeWire properties: every value is a string on the wire.
+public typealias Properties = [String: String]
+
+extension Dictionary where Key == String, Value == String {
+    /// `object.serial`, which PipeWire never reuses (0.3.65 puts it in the props).
+    public var objectSerial: UInt64? { self["object.serial"].flatMap { UInt64($0) } }
+}
+
+public enum NodeState: String, Sendable, Hashable, Codable, CaseIterable {
+    case error, creating, suspended, idle, running
+}
+
+public struct Node: Sendable, Hashable, Codable {
+    public var id: ObjectID
+    public var state: NodeState?
+    public var props: Properties
+
+    public init(id: ObjectID, state: NodeState? = nil, props: Properties = [:]) {
+        self.id = id
+        self.state = state
+        self.props = props
+    }
+
+    public var serial: UInt64? { props.objectSerial }
+    public var name: String? { props["node.name"] }
+    public var mediaClass: String? { props["media.class"] }
+    public var description: String? { props["node.description"] ?? props["node.nick"] }
+    /// The device this node belongs to (ALSA, BlueZ); virtual sinks have none.
+    public var deviceID: ObjectID? { props["device.id"].flatMap { ObjectID($0) } }
+    public var clientID: ObjectID? { props["client.id"].flatMap { ObjectID($0) } }
+    public var isAudioSink: Bool { mediaClass == "Audio/Sink" }
+    public var isPlaybackStream: Bool { mediaClass == "Stream/Output/Audio" }
+}
+
+public enum PortDirection: String, Sendable, Hashable, Codable {
+    case input, output
+}
+
+public struct Port: Sendable, Hashable, Codable {
+    public var id: ObjectID
+    public var direction: PortDirection
+    public var props: Properties
+
+    public init(id: ObjectID, direction: PortDirection, props: Properties = [:]) {
+        self.id = id
+        self.direction = direction
+        self.props = props
+    }
+
+    public var serial: UInt64? { props.objectSerial }
+    public var nodeID: ObjectID? { props["node.id"].flatMap { ObjectID($0) } }
+    /// Channel position (`FL`, `FR`, `MONO`…), the key links are matched on.
+    public var channel: String? { props["audio.channel"] }
+    public var name: String? { props["port.name"] }
+    public var isMonitor: Bool { props["port.monitor"] == "true" }
+}
+
+public enum LinkState: String, Sendable, Hashable, Codable, CaseIterable {
+    case error, unlinked, `init`, negotiating, allocating, paused, active
+}
+
+public struct Link: Sendable, Hashable, Codable {
+    public var id: ObjectID
+    public var outputNode: ObjectID
+    public var outputPort: ObjectID
+    public var inputNode: ObjectID
+    public var inputPort: ObjectID
+    public var state: LinkState?
+    public var props: Properties
+
+    public init(
+        id: ObjectID, outputNode: ObjectID, outputPort: ObjectID, inputNode: ObjectID,
+        inputPort: ObjectID, state: LinkState? = nil, props: Properties = [:]
+    ) {
+        self.id = id
+        self.outputNode = outputNode
+        self.outputPort = outputPort
+        self.inputNode = inputNode
+        self.inputPort = inputPort
+        self.state = state
+        self.props = props
+    }
+
+    public var serial: UInt64? { props.objectSerial }
+}
+
+/// A device (ALSA card, BlueZ device) or a client: only their properties matter for routing.
+public struct Device: Sendable, Hashable, Codable {
+    public var id: ObjectID
+    public var props: Properties
+    public init(id: ObjectID, props: Properties = [:]) {
+        self.id = id
+        self.props = props
+    }
+    public var serial: UInt64? { props.objectSerial }
+}
+
+public struct Client: Sendable, Hashable, Codable {
+    public var id: ObjectID
+    public var props: Properties
+    public init(id: ObjectID, props: Properties = [:]) {
+        self.id = id
+        self.props = props
+    }
+    public var serial: UInt64? { props.objectSerial }
+}

@@ -1,0 +1,4 @@
+#pragma once
+#include <pipewire/pipewire.h>
+#include <pipewire/extensions/metadata.h>
+#include <spa/utils/result.h>

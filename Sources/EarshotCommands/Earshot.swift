@@ -1,0 +1,18 @@
+import ArgumentParser
+
+/// The `earshot` command tree. The executable target only calls `Earshot.main()`; every
+/// command lives here so tests can drive it, and each command's logic lives below it.
+public struct Earshot: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "earshot",
+        abstract: "Audio routing policy engine for PipeWire: the output follows the headset you wear.",
+        version: EarshotVersion.current,
+        subcommands: [GraphCommand.self, ConfigCommand.self, EvalCommand.self]
+    )
+
+    public init() {}
+}
+
+public enum EarshotVersion {
+    public static let current = "0.1.0"
+}

@@ -1,0 +1,1 @@
+// Issue 3: accessory model, config, decision engine.

@@ -1,0 +1,3 @@
+import EarshotCommands
+
+await Earshot.main()
