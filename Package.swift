@@ -39,6 +39,7 @@ let package = Package(
         .target(name: "PipeWireTestSupport", dependencies: ["PipeWireClient", "AudioGraph"], swiftSettings: strict),
         .testTarget(name: "AudioGraphTests", dependencies: ["AudioGraph"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "PipeWireClientTests", dependencies: ["PipeWireClient", "PipeWireTestSupport", "AudioGraph"], swiftSettings: strict),
+        .testTarget(name: "RoutingPolicyTests", dependencies: ["RoutingPolicy", "AudioGraph"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "EarshotCommandsTests", dependencies: ["EarshotCommands", "PipeWireTestSupport", "AudioGraph"], swiftSettings: strict),
     ]
 )

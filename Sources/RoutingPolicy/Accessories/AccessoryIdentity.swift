@@ -1,0 +1,35 @@
+/// Which sinks an accessory is: a Bluetooth address (matching `api.bluez5.address` on the node
+/// or its device) or one `node.name`.
+public enum AccessoryIdentity: Sendable, Hashable, Comparable, CustomStringConvertible {
+    case address(BluetoothAddress)
+    case nodeName(String)
+
+    /// Text with a colon is an address attempt (node names never contain one in practice), so a
+    /// mistyped address is refused instead of silently naming a node that does not exist.
+    public init?(parsing text: String) {
+        if text.contains(":") {
+            guard let address = BluetoothAddress(text) else { return nil }
+            self = .address(address)
+        } else if text.isEmpty {
+            return nil
+        } else {
+            self = .nodeName(text)
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .address(let address): address.description
+        case .nodeName(let name): name
+        }
+    }
+
+    public static func < (a: AccessoryIdentity, b: AccessoryIdentity) -> Bool {
+        switch (a, b) {
+        case (.address(let x), .address(let y)): x < y
+        case (.nodeName(let x), .nodeName(let y)): x < y
+        case (.address, .nodeName): true
+        case (.nodeName, .address): false
+        }
+    }
+}

@@ -1,0 +1,99 @@
+/// A registration and the timing state of its placement.
+public struct AccessoryEntry: Sendable, Hashable {
+    public var registration: AccessoryRegistration
+    public var timing: PlacementTiming
+}
+
+/// The live registrations, plus the ones that ended, so a late update can be told `invalidated`
+/// (register again) rather than `unknown`.
+public struct AccessoryRegistry: Sendable, Hashable {
+    public private(set) var entries: [AccessoryIdentity: AccessoryEntry] = [:]
+    /// Why each ended registration ended.
+    public private(set) var ended: [AccessoryIdentity: String] = [:]
+    /// Scoring skips the by-name lookup entirely while no accessory is named by node.name.
+    private(set) var nameEntryCount = 0
+
+    public init() {}
+
+    public subscript(identity: AccessoryIdentity) -> AccessoryEntry? { entries[identity] }
+
+    /// The registration's current configuration (`current` of the API).
+    public func current(_ identity: AccessoryIdentity) -> Result<AccessoryConfiguration, AccessoryError> {
+        if let entry = entries[identity] { return .success(entry.registration.configuration) }
+        return .failure(missing(identity))
+    }
+
+    /// The entry for a sink: its Bluetooth address first, then its node name.
+    @inline(__always)
+    func entry(address: BluetoothAddress?, name: String) -> AccessoryEntry? {
+        if let address, let entry = entries[.address(address)] { return entry }
+        if nameEntryCount > 0 { return entries[.nodeName(name)] }
+        return nil
+    }
+
+    func missing(_ identity: AccessoryIdentity) -> AccessoryError {
+        if let why = ended[identity] {
+            return AccessoryError(.invalidated, "the registration of \(identity) is no longer valid (\(why)): register it again, then update")
+        }
+        return AccessoryError(.unknown, "no registration for \(identity) (Earshot may have restarted): register it, then update")
+    }
+
+    /// Checks a registration against the declared capabilities and the current owner.
+    func validateRegister(_ identity: AccessoryIdentity, reporter: String, _ configuration: AccessoryConfiguration) -> AccessoryError? {
+        if let owner = entries[identity]?.registration.reporter, owner != reporter {
+            return AccessoryError(.invalidRequest, "\(identity) is already registered by \(owner): that reporter must unregister it first")
+        }
+        if configuration.placement != nil, !configuration.capabilities.contains(.placement) {
+            return AccessoryError(.accessoryNotCapable, "a placement needs the \"placement\" capability: declare it, or leave placement out")
+        }
+        if configuration.hasSources, !configuration.capabilities.contains(.audioSwitching) {
+            return AccessoryError(.accessoryNotCapable, "source identifiers need the \"audio-switching\" capability: declare it, or leave them out")
+        }
+        return nil
+    }
+
+    func validateUpdate(_ identity: AccessoryIdentity, _ update: AccessoryUpdate) -> AccessoryError? {
+        guard let entry = entries[identity] else { return missing(identity) }
+        let capabilities = entry.registration.configuration.capabilities
+        if !update.placement.isKeep, !capabilities.contains(.placement) {
+            return AccessoryError(.accessoryNotCapable, "\(identity) did not declare \"placement\": register again with it to report placement")
+        }
+        if update.touchesSources, !capabilities.contains(.audioSwitching) {
+            return AccessoryError(.accessoryNotCapable, "\(identity) did not declare \"audio-switching\": register again with it to report source identifiers")
+        }
+        return nil
+    }
+
+    mutating func store(_ registration: AccessoryRegistration, timing: PlacementTiming) {
+        if entries.updateValue(AccessoryEntry(registration: registration, timing: timing), forKey: registration.identity) == nil,
+            case .nodeName = registration.identity
+        {
+            nameEntryCount += 1
+        }
+        ended[registration.identity] = nil
+    }
+
+    mutating func modify<Result>(_ identity: AccessoryIdentity, _ body: (inout AccessoryEntry) -> Result) -> Result? {
+        guard var entry = entries[identity] else { return nil }
+        let result = body(&entry)
+        entries[identity] = entry
+        return result
+    }
+
+    mutating func end(_ identity: AccessoryIdentity, because why: String) {
+        guard entries.removeValue(forKey: identity) != nil else { return }
+        if case .nodeName = identity { nameEntryCount -= 1 }
+        ended[identity] = why
+    }
+
+    /// The pending transition due first (ties by identity, so runs repeat exactly).
+    var nextPending: (identity: AccessoryIdentity, pending: PendingPlacement)? {
+        var best: (identity: AccessoryIdentity, pending: PendingPlacement)?
+        for (identity, entry) in entries {
+            guard let pending = entry.timing.pending else { continue }
+            if let current = best, (current.pending.due, current.identity) <= (pending.due, identity) { continue }
+            best = (identity, pending)
+        }
+        return best
+    }
+}

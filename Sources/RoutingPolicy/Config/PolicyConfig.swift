@@ -1,0 +1,121 @@
+import AudioGraph
+
+/// The weight of every scoring term. Defaults are spaced so that, as design.md requires, the
+/// first rule that tells two sinks apart decides: each weight exceeds what all lower terms can add.
+public struct ScoreWeights: Sendable, Hashable {
+    public var userOverride: Int64 = 100_000_000_000_000
+    public var restorePrevious: Int64 = 10_000_000_000_000
+    /// Per recency rank among worn accessories (most recently put on ranks highest).
+    public var worn: Int64 = 10_000_000_000
+    public var primarySource: Int64 = 1_000_000_000
+    /// Per recency rank among arrived personal sinks.
+    public var arrival: Int64 = 1_000_000
+    public var lastChoice: Int64 = 100_000
+    /// Per unit of rule priority.
+    public var rulePriority: Int64 = 10
+    /// Per place from the bottom of the class order.
+    public var classOrder: Int64 = 1
+
+    public init() {}
+}
+
+/// One property condition of a rule or accessory descriptor: the property (looked up on the
+/// node, then its device) matches the glob.
+public struct PropertyMatch: Sendable, Hashable, CustomStringConvertible {
+    public var key: String
+    public var glob: Glob
+    public init(key: String, glob: Glob) {
+        self.key = key
+        self.glob = glob
+    }
+    public var description: String { "\(key) = \"\(glob.pattern)\"" }
+
+    func holds(for node: Node, in graph: Graph) -> Bool {
+        guard let value = graph.property(key, of: node) else { return false }
+        return glob.matches(value)
+    }
+}
+
+/// A `[[rule]]`: nodes matching every condition get a priority, or are ignored.
+public struct NodeRule: Sendable, Hashable {
+    public enum Action: Sendable, Hashable {
+        case priority(Int)
+        case ignore
+    }
+    public var matches: [PropertyMatch]
+    public var action: Action
+    public var location: SourceLocation?
+
+    public init(matches: [PropertyMatch], action: Action, location: SourceLocation? = nil) {
+        self.matches = matches
+        self.action = action
+        self.location = location
+    }
+
+    func holds(for node: Node, in graph: Graph) -> Bool { matches.allSatisfy { $0.holds(for: node, in: graph) } }
+}
+
+/// An `[[accessory]]`: discovery descriptors for accessories without (or with a fixed) reporter.
+public struct StaticAccessory: Sendable, Hashable {
+    public var address: BluetoothAddress?
+    public var name: Glob?
+    public var vendorID: String?
+    public var productID: String?
+    public var bus: String?
+    public var formFactor: String?
+    public var properties: [PropertyMatch] = []
+    /// When set, matching sinks are this accessory even without a reporter.
+    public var capabilities: AccessoryCapabilities?
+    /// When set, only this reporter may register the accessory.
+    public var reporter: String?
+    public var location: SourceLocation?
+
+    public init() {}
+
+    /// True when every descriptor given matches the sink.
+    func matches(_ node: Node, in graph: Graph) -> Bool {
+        if let address, graph.bluetoothAddress(of: node).flatMap(BluetoothAddress.init) != address { return false }
+        if let name, !(node.name.map(name.matches) ?? false) { return false }
+        if let vendorID, graph.property("device.vendor.id", of: node) != vendorID { return false }
+        if let productID, graph.property("device.product.id", of: node) != productID { return false }
+        if let bus, graph.bus(of: node) != bus { return false }
+        if let formFactor, graph.formFactor(of: node) != formFactor { return false }
+        return properties.allSatisfy { $0.holds(for: node, in: graph) }
+    }
+
+    /// True when a registration of `identity` is this accessory (for the reporter restriction).
+    func describes(_ identity: AccessoryIdentity) -> Bool {
+        switch identity {
+        case .address(let other): address == other
+        case .nodeName(let nodeName): name?.matches(nodeName) ?? false
+        }
+    }
+}
+
+public struct PlaybackConfig: Sendable, Hashable {
+    /// Pause MPRIS players when the worn accessory comes off.
+    public var pauseWhenRemoved = false
+    /// Resume the players Earshot paused when it goes back on.
+    public var resumeWhenWorn = true
+    public init() {}
+}
+
+/// Everything the policy can be told. The built-in defaults are `PolicyConfig()`.
+public struct PolicyConfig: Sendable, Hashable {
+    public var hostAddresses: [BluetoothAddress] = []
+    public var restorePrevious = true
+    public var classOrder: [SinkClass] = SinkClass.defaultOrder
+    public var personalClasses: [SinkClass] = SinkClass.defaultPersonal
+    public var onDelay: Milliseconds = 0
+    public var offGrace: Milliseconds = 400
+    public var weights = ScoreWeights()
+    public var playback = PlaybackConfig()
+    public var rules: [NodeRule] = []
+    public var accessories: [StaticAccessory] = []
+    /// The file it came from; nil for the built-in defaults.
+    public var file: String?
+
+    public init() {}
+
+    public static let builtIn = PolicyConfig()
+}

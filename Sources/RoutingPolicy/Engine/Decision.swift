@@ -1,0 +1,40 @@
+/// What the policy decided after one input: the default sink and the whole why. Deciding is
+/// separate from applying: the daemon writes `defaultSink` only when `changed`.
+public struct Decision: Sendable, Hashable {
+    public var at: Milliseconds
+    public var trigger: DecisionTrigger
+    /// The sink's node.name, or nil when no sink is eligible.
+    public var defaultSink: String?
+    public var previous: String?
+    /// Set only when the default changed (always for the initial decision).
+    public var reason: RouteChangeReason?
+    /// Eligible sinks, best first.
+    public var ranking: [RankedSink]
+    public var rejected: [RejectedSink]
+    /// A refused accessory request; the decision then changed nothing.
+    public var error: AccessoryError?
+    /// The config the scores came from, for rule locations and weights in explanations.
+    public var config: PolicyConfig
+    /// This host's Bluetooth addresses as the policy knew them.
+    public var hostAddresses: [BluetoothAddress]
+
+    public var changed: Bool { defaultSink != previous }
+
+    /// `2/5 sinks eligible: 2 off-head, 1 ignored`.
+    public var summary: String {
+        let total = ranking.count + rejected.count
+        var counts: [String: Int] = [:]
+        for sink in rejected { counts[sink.rejection.kind, default: 0] += 1 }
+        let parts = Rejection.kindOrder.compactMap { kind in counts[kind].map { "\($0) \(kind)" } }
+        let head = "\(ranking.count)/\(total) sinks eligible"
+        return parts.isEmpty ? head : head + ": " + parts.joined(separator: ", ")
+    }
+
+    public func explanation(of sink: RankedSink) -> ScoreExplanation {
+        ScoreExplainer(config: config, hostAddresses: hostAddresses).explain(sink)
+    }
+
+    public func why(_ sink: RejectedSink) -> String {
+        ScoreExplainer(config: config, hostAddresses: hostAddresses).why(sink.rejection)
+    }
+}

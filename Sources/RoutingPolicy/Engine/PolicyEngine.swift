@@ -1,0 +1,168 @@
+import AudioGraph
+
+/// The routing policy as a value: inputs in, decisions out. Pure and single-threaded; time only
+/// enters as the `at` of each input. Deciding is separate from applying.
+public struct PolicyEngine: Sendable {
+    public internal(set) var config: PolicyConfig
+    public internal(set) var graph: Graph
+    public internal(set) var accessories = AccessoryRegistry()
+    /// The default as last decided (initially the graph's configured default).
+    public internal(set) var currentDefault: String?
+    /// A hand-picked default that holds until the next placement transition or sink arrival.
+    public internal(set) var userOverride: String?
+    /// The user's most recent choice; outlives the override.
+    public internal(set) var lastUserChoice: String?
+    /// The sink a removed accessory gave the output back to; holds like an override.
+    public internal(set) var restoreHold: String?
+    /// For each worn accessory that took the output, the default it took it from.
+    public internal(set) var restoreTargets: [AccessoryIdentity: String] = [:]
+    public internal(set) var hostAddresses: [BluetoothAddress]
+    private let extraHostAddresses: [BluetoothAddress]
+    var sinks = SinkTable()
+    var scratch = RankingScratch()
+
+    /// - Parameter hostAddresses: this host's Bluetooth adapters, added to the config's.
+    public init(graph: Graph, config: PolicyConfig, hostAddresses: [BluetoothAddress] = []) {
+        self.graph = graph
+        self.config = config
+        extraHostAddresses = hostAddresses
+        self.hostAddresses = Self.union(config.hostAddresses, hostAddresses)
+        currentDefault = graph.configuredDefaultSinkName ?? graph.effectiveDefaultSinkName
+        lastUserChoice = graph.configuredDefaultSinkName
+        rebuildSinks(arrivedAt: nil)
+    }
+
+    /// When the next placement transition is due, if any.
+    public var nextDeadline: Milliseconds? { accessories.nextPending?.pending.due }
+
+    /// The `current` operation of the accessory API.
+    public func current(_ identity: AccessoryIdentity) -> Result<AccessoryConfiguration, AccessoryError> {
+        accessories.current(identity)
+    }
+
+    public mutating func handle(_ input: PolicyInput, at now: Milliseconds) -> PolicyOutcome {
+        let decision: Decision
+        switch input {
+        case .start: decision = decide(.initial, reason: .initial, at: now)
+        case .graphChanged(let change): decision = applyGraphChange(change, at: now)
+        case .graphReplaced(let graph): decision = replaceGraph(graph, at: now)
+        case .accessory(let request): decision = applyAccessory(request, at: now)
+        case .userSelectedDefault(let name): decision = userSelected(name, at: now)
+        case .timerFired: decision = fireTimer(at: now)
+        case .configReplaced(let config): decision = replaceConfig(config, at: now)
+        }
+        return PolicyOutcome(decision: decision, nextDeadline: nextDeadline)
+    }
+
+    // MARK: - Inputs
+
+    private mutating func userSelected(_ name: String, at now: Milliseconds) -> Decision {
+        userOverride = name
+        lastUserChoice = name
+        restoreHold = nil
+        return decide(.userSelected(name), reason: .userOverride, at: now)
+    }
+
+    private mutating func fireTimer(at now: Milliseconds) -> Decision {
+        guard let (identity, pending) = accessories.nextPending, pending.due <= now else {
+            return decide(.otherGraphChange, reason: nil, at: now)
+        }
+        let step = accessories.modify(identity) { $0.timing.fire(at: now) } ?? PlacementStep.none
+        if case .transition(let toWorn) = step { placementTransition(of: identity, toWorn: toWorn) }
+        return decide(.timer(pending.kind, identity), reason: .placementChanged, at: now)
+    }
+
+    private mutating func replaceConfig(_ newConfig: PolicyConfig, at now: Milliseconds) -> Decision {
+        config = newConfig
+        hostAddresses = Self.union(newConfig.hostAddresses, extraHostAddresses)
+        let arrivals = Dictionary(sinks.features.map { ($0.id, $0.arrivedAt) }, uniquingKeysWith: { a, _ in a })
+        sinks = SinkTable()
+        for node in graph.nodes.values {
+            if let sink = SinkFeatures(node: node, graph: graph, config: config, arrivedAt: arrivals[node.id] ?? nil) { sinks.upsert(sink) }
+        }
+        for identity in accessories.entries.keys.sorted() {
+            guard let reporter = accessories[identity]?.registration.reporter,
+                let entry = reporterRestriction(identity, reporter: reporter)
+            else { continue }
+            accessories.end(identity, because: "dropped by a config reload: \(entry.location?.fileLine ?? "the config") lets only \(entry.reporter ?? "?") report it")
+            restoreTargets[identity] = nil
+        }
+        return decide(.configReplaced, reason: .configChanged, at: now)
+    }
+
+    /// Ends the override and any restore hold; on coming off, hands the output back (§4, §5).
+    mutating func placementTransition(of identity: AccessoryIdentity, toWorn: Bool) {
+        userOverride = nil
+        restoreHold = nil
+        guard !toWorn else { return }
+        let target = restoreTargets.removeValue(forKey: identity)
+        if config.restorePrevious, let target, let current = currentDefault, sink(named: current, isOf: identity) {
+            restoreHold = target
+        }
+    }
+
+    /// A new sink ends the override (§5) and any restore hold.
+    mutating func sinkArrived() {
+        userOverride = nil
+        restoreHold = nil
+    }
+
+    func sink(named name: String, isOf identity: AccessoryIdentity) -> Bool {
+        guard let slot = sinks.slot(named: name) else { return false }
+        switch identity {
+        case .address(let address): return sinks[slot].address == address
+        case .nodeName(let nodeName): return name == nodeName
+        }
+    }
+
+    /// The `[[accessory]]` entry that reserves `identity` for a different reporter, if any.
+    func reporterRestriction(_ identity: AccessoryIdentity, reporter: String) -> StaticAccessory? {
+        config.accessories.first { entry in
+            guard let only = entry.reporter else { return false }
+            return only != reporter && entry.describes(identity)
+        }
+    }
+
+    mutating func rebuildSinks(arrivedAt: Milliseconds?) {
+        sinks = SinkTable()
+        for node in graph.nodes.values {
+            if let sink = SinkFeatures(node: node, graph: graph, config: config, arrivedAt: arrivedAt) { sinks.upsert(sink) }
+        }
+    }
+
+    // MARK: - Deciding
+
+    /// Ranks the sinks and records the outcome as the current default. `reason` is the reason
+    /// if the default changes; nil derives it from the graph (the old default gone or not).
+    mutating func decide(_ trigger: DecisionTrigger, reason hint: RouteChangeReason?, at now: Milliseconds, error: AccessoryError? = nil) -> Decision {
+        let (ranking, rejected) = rank()
+        let previous = currentDefault
+        let winner = ranking.first
+        var decision = Decision(
+            at: now, trigger: trigger, defaultSink: winner?.node, previous: previous, reason: nil,
+            ranking: ranking, rejected: rejected, error: error, config: config, hostAddresses: hostAddresses)
+        if trigger == .initial {
+            decision.reason = .initial
+        } else if decision.changed {
+            if winner == nil {
+                decision.reason = .noSuitableRoute
+            } else if let hint {
+                decision.reason = hint
+            } else {
+                let previousStillThere = previous.map { name in ranking.contains { $0.node == name } } ?? false
+                decision.reason = previousStillThere || previous == nil ? .newDeviceAvailable : .oldDeviceUnavailable
+            }
+        }
+        // Remember what a worn accessory took the output from, to hand it back (§4).
+        if decision.changed, let winner, winner.score.worn > 0, let identity = winner.score.accessory, let previous {
+            restoreTargets[identity] = previous
+        }
+        currentDefault = winner?.node
+        return decision
+    }
+
+    private static func union(_ a: [BluetoothAddress], _ b: [BluetoothAddress]) -> [BluetoothAddress] {
+        var seen = Set<BluetoothAddress>()
+        return (a + b).filter { seen.insert($0).inserted }
+    }
+}

@@ -1,0 +1,43 @@
+/// Why the default output changed, in the vocabulary of design.md §6 (after AVAudioSession's
+/// route-change reasons).
+public enum RouteChangeReason: String, Sendable, Hashable, CaseIterable, Codable {
+    case initial
+    case newDeviceAvailable = "new-device-available"
+    case oldDeviceUnavailable = "old-device-unavailable"
+    case placementChanged = "placement-changed"
+    case sourceChanged = "source-changed"
+    case userOverride = "user-override"
+    case configChanged = "config-changed"
+    case noSuitableRoute = "no-suitable-route"
+}
+
+/// What made the engine decide.
+public enum DecisionTrigger: Sendable, Hashable, CustomStringConvertible {
+    case initial
+    case accessory(verb: String, AccessoryIdentity)
+    case timer(PendingPlacement.Kind, AccessoryIdentity)
+    case sinkAdded(String)
+    case nodeChanged(String)
+    case deviceChanged(String)
+    case removed(String)
+    case otherGraphChange
+    case graphReplaced
+    case userSelected(String)
+    case configReplaced
+
+    public var description: String {
+        switch self {
+        case .initial: "initial"
+        case .accessory(let verb, let identity): "\(verb) \(identity)"
+        case .timer(let kind, let identity): "\(kind.rawValue) \(identity)"
+        case .sinkAdded(let name): "add \(name)"
+        case .nodeChanged(let name): "change \(name)"
+        case .deviceChanged(let name): "change device \(name)"
+        case .removed(let name): "remove \(name)"
+        case .otherGraphChange: "graph"
+        case .graphReplaced: "graph replaced"
+        case .userSelected(let name): "select \(name)"
+        case .configReplaced: "config replaced"
+        }
+    }
+}

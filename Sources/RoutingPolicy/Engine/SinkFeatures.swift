@@ -1,0 +1,89 @@
+import AudioGraph
+
+/// What scoring needs to know about a sink that changes only with the graph or the config,
+/// computed once per change so the scoring loop reads plain fields, not property strings.
+struct SinkFeatures: Sendable, Hashable {
+    var id: ObjectID
+    var name: String
+    var sinkClass: SinkClass
+    /// Places from the bottom of the class order (0 when the class is not listed).
+    var classPlaces: Int32
+    var isPersonal: Bool
+    /// First matching rule, or -1.
+    var ruleIndex: Int32
+    var ignored: Bool
+    var priority: Int32
+    var address: BluetoothAddress?
+    /// First matching `[[accessory]]` with capabilities, or -1.
+    var staticAccessory: Int32
+    /// When the sink appeared after the engine started; nil for sinks present at start.
+    var arrivedAt: Milliseconds?
+
+    init?(node: Node, graph: Graph, config: PolicyConfig, arrivedAt: Milliseconds?) {
+        guard node.isAudioSink, let name = node.name else { return nil }
+        id = node.id
+        self.name = name
+        sinkClass = SinkClass.of(node, in: graph)
+        let position = config.classOrder.firstIndex(of: sinkClass)
+        classPlaces = position.map { Int32(config.classOrder.count - $0) } ?? 0
+        isPersonal = config.personalClasses.contains(sinkClass)
+        ruleIndex = -1
+        ignored = false
+        priority = 0
+        if let index = config.rules.firstIndex(where: { $0.holds(for: node, in: graph) }) {
+            ruleIndex = Int32(index)
+            switch config.rules[index].action {
+            case .ignore: ignored = true
+            case .priority(let value): priority = Int32(value)
+            }
+        }
+        address = graph.bluetoothAddress(of: node).flatMap(BluetoothAddress.init)
+        staticAccessory = config.accessories.firstIndex { $0.capabilities != nil && $0.matches(node, in: graph) }.map(Int32.init) ?? -1
+        self.arrivedAt = arrivedAt
+    }
+}
+
+/// The sinks in one contiguous array (the scoring loop walks it) with lookups by id and name.
+struct SinkTable: Sendable, Hashable {
+    private(set) var features: [SinkFeatures] = []
+    private var slotByID: [ObjectID: Int] = [:]
+    private var slotByName: [String: Int] = [:]
+
+    var count: Int { features.count }
+
+    func slot(id: ObjectID) -> Int? { slotByID[id] }
+
+    func slot(named name: String) -> Int? { slotByName[name] }
+
+    func contains(named name: String) -> Bool { slot(named: name) != nil }
+
+    subscript(slot: Int) -> SinkFeatures { features[slot] }
+
+    mutating func upsert(_ sink: SinkFeatures) {
+        if let slot = slotByID[sink.id] {
+            if features[slot].name != sink.name, slotByName[features[slot].name] == slot {
+                slotByName[features[slot].name] = nil
+            }
+            features[slot] = sink
+            slotByName[sink.name] = slot
+        } else {
+            slotByID[sink.id] = features.count
+            slotByName[sink.name] = features.count
+            features.append(sink)
+        }
+    }
+
+    @discardableResult
+    mutating func remove(id: ObjectID) -> SinkFeatures? {
+        guard let slot = slotByID.removeValue(forKey: id) else { return nil }
+        let removed = features[slot]
+        if slotByName[removed.name] == slot { slotByName[removed.name] = nil }
+        let last = features.removeLast()
+        if slot < features.count {
+            features[slot] = last
+            slotByID[last.id] = slot
+            if slotByName[last.name] == features.count { slotByName[last.name] = slot }
+        }
+        return removed
+    }
+}

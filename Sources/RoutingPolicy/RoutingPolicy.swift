@@ -1,1 +1,0 @@
-// Issue 3: accessory model, config, decision engine.
