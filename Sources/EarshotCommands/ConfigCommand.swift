@@ -1,6 +1,42 @@
 import ArgumentParser
+import Foundation
+import RoutingPolicy
 
-// Placeholder: issue 3 fills this in (config check / config show).
+/// `earshot config check|show`.
 struct ConfigCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "config", abstract: "Check or show the configuration.")
+    static let configuration = CommandConfiguration(
+        commandName: "config", abstract: "Check or show the configuration.",
+        subcommands: [ConfigCheckCommand.self, ConfigShowCommand.self])
+}
+
+struct ConfigCheckCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check",
+        abstract: "Check a config file; exit 1 with every error as file:line:column.",
+        discussion: "Without FILE, checks the file the search order finds: $XDG_CONFIG_HOME/earshot/earshot.toml, then /etc/earshot/earshot.toml.")
+
+    @Argument(help: "The config file to check.")
+    var file: String?
+
+    func run() throws {
+        try ConfigActions.check(file: file, environment: ProcessInfo.processInfo.environment).emit()
+    }
+}
+
+struct ConfigShowCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show", abstract: "Show which config file applies and what it says.")
+
+    @Option(help: "Use this config file instead of searching.")
+    var config: String?
+
+    @Flag(help: "Print the effective configuration: every key with the value in force.")
+    var effective = false
+
+    @Flag(help: "Print the config schema as a Markdown table (name, type, default, range, meaning).")
+    var schema = false
+
+    func run() throws {
+        try ConfigActions.show(explicit: config, effective: effective, schema: schema, environment: ProcessInfo.processInfo.environment).emit()
+    }
 }

@@ -1,0 +1,40 @@
+import Foundation
+import RoutingPolicy
+
+/// The logic of `earshot config`: find, load, report.
+enum ConfigActions {
+    static func check(file: String?, environment: [String: String]) -> CommandOutcome {
+        let source = ConfigSource.resolve(explicit: file, environment: environment, fileExists: FileManager.default.fileExists(atPath:))
+        do {
+            _ = try source.load()
+            return CommandOutcome(standardOutput: "\(source): ok\n")
+        } catch {
+            return CommandOutcome(standardError: error.errors.map { "\($0)\n" }.joined(), exitCode: 1)
+        }
+    }
+
+    static func show(explicit: String?, effective: Bool, schema: Bool, environment: [String: String]) -> CommandOutcome {
+        if schema { return CommandOutcome(standardOutput: ConfigSchema.markdownTable + "\n") }
+        let source = ConfigSource.resolve(explicit: explicit, environment: environment, fileExists: FileManager.default.fileExists(atPath:))
+        let config: PolicyConfig
+        do {
+            config = try source.load()
+        } catch {
+            return CommandOutcome(standardError: error.errors.map { "\($0)\n" }.joined(), exitCode: 1)
+        }
+        if effective { return CommandOutcome(standardOutput: ConfigRenderer.toml(config)) }
+        var lines = ["# search order:"]
+        for candidate in ConfigSource.candidates(explicit: explicit, environment: environment) {
+            let state = FileManager.default.fileExists(atPath: candidate) ? "found" : "absent"
+            lines.append("#   \(candidate) (\(state))")
+        }
+        lines.append("# in use: \(source)")
+        switch source {
+        case .file(let path):
+            lines.append((try? String(contentsOfFile: path, encoding: .utf8)) ?? "")
+        case .builtIn:
+            lines.append("# (no file: `earshot config show --effective` prints every default)")
+        }
+        return CommandOutcome(standardOutput: lines.joined(separator: "\n") + "\n")
+    }
+}

@@ -1,0 +1,204 @@
+import Foundation
+import TOMLKit
+
+/// Reads a TOML config (through TOMLKit) into a `PolicyConfig`, checking it against the schema.
+/// Reports every error at once, each as file:line:column.
+public enum PolicyConfigLoader {
+    /// Reading the file is the only I/O in RoutingPolicy.
+    public static func load(path: String) throws(ConfigErrors) -> PolicyConfig {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ConfigErrors([ConfigError(SourceLocation(file: path, line: 1, column: 1), "cannot read the file: \(error.localizedDescription)")])
+        }
+        return try parse(text, file: path)
+    }
+
+    public static func parse(_ text: String, file: String) throws(ConfigErrors) -> PolicyConfig {
+        let root: ConfigValue
+        do {
+            root = ConfigValue(try TOMLTable(string: text))
+        } catch let error as TOMLParseError {
+            let location = SourceLocation(file: file, line: max(1, error.source.begin.line), column: max(1, error.source.begin.column))
+            throw ConfigErrors([ConfigError(location, "TOML syntax: \(error.description)")])
+        } catch {
+            throw ConfigErrors([ConfigError(SourceLocation(file: file, line: 1, column: 1), "TOML syntax: \(error)")])
+        }
+        var builder = ConfigBuilder(reader: ConfigReader(locator: TOMLKeyLocator(file: file, text: text)))
+        builder.config.file = file
+        builder.read(root)
+        guard builder.reader.errors.isEmpty else { throw ConfigErrors(builder.reader.errors) }
+        return builder.config
+    }
+}
+
+/// Walks the parsed document table by table, filling a config from the defaults up.
+private struct ConfigBuilder {
+    var reader: ConfigReader
+    var config = PolicyConfig()
+
+    mutating func read(_ root: ConfigValue) {
+        guard case .table(let entries) = root else { return }
+        let topKeys = ConfigSchema.keys(inTable: "").map(\.name)
+        let tableNames = ConfigSchema.tables.map { $0.hasSuffix("[]") ? String($0.dropLast(2)) : $0 }
+        reader.checkKeys(entries, known: topKeys + tableNames, at: [], what: "the top level")
+        for (key, value) in entries {
+            let path: ConfigReader.Path = [.key(key)]
+            switch key {
+            case "host-addresses":
+                if let list = reader.parsedList(value, path, expected: "a Bluetooth address like AA:BB:CC:DD:EE:FF", { BluetoothAddress($0) }) {
+                    config.hostAddresses = list
+                }
+            case "restore-previous": reader.boolean(value, path).map { config.restorePrevious = $0 }
+            case "class-order": classes(value, path).map { config.classOrder = $0 }
+            case "personal-classes": classes(value, path).map { config.personalClasses = $0 }
+            case "timing": timing(value)
+            case "weights": weights(value)
+            case "playback": playback(value)
+            case "rule": eachTable(value, key) { builder, entries, index in builder.rule(entries, index) }
+            case "accessory": eachTable(value, key) { builder, entries, index in builder.accessory(entries, index) }
+            default: break
+            }
+        }
+    }
+
+    private mutating func section(_ value: ConfigValue, _ name: String) -> [(key: String, value: ConfigValue)]? {
+        guard let entries = reader.table(value, [.key(name)]) else { return nil }
+        reader.checkKeys(entries, known: ConfigSchema.keys(inTable: name).map(\.name), at: [.key(name)], what: "[\(name)]")
+        return entries
+    }
+
+    private mutating func timing(_ value: ConfigValue) {
+        for (key, value) in section(value, "timing") ?? [] {
+            let path: ConfigReader.Path = [.key("timing"), .key(key)]
+            switch key {
+            case "on-delay-ms": reader.integer(value, path, in: 0...60_000).map { config.onDelay = Milliseconds($0) }
+            case "off-grace-ms": reader.integer(value, path, in: 0...60_000).map { config.offGrace = Milliseconds($0) }
+            default: break
+            }
+        }
+    }
+
+    private mutating func weights(_ value: ConfigValue) {
+        let fields: [String: WritableKeyPath<ScoreWeights, Int64>] = [
+            "user-override": \.userOverride, "restore-previous": \.restorePrevious, "worn": \.worn,
+            "primary-source": \.primarySource, "arrival": \.arrival, "last-choice": \.lastChoice,
+            "rule-priority": \.rulePriority, "class-order": \.classOrder,
+        ]
+        for (key, value) in section(value, "weights") ?? [] {
+            guard let field = fields[key] else { continue }
+            reader.integer(value, [.key("weights"), .key(key)], in: 0...1_000_000_000_000_000).map { config.weights[keyPath: field] = Int64($0) }
+        }
+    }
+
+    private mutating func playback(_ value: ConfigValue) {
+        for (key, value) in section(value, "playback") ?? [] {
+            let path: ConfigReader.Path = [.key("playback"), .key(key)]
+            switch key {
+            case "pause-when-removed": reader.boolean(value, path).map { config.playback.pauseWhenRemoved = $0 }
+            case "resume-when-worn": reader.boolean(value, path).map { config.playback.resumeWhenWorn = $0 }
+            default: break
+            }
+        }
+    }
+
+    private mutating func classes(_ value: ConfigValue, _ path: ConfigReader.Path) -> [SinkClass]? {
+        let expected = "a sink class (\(SinkClass.allCases.map(\.rawValue).joined(separator: ", ")))"
+        guard let list = reader.parsedList(value, path, expected: expected, { SinkClass(rawValue: $0) }) else { return nil }
+        if Set(list).count != list.count {
+            reader.fail(path, "\(ConfigReader.dotted(path)) lists a class twice")
+            return nil
+        }
+        return list
+    }
+
+    private mutating func eachTable(
+        _ value: ConfigValue, _ name: String, _ body: (inout ConfigBuilder, [(key: String, value: ConfigValue)], Int) -> Void
+    ) {
+        guard case .array(let items) = value else {
+            reader.fail([.key(name)], "\(name) must be written as [[\(name)]] tables, not \(value.typeName)")
+            return
+        }
+        for (index, item) in items.enumerated() {
+            let path: ConfigReader.Path = [.key(name), .element(index)]
+            guard let entries = reader.table(item, path) else { continue }
+            reader.checkKeys(entries, known: ConfigSchema.keys(inTable: "\(name)[]").map(\.name), at: path, what: "[[\(name)]]")
+            body(&self, entries, index)
+        }
+    }
+
+    private mutating func rule(_ entries: [(key: String, value: ConfigValue)], _ index: Int) {
+        let base: ConfigReader.Path = [.key("rule"), .element(index)]
+        var matches: [PropertyMatch]?
+        var priority: Int?
+        var ignore = false
+        for (key, value) in entries {
+            switch key {
+            case "match": matches = reader.matches(value, base + [.key(key)])
+            case "priority": priority = reader.integer(value, base + [.key(key)], in: -1000...1000)
+            case "ignore": ignore = reader.boolean(value, base + [.key(key)]) ?? false
+            default: break
+            }
+        }
+        let location = reader.locator.locate(base)
+        guard let matches, !matches.isEmpty else {
+            if !entries.contains(where: { $0.key == "match" }) || matches?.isEmpty == true {
+                reader.fail(base, "a [[rule]] needs a non-empty match = { \"node.name\" = \"glob\" }")
+            }
+            return
+        }
+        if ignore, priority != nil {
+            reader.fail(base + [.key("ignore")], "a [[rule]] either ignores (ignore = true) or sets a priority, not both")
+            return
+        }
+        guard ignore || priority != nil else {
+            if !entries.contains(where: { $0.key == "priority" }) {
+                reader.fail(base, "a [[rule]] needs priority = N (-1000 … 1000) or ignore = true")
+            }
+            return
+        }
+        config.rules.append(NodeRule(matches: matches, action: ignore ? .ignore : .priority(priority ?? 0), location: location))
+    }
+
+    private mutating func accessory(_ entries: [(key: String, value: ConfigValue)], _ index: Int) {
+        let base: ConfigReader.Path = [.key("accessory"), .element(index)]
+        var entry = StaticAccessory()
+        entry.location = reader.locator.locate(base)
+        for (key, value) in entries {
+            let path = base + [.key(key)]
+            switch key {
+            case "address":
+                guard let text = reader.string(value, path) else { continue }
+                if let address = BluetoothAddress(text) { entry.address = address } else {
+                    reader.fail(path, "\(ConfigReader.dotted(path)): \"\(text)\" is not a Bluetooth address like AA:BB:CC:DD:EE:FF")
+                }
+            case "name": entry.name = reader.string(value, path).map(Glob.init)
+            case "vendor-id": entry.vendorID = reader.string(value, path)
+            case "product-id": entry.productID = reader.string(value, path)
+            case "bus": entry.bus = reader.string(value, path)
+            case "form-factor": entry.formFactor = reader.string(value, path)
+            case "match": entry.properties = reader.matches(value, path) ?? []
+            case "capabilities":
+                guard let list = reader.parsedList(value, path, expected: "a capability (audio-switching)", { AccessoryCapability(rawValue: $0) }) else { continue }
+                if list.contains(.placement) {
+                    reader.fail(path, element: "placement", "a static [[accessory]] has no reporter to keep placement current: remove \"placement\", or register the accessory from a reporter")
+                    continue
+                }
+                entry.capabilities = AccessoryCapabilities(list)
+            case "reporter":
+                guard let name = reader.string(value, path) else { continue }
+                if ReporterName.isValid(name) { entry.reporter = name } else {
+                    reader.fail(path, "\(ConfigReader.dotted(path)): \"\(name)\" is not a reverse-DNS reporter name like org.example.airpods-reporter")
+                }
+            default: break
+            }
+        }
+        let descriptors: Set = ["address", "name", "vendor-id", "product-id", "bus", "form-factor", "match"]
+        if !entries.contains(where: { descriptors.contains($0.key) }) {
+            reader.fail(base, "an [[accessory]] needs at least one descriptor: address, name, vendor-id, product-id, bus, form-factor or match")
+            return
+        }
+        config.accessories.append(entry)
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import RoutingPolicy
+import Testing
+
+/// The TOML config: schema, errors at file:line:column, search order, shipped default.
+struct ConfigTests {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    struct BadCase: CustomTestStringConvertible, Sendable {
+        var name: String
+        var text: String
+        /// `line:column: message fragment` of each expected error.
+        var errors: [String]
+        var testDescription: String { name }
+    }
+
+    static let badCases: [BadCase] = [
+        BadCase(name: "typo in a key", text: "[timing]\non-dely-ms = 100\n", errors: [#"2:1: unknown key "on-dely-ms" in [timing] (did you mean "on-delay-ms"?)"#]),
+        BadCase(name: "typo in a top-level key", text: "restore-previos = false\n", errors: [#"1:1: unknown key "restore-previos""#]),
+        BadCase(name: "typo in a table name", text: "\n[timeing]\non-delay-ms = 1\n", errors: [#"2:1: unknown key "timeing" in the top level (did you mean "timing"?)"#]),
+        BadCase(name: "indented key", text: "[timing]\n   off-grace-ms = \"soon\"\n", errors: ["2:4: timing.off-grace-ms must be an integer in 0 … 60000, not a string"]),
+        BadCase(name: "dotted key at top level", text: "timing.on-delay-ms = 70000\n", errors: ["1:1: timing.on-delay-ms must be an integer in 0 … 60000, not 70000"]),
+        BadCase(name: "negative weight", text: "[weights]\narrival = -1\n", errors: ["2:1: weights.arrival must be an integer"]),
+        BadCase(name: "unknown class in a list", text: #"class-order = ["headphones", "hdmi", "speakers"]"#, errors: [#"1:38: class-order: "speakers" is not a sink class"#]),
+        BadCase(name: "class listed twice", text: #"personal-classes = ["usb", "usb"]"#, errors: ["1:1: personal-classes lists a class twice"]),
+        BadCase(name: "bad host address", text: #"host-addresses = ["11:22:33:44:55"]"#, errors: [#"1:19: host-addresses: "11:22:33:44:55" is not a Bluetooth address"#]),
+        BadCase(name: "second rule's priority out of range",
+                text: "[[rule]]\nmatch = { \"node.name\" = \"a*\" }\npriority = 1\n\n[[rule]]\nmatch = { \"node.name\" = \"b*\" }\npriority = 5000\n",
+                errors: ["7:1: rule[1].priority must be an integer in -1000 … 1000, not 5000"]),
+        BadCase(name: "rule with neither priority nor ignore", text: "[[rule]]\nmatch = { \"node.name\" = \"a*\" }\n", errors: ["1:1: a [[rule]] needs priority"]),
+        BadCase(name: "rule with both", text: "[[rule]]\nmatch = { bus = \"usb\" }\npriority = 1\nignore = true\n", errors: ["4:1: a [[rule]] either ignores"]),
+        BadCase(name: "non-string glob inside an inline table", text: "[[rule]]\nmatch = { \"node.name\" = \"a*\", \"device.bus\" = 3 }\nignore = true\n",
+                errors: [#"2:31: rule[0].match."device.bus" must be a string"#]),
+        BadCase(name: "unknown key in an accessory", text: "[[accessory]]\nname = \"bluez*\"\ncolour = \"red\"\n", errors: [#"3:1: unknown key "colour" in [[accessory]]"#]),
+        BadCase(name: "static accessory declaring placement", text: "[[accessory]]\nname = \"bluez*\"\ncapabilities = [\"audio-switching\", \"placement\"]\n",
+                errors: ["3:36: a static [[accessory]] has no reporter"]),
+        BadCase(name: "accessory without descriptor", text: "[[accessory]]\ncapabilities = []\n", errors: ["1:1: an [[accessory]] needs at least one descriptor"]),
+        BadCase(name: "bad reporter name", text: "[[accessory]]\naddress = \"AA:BB:CC:DD:EE:FF\"\nreporter = \"airpods\"\n", errors: ["3:1: accessory[0].reporter"]),
+        BadCase(name: "TOML syntax error", text: "a = [\n", errors: ["1:7: TOML syntax"]),
+        BadCase(name: "every error is reported", text: "restore-previous = 1\n[timing]\non-delay = 5\n[playback]\npause = true\n",
+                errors: ["1:1: restore-previous must be true or false", #"3:1: unknown key "on-delay""#, #"5:1: unknown key "pause""#]),
+    ]
+
+    @Test(arguments: badCases)
+    func reportsErrorsWithLineAndColumn(_ c: BadCase) {
+        do {
+            _ = try PolicyConfigLoader.parse(c.text, file: "t.toml")
+            Issue.record("expected errors")
+        } catch {
+            let lines = error.errors.map(\.description)
+            #expect(lines.count == c.errors.count, "\(lines)")
+            for (line, expected) in zip(lines, c.errors) {
+                #expect(line.hasPrefix("t.toml:" + expected.prefix { $0 != " " }), "\(line)")
+                #expect(line.contains(expected.drop { $0 != " " }.dropFirst()), "\(line)")
+            }
+        }
+    }
+
+    @Test func readsEveryKind() throws {
+        let text = """
+            host-addresses = ["11:22:33:44:55:66"]
+            restore-previous = false
+            class-order = ["usb", "internal"]
+            personal-classes = ["usb"]
+            [timing]
+            on-delay-ms = 100
+            off-grace-ms = 900
+            [weights]
+            worn = 7
+            [playback]
+            pause-when-removed = true
+            [[rule]]
+            match = { "node.name" = "*hdmi*" }
+            ignore = true
+            [[rule]]
+            match = { "device.bus" = "usb" }
+            priority = -3
+            [[accessory]]
+            address = "aa:bb:cc:dd:ee:ff"
+            capabilities = ["audio-switching"]
+            reporter = "org.example.reporter"
+            """
+        let config = try PolicyConfigLoader.parse(text, file: "all.toml")
+        #expect(config.hostAddresses == [BluetoothAddress("11:22:33:44:55:66")!])
+        #expect(!config.restorePrevious)
+        #expect(config.classOrder == [.usb, .internal])
+        #expect(config.onDelay == 100 && config.offGrace == 900)
+        #expect(config.weights.worn == 7 && config.weights.arrival == ScoreWeights().arrival)
+        #expect(config.playback.pauseWhenRemoved)
+        #expect(config.rules.map(\.action) == [.ignore, .priority(-3)])
+        #expect(config.rules.map { $0.location?.description } == ["all.toml:12:1", "all.toml:15:1"])
+        #expect(config.accessories.first?.capabilities == [.audioSwitching])
+        #expect(config.accessories.first?.address == BluetoothAddress("AA:BB:CC:DD:EE:FF"))
+        // What `config show --effective` prints reads back as the same config.
+        var again = try PolicyConfigLoader.parse(ConfigRenderer.toml(config), file: "all.toml")
+        again.rules = again.rules.map { var rule = $0; rule.location = nil; return rule }
+        again.accessories = again.accessories.map { var entry = $0; entry.location = nil; return entry }
+        var expected = config
+        expected.rules = expected.rules.map { var rule = $0; rule.location = nil; return rule }
+        expected.accessories = expected.accessories.map { var entry = $0; entry.location = nil; return entry }
+        #expect(again == expected)
+    }
+
+    @Test func shippedConfigIsTheBuiltInDefaultsWithEveryKey() throws {
+        let url = Self.repository.appendingPathComponent("config/earshot.toml")
+        let text = try String(contentsOf: url, encoding: .utf8)
+        #expect(text == ConfigRenderer.toml(.builtIn), "regenerate: touch /tmp/empty.toml; earshot config show --effective --config /tmp/empty.toml > config/earshot.toml")
+        var config = try PolicyConfigLoader.load(path: url.path)
+        config.file = nil
+        #expect(config == .builtIn)
+        for key in ConfigSchema.keys {
+            #expect(text.contains("\(key.name) = "), "\(key.path) missing from config/earshot.toml")
+        }
+    }
+
+    @Test func docsCarryTheSchemaTable() throws {
+        let text = try String(contentsOf: Self.repository.appendingPathComponent("docs/policy.md"), encoding: .utf8)
+        #expect(text.contains(ConfigSchema.markdownTable), "regenerate the table: earshot config show --schema")
+    }
+
+    @Test func searchOrder() {
+        let env = ["XDG_CONFIG_HOME": "/x", "HOME": "/h"]
+        #expect(ConfigSource.resolve(explicit: "/given.toml", environment: env) { _ in false } == .file("/given.toml"))
+        #expect(ConfigSource.resolve(explicit: nil, environment: env) { $0 == "/x/earshot/earshot.toml" } == .file("/x/earshot/earshot.toml"))
+        #expect(ConfigSource.resolve(explicit: nil, environment: env) { $0 == ConfigSource.systemPath } == .file("/etc/earshot/earshot.toml"))
+        #expect(ConfigSource.resolve(explicit: nil, environment: env) { _ in false } == .builtIn)
+        #expect(ConfigSource.candidates(explicit: nil, environment: ["HOME": "/h"]).first == "/h/.config/earshot/earshot.toml")
+    }
+
+    @Test func everySchemaKeyHasTypeDefaultRangeAndMeaning() {
+        for key in ConfigSchema.keys {
+            #expect(!key.type.isEmpty && !key.defaultValue.isEmpty && !key.range.isEmpty && key.meaning.hasSuffix("."), "\(key.path)")
+        }
+    }
+}
