@@ -1,6 +1,68 @@
 import ArgumentParser
+import Foundation
+import RoutingPolicy
 
-// Placeholder: issue 3 fills this in (offline dry run over a pw-dump and an event script).
-struct EvalCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "eval", abstract: "Dry-run the policy over a saved graph and an event script.")
+/// `earshot eval`: a dry run of the policy over a saved graph and a script of events.
+struct EvalCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "eval",
+        abstract: "Dry-run the policy over a saved graph and an event script.",
+        discussion: """
+            The graph is `pw-dump` output; its `default` metadata gives the user's configured default.
+            Events are JSON Lines, one action each, `at` in milliseconds (non-decreasing):
+              {"at":0,"register":{"accessory":"AA:BB:CC:DD:EE:FF","reporter":"org.example.r","capabilities":["audio-switching","placement"],"placement":"off-head"}}
+              {"at":5000,"update":{"accessory":"AA:BB:CC:DD:EE:FF","placement":"on-head"}}
+              {"at":9000,"unregister":{"accessory":"AA:BB:CC:DD:EE:FF"}}
+              {"at":9500,"add":{ one pw-dump Node or Device object }}
+              {"at":9800,"remove":{"node":"<node.name>"}}
+              {"at":9900,"select":{"node":"<node.name>"}}
+            Prints one decision per event and per timer that fires; after the last event, time runs on
+            until no timer is pending. Exit 2 on a malformed graph, event line, config or address.
+            """)
+
+    enum Format: String, ExpressibleByArgument, CaseIterable { case text, json }
+
+    @Option(help: "The pw-dump output to start from.")
+    var graph: String?
+
+    @Option(help: "The event script (JSON Lines). Without it, only the initial decision is printed.")
+    var events: String?
+
+    @Option(help: "Config file (default: the search order of `earshot config show`).")
+    var config: String?
+
+    @Option(name: .customLong("host-address"), help: "This host's Bluetooth adapter address (repeatable).")
+    var hostAddresses: [String] = []
+
+    @Option(help: "Output format: text or json (one object per line).")
+    var format: Format = .text
+
+    @Option(help: "Text detail: summary (the winner's score) or full (every sink). JSON always has everything.")
+    var explain: DecisionText.Detail = .summary
+
+    @Option(name: .customLong("bench-events"), help: .hidden)
+    var benchEvents: Int?
+
+    @Option(name: .customLong("bench-sinks"), help: .hidden)
+    var benchSinks = 500
+
+    @Option(name: .customLong("bench-runs"), help: .hidden)
+    var benchRuns = 5
+
+    func run() throws {
+        if let benchEvents {
+            try EvalBenchmark.run(sinks: benchSinks, events: benchEvents, runs: benchRuns).emit()
+            return
+        }
+        guard let graph else { throw ValidationError("--graph FILE is required") }
+        let output = BufferedOutput()
+        let outcome = EvalActions.run(
+            EvalActions.Request(graphPath: graph, eventsPath: events, configPath: config, hostAddresses: hostAddresses,
+                                json: format == .json, detail: explain),
+            environment: ProcessInfo.processInfo.environment, write: output.write)
+        output.flush()
+        try outcome.emit()
+    }
 }
+
+extension DecisionText.Detail: ExpressibleByArgument {}

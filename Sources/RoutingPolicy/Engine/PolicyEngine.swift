@@ -54,6 +54,12 @@ public struct PolicyEngine: Sendable {
         return PolicyOutcome(decision: decision, nextDeadline: nextDeadline)
     }
 
+    /// A decision that only reports a request refused before it reached the engine (a malformed
+    /// accessory request): nothing changes.
+    public mutating func refused(_ error: AccessoryError, verb: String, subject: String, at now: Milliseconds) -> PolicyOutcome {
+        PolicyOutcome(decision: decide(.refused(verb: verb, subject: subject), reason: nil, at: now, error: error), nextDeadline: nextDeadline)
+    }
+
     // MARK: - Inputs
 
     private mutating func userSelected(_ name: String, at now: Milliseconds) -> Decision {

@@ -24,6 +24,8 @@ public enum DecisionTrigger: Sendable, Hashable, CustomStringConvertible {
     case graphReplaced
     case userSelected(String)
     case configReplaced
+    /// A request refused before it named a valid accessory.
+    case refused(verb: String, subject: String)
 
     public var description: String {
         switch self {
@@ -38,6 +40,7 @@ public enum DecisionTrigger: Sendable, Hashable, CustomStringConvertible {
         case .graphReplaced: "graph replaced"
         case .userSelected(let name): "select \(name)"
         case .configReplaced: "config replaced"
+        case .refused(let verb, let subject): "\(verb) \(subject)"
         }
     }
 }

@@ -1,0 +1,70 @@
+import AudioGraph
+import Foundation
+import RoutingPolicy
+
+/// The logic of `earshot eval`: load the graph, config and script, run, print.
+enum EvalActions {
+    struct Request {
+        var graphPath: String
+        var eventsPath: String?
+        var configPath: String?
+        var hostAddresses: [String]
+        var json: Bool
+        var detail: DecisionText.Detail
+    }
+
+    /// Malformed input of any kind exits 2.
+    static let inputError: Int32 = 2
+
+    static func run(_ request: Request, environment: [String: String], write: (String) -> Void) -> CommandOutcome {
+        let graph: Graph
+        do {
+            graph = try PwDumpDecoder.decode(contentsOf: URL(fileURLWithPath: request.graphPath))
+        } catch {
+            // Foundation's decoder gives no position for syntax errors: find the line ourselves.
+            if error.location == "syntax", let data = FileManager.default.contents(atPath: request.graphPath),
+                let location = JSONSyntaxLocation.locate(data)
+            {
+                return failure("earshot eval: graph \(error.source): \(location): \(error.message)")
+            }
+            return failure("earshot eval: graph \(error)")
+        }
+        var hosts: [BluetoothAddress] = []
+        for text in request.hostAddresses {
+            guard let address = BluetoothAddress(text) else {
+                return failure("earshot eval: --host-address \"\(text)\" is not a Bluetooth address like AA:BB:CC:DD:EE:FF")
+            }
+            hosts.append(address)
+        }
+        let config: PolicyConfig
+        do {
+            config = try ConfigSource.resolve(explicit: request.configPath, environment: environment, fileExists: FileManager.default.fileExists(atPath:)).load()
+        } catch {
+            return failure(error.errors.map(\.description).joined(separator: "\n"))
+        }
+        var events: [EvalEvent] = []
+        if let path = request.eventsPath {
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                return failure("earshot eval: cannot read events file \(path)")
+            }
+            do {
+                events = try EvalScript.parse(text, source: path)
+            } catch {
+                return failure("earshot eval: \(error)")
+            }
+        }
+        if !request.json { write(DecisionText.header) }
+        do {
+            try EvalRunner.run(graph: graph, config: config, hostAddresses: hosts, events: events, source: request.eventsPath ?? "<events>") { decision, event in
+                write(request.json ? DecisionRecord(decision, line: event?.line).jsonLine : DecisionText.render(decision, detail: request.detail))
+            }
+        } catch {
+            return failure("earshot eval: \(error)")
+        }
+        return CommandOutcome()
+    }
+
+    private static func failure(_ message: String) -> CommandOutcome {
+        CommandOutcome(standardError: message + "\n", exitCode: inputError)
+    }
+}
