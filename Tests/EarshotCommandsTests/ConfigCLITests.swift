@@ -1,0 +1,43 @@
+import Foundation
+import Testing
+
+/// `earshot config check|show` as a user runs them.
+struct ConfigCLITests {
+    @Test func shippedConfigChecksClean() throws {
+        let result = try EarshotBinary.run(["config", "check", EarshotBinary.repository.appendingPathComponent("config/earshot.toml").path])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput.hasSuffix(": ok\n"))
+    }
+
+    @Test func checkCatchesATypoWithLineAndColumn() throws {
+        let file = try EarshotBinary.temporaryFile("typo.toml", "restore-previous = true\n\n[timing]\n  of-grace-ms = 300\non-delay-ms = \"fast\"\n")
+        let result = try EarshotBinary.run(["config", "check", file])
+        #expect(result.status == 1)
+        let errors = result.standardError.split(separator: "\n")
+        #expect(errors.count == 2)
+        #expect(errors.first?.hasPrefix("\(file):4:3: unknown key \"of-grace-ms\" in [timing] (did you mean \"off-grace-ms\"?)") == true, "\(errors)")
+        #expect(errors.last?.hasPrefix("\(file):5:1: timing.on-delay-ms must be an integer") == true)
+    }
+
+    @Test func checkWithoutFileUsesTheSearchOrder() throws {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-xdg-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: home.appendingPathComponent("earshot"), withIntermediateDirectories: true)
+        try "[timing]\noff-grace-ms = 250\n".write(to: home.appendingPathComponent("earshot/earshot.toml"), atomically: true, encoding: .utf8)
+        let check = try EarshotBinary.run(["config", "check"], environment: ["XDG_CONFIG_HOME": home.path])
+        #expect(check.status == 0)
+        #expect(check.standardOutput.contains(home.appendingPathComponent("earshot/earshot.toml").path))
+        let show = try EarshotBinary.run(["config", "show", "--effective"], environment: ["XDG_CONFIG_HOME": home.path])
+        #expect(show.standardOutput.contains("off-grace-ms = 250"))
+        let plain = try EarshotBinary.run(["config", "show"], environment: ["XDG_CONFIG_HOME": home.path])
+        #expect(plain.standardOutput.contains("# in use: \(home.path)/earshot/earshot.toml"))
+    }
+
+    @Test func showEffectiveWithoutAFileIsTheShippedDefault() throws {
+        let result = try EarshotBinary.run(["config", "show", "--effective"])
+        let shipped = try String(contentsOf: EarshotBinary.repository.appendingPathComponent("config/earshot.toml"), encoding: .utf8)
+        // Holds unless /etc/earshot/earshot.toml exists on the test machine.
+        if !FileManager.default.fileExists(atPath: "/etc/earshot/earshot.toml") {
+            #expect(result.standardOutput == shipped)
+        }
+    }
+}

@@ -1,0 +1,67 @@
+import AudioGraph
+import Foundation
+import Testing
+
+/// `earshot eval` as a user runs it, on the captured pw-dump and the fixture script.
+struct EvalCLITests {
+    static let graph = EarshotBinary.fixtures.appendingPathComponent("desktop.json").path
+    static let events = EarshotBinary.fixtures.appendingPathComponent("headphones-on-off.jsonl").path
+
+    @Test func textTellsLineByLineWhichSinkWinsAndWhy() throws {
+        let result = try EarshotBinary.run(["eval", "--graph", Self.graph, "--events", Self.events, "--host-address", "11:22:33:44:55:66"])
+        #expect(result.status == 0, "\(result.standardError)")
+        let lines = result.standardOutput.split(separator: "\n").map(String.init)
+        #expect(lines.first?.hasPrefix("   AT ms  TRIGGER") == true)
+        #expect(lines.contains { $0.contains("5000  update AA:BB:CC:DD:EE:FF") && $0.contains("→ bluez_output.AA_BB_CC_DD_EE_FF.1") && $0.hasSuffix("placement-changed") })
+        #expect(lines.contains { $0.contains("9400  off-grace AA:BB:CC:DD:EE:FF") && $0.contains("→ alsa_output.pci-0000_00_1f.3.analog-stereo") })
+        #expect(lines.contains { $0.contains("winner: 11000000007 = worn 10000000000 + primary-source 1000000000 + class-order 7") })
+        #expect(lines.contains { $0.contains("refused: accessory-not-capable:") })
+    }
+
+    @Test func fullExplanationListsEverySinkAndRejection() throws {
+        let result = try EarshotBinary.run(["eval", "--graph", Self.graph, "--events", Self.events, "--host-address", "11:22:33:44:55:66", "--explain", "full"])
+        #expect(result.status == 0)
+        #expect(result.standardOutput.contains("#5 1 = score of alsa_output.pci-0000_00_1f.3.hdmi-stereo, sum of:"))
+        #expect(result.standardOutput.contains("✗ bluez_output.50_C2_ED_12_34_56.1: §1 accessory 50:C2:ED:12:34:56 is playing for another host"))
+    }
+
+    @Test func jsonIsOneDecisionPerEventAndTimer() throws {
+        let result = try EarshotBinary.run(["eval", "--graph", Self.graph, "--events", Self.events, "--host-address", "11:22:33:44:55:66", "--format", "json"])
+        #expect(result.status == 0)
+        let objects = try result.standardOutput.split(separator: "\n").map { try JSONValue.parse(String($0)) }
+        // The initial decision, ten events, one off-grace timer (the flap at 6000–6200 fires none).
+        #expect(objects.count == 12)
+        #expect(objects.map { $0["trigger"] }.filter { $0 == .string("off-grace AA:BB:CC:DD:EE:FF") }.count == 1)
+        #expect(objects.allSatisfy { $0["at"] != nil && $0["changed"] != nil && $0["ranking"] != nil && $0["rejected"] != nil })
+        #expect(objects[3]["default"] == .string("bluez_output.AA_BB_CC_DD_EE_FF.1"))
+        #expect(objects[3]["previous"] == .string("alsa_output.pci-0000_00_1f.3.analog-stereo"))
+        #expect(objects[7]["error"]?["code"] == .string("accessory-not-capable"))
+    }
+
+    @Test func malformedEventLineExitsTwoWithItsLine() throws {
+        let script = try EarshotBinary.temporaryFile("bad.jsonl", "{\"at\":0,\"select\":{\"node\":\"x\"}}\n{\"at\":1,\"select\":\n")
+        let result = try EarshotBinary.run(["eval", "--graph", Self.graph, "--events", script])
+        #expect(result.status == 2)
+        #expect(result.standardError.contains("bad.jsonl:2: not a JSON object"), "\(result.standardError)")
+    }
+
+    @Test func malformedGraphExitsTwoWithItsLine() throws {
+        let graph = try EarshotBinary.temporaryFile("graph.json", "[\n  {\"id\": 1},\n  {\"id\" 2}\n]\n")
+        let result = try EarshotBinary.run(["eval", "--graph", graph])
+        #expect(result.status == 2)
+        #expect(result.standardError.contains("line 3"), "\(result.standardError)")
+    }
+
+    @Test func badHostAddressExitsTwo() throws {
+        let result = try EarshotBinary.run(["eval", "--graph", Self.graph, "--host-address", "11:22:33"])
+        #expect(result.status == 2)
+        #expect(result.standardError.contains("--host-address"))
+    }
+
+    @Test func configRulesShowTheirFileAndLine() throws {
+        let config = try EarshotBinary.temporaryFile("earshot.toml", "[[rule]]\nmatch = { \"node.name\" = \"*hdmi*\" }\npriority = 100\n")
+        let result = try EarshotBinary.run(["eval", "--graph", Self.graph, "--config", config, "--format", "json"])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput.contains("rule at \(config):1 (node.name = \\\"*hdmi*\\\") priority 100"), "\(result.standardOutput)")
+    }
+}
