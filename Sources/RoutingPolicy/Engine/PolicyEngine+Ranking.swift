@@ -3,6 +3,16 @@ struct RankingScratch: Sendable, Hashable {
     /// (time, index into the ranking) of worn accessories and of arrived personal sinks.
     var worn: [RecencyEntry] = []
     var arrived: [RecencyEntry] = []
+    /// Eligible sinks in table order, before sorting.
+    var candidates: [RankedSink] = []
+    /// (total, index into candidates): sorting these small keys is much cheaper than moving
+    /// whole ranked sinks around.
+    var order: [RankingKey] = []
+}
+
+struct RankingKey: Sendable, Hashable {
+    var total: Int64
+    var index: Int32
 }
 
 struct RecencyEntry: Sendable, Hashable {
@@ -21,8 +31,9 @@ extension PolicyEngine {
         let overrideSlot = userOverride.flatMap { sinks.slot(named: $0) } ?? -1
         let restoreSlot = restoreHold.flatMap { sinks.slot(named: $0) } ?? -1
         let lastChoiceSlot = lastUserChoice.flatMap { sinks.slot(named: $0) } ?? -1
-        var ranking: [RankedSink] = []
-        ranking.reserveCapacity(sinks.count)
+        var ranking = scratch.candidates
+        scratch.candidates = []
+        ranking.removeAll(keepingCapacity: true)
         var rejected: [RejectedSink] = []
         scratch.worn.removeAll(keepingCapacity: true)
         scratch.arrived.removeAll(keepingCapacity: true)
@@ -96,14 +107,25 @@ extension PolicyEngine {
             ranking[index].score.arrivalOf = of
             ranking[index].score.arrival = Int64(rank) * weights.arrival
         }
-        for index in ranking.indices { ranking[index].total = ranking[index].score.total }
-        ranking.sort { a, b in
-            if a.total != b.total { return a.total > b.total }
-            if a.node != b.node { return a.node < b.node }
-            return a.id < b.id
+        var order = scratch.order
+        scratch.order = []
+        order.removeAll(keepingCapacity: true)
+        for index in ranking.indices {
+            let total = ranking[index].score.total
+            ranking[index].total = total
+            order.append(RankingKey(total: total, index: Int32(index)))
         }
+        order.sort { a, b in
+            if a.total != b.total { return a.total > b.total }
+            let x = ranking[Int(a.index)], y = ranking[Int(b.index)]
+            if x.node != y.node { return x.node < y.node }
+            return x.id < y.id
+        }
+        let sorted = order.map { ranking[Int($0.index)] }
+        scratch.candidates = ranking
+        scratch.order = order
         appendGone(to: &rejected)
-        return (ranking, rejected)
+        return (sorted, rejected)
     }
 
     /// Ranks by time, oldest 1 and most recent highest; equal times share a rank so the next
