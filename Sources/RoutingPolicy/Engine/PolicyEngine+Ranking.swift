@@ -3,8 +3,9 @@ struct RankingScratch: Sendable, Hashable {
     /// (time, index into the ranking) of worn accessories and of arrived personal sinks.
     var worn: [RecencyEntry] = []
     var arrived: [RecencyEntry] = []
-    /// Eligible sinks in table order, before sorting.
+    /// Eligible sinks in table order, before sorting, and their name ranks.
     var candidates: [RankedSink] = []
+    var nameRanks: [Int32] = []
     /// (total, index into candidates): sorting these small keys is much cheaper than moving
     /// whole ranked sinks around.
     var order: [RankingKey] = []
@@ -12,6 +13,7 @@ struct RankingScratch: Sendable, Hashable {
 
 struct RankingKey: Sendable, Hashable {
     var total: Int64
+    var nameRank: Int32
     var index: Int32
 }
 
@@ -27,6 +29,7 @@ let maximumRecencyRank: Int32 = 100
 /// sort by total score with the node name as the stable tie-break.
 extension PolicyEngine {
     mutating func rank() -> ([RankedSink], [RejectedSink]) {
+        sinks.rankNames()
         let weights = config.weights
         let overrideSlot = userOverride.flatMap { sinks.slot(named: $0) } ?? -1
         let restoreSlot = restoreHold.flatMap { sinks.slot(named: $0) } ?? -1
@@ -37,6 +40,7 @@ extension PolicyEngine {
         var rejected: [RejectedSink] = []
         scratch.worn.removeAll(keepingCapacity: true)
         scratch.arrived.removeAll(keepingCapacity: true)
+        scratch.nameRanks.removeAll(keepingCapacity: true)
 
         for slot in 0..<sinks.count {
             let sink = sinks[slot]
@@ -95,6 +99,7 @@ extension PolicyEngine {
             score.classPlaces = sink.classPlaces
             score.classOrder = Int64(sink.classPlaces) * weights.classOrder
             ranking.append(RankedSink(node: sink.name, id: sink.id, score: score, total: 0))
+            scratch.nameRanks.append(sink.nameRank)
         }
 
         Self.assignRecency(&scratch.worn) { index, rank, of in
@@ -113,14 +118,9 @@ extension PolicyEngine {
         for index in ranking.indices {
             let total = ranking[index].score.total
             ranking[index].total = total
-            order.append(RankingKey(total: total, index: Int32(index)))
+            order.append(RankingKey(total: total, nameRank: scratch.nameRanks[index], index: Int32(index)))
         }
-        order.sort { a, b in
-            if a.total != b.total { return a.total > b.total }
-            let x = ranking[Int(a.index)], y = ranking[Int(b.index)]
-            if x.node != y.node { return x.node < y.node }
-            return x.id < y.id
-        }
+        order.sort { a, b in a.total != b.total ? a.total > b.total : a.nameRank < b.nameRank }
         let sorted = order.map { ranking[Int($0.index)] }
         scratch.candidates = ranking
         scratch.order = order

@@ -18,6 +18,8 @@ struct SinkFeatures: Sendable, Hashable {
     var staticAccessory: Int32
     /// When the sink appeared after the engine started; nil for sinks present at start.
     var arrivedAt: Milliseconds?
+    /// Position of (name, id) among all sinks, so ties sort by name without comparing strings.
+    var nameRank: Int32 = 0
 
     init?(node: Node, graph: Graph, config: PolicyConfig, arrivedAt: Milliseconds?) {
         guard node.isAudioSink, let name = node.name else { return nil }
@@ -48,6 +50,10 @@ struct SinkTable: Sendable, Hashable {
     private(set) var features: [SinkFeatures] = []
     private var slotByID: [ObjectID: Int] = [:]
     private var slotByName: [String: Int] = [:]
+    /// Every sink as (name, id), kept sorted as sinks come and go.
+    private var nameOrder: [NameKey] = []
+    /// Set when sinks come, go or are renamed; `rankNames()` then renumbers `nameRank`.
+    private var nameRanksStale = true
 
     var count: Int { features.count }
 
@@ -60,6 +66,13 @@ struct SinkTable: Sendable, Hashable {
     subscript(slot: Int) -> SinkFeatures { features[slot] }
 
     mutating func upsert(_ sink: SinkFeatures) {
+        var sink = sink
+        if let slot = slotByID[sink.id], features[slot].name == sink.name {
+            sink.nameRank = features[slot].nameRank
+        } else {
+            if let slot = slotByID[sink.id] { removeName(NameKey(name: features[slot].name, id: sink.id)) }
+            insertName(NameKey(name: sink.name, id: sink.id))
+        }
         if let slot = slotByID[sink.id] {
             if features[slot].name != sink.name, slotByName[features[slot].name] == slot {
                 slotByName[features[slot].name] = nil
@@ -77,6 +90,7 @@ struct SinkTable: Sendable, Hashable {
     mutating func remove(id: ObjectID) -> SinkFeatures? {
         guard let slot = slotByID.removeValue(forKey: id) else { return nil }
         let removed = features[slot]
+        removeName(NameKey(name: removed.name, id: id))
         if slotByName[removed.name] == slot { slotByName[removed.name] = nil }
         let last = features.removeLast()
         if slot < features.count {
@@ -86,4 +100,40 @@ struct SinkTable: Sendable, Hashable {
         }
         return removed
     }
+
+    /// Renumbers `nameRank` from the sorted names, once per change of the sink set.
+    mutating func rankNames() {
+        guard nameRanksStale else { return }
+        for (rank, key) in nameOrder.enumerated() {
+            if let slot = slotByID[key.id] { features[slot].nameRank = Int32(rank) }
+        }
+        nameRanksStale = false
+    }
+
+    private mutating func insertName(_ key: NameKey) {
+        nameOrder.insert(key, at: position(of: key))
+        nameRanksStale = true
+    }
+
+    private mutating func removeName(_ key: NameKey) {
+        let index = position(of: key)
+        if index < nameOrder.count, nameOrder[index] == key { nameOrder.remove(at: index) }
+        nameRanksStale = true
+    }
+
+    /// Binary search: the first entry not below `key`.
+    private func position(of key: NameKey) -> Int {
+        var low = 0, high = nameOrder.count
+        while low < high {
+            let middle = (low + high) / 2
+            if nameOrder[middle] < key { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+}
+
+struct NameKey: Sendable, Hashable, Comparable {
+    var name: String
+    var id: ObjectID
+    static func < (a: NameKey, b: NameKey) -> Bool { a.name != b.name ? a.name < b.name : a.id < b.id }
 }
