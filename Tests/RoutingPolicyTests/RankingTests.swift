@@ -89,4 +89,24 @@ struct RankingTests {
         let dac = decision.explanation(of: decision.ranking.first { $0.node == Sinks.dac }!)
         #expect(dac.terms.first { $0.name == "rule-priority" }?.why.contains("r.toml:7") == true)
     }
+
+    /// Over a generated script with sinks leaving and coming back, every ranking stays sorted by
+    /// score, then name, and every winner's terms add up to its score.
+    @Test func rankingStaysOrderedThroughChurn() {
+        let workload = BenchmarkWorkload(sinks: 60, events: 3000)
+        var engine = PolicyEngine(graph: workload.graph, config: workload.config, hostAddresses: workload.hostAddresses)
+        var disorders = 0, badSums = 0, decisions = 0
+        PolicyRun.run(&engine, inputs: workload.inputs) { decision, _ in
+            decisions += 1
+            for (a, b) in zip(decision.ranking, decision.ranking.dropFirst()) where a.total < b.total || (a.total == b.total && a.node > b.node) {
+                disorders += 1
+            }
+            if let winner = decision.ranking.first, decision.explanation(of: winner).terms.map(\.value).reduce(0, +) != winner.total {
+                badSums += 1
+            }
+        }
+        #expect(decisions > 3000)
+        #expect(disorders == 0)
+        #expect(badSums == 0)
+    }
 }
