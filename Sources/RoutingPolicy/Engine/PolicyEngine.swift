@@ -71,7 +71,7 @@ public struct PolicyEngine: Sendable {
 
     private mutating func fireTimer(at now: Milliseconds) -> Decision {
         guard let (identity, pending) = accessories.nextPending, pending.due <= now else {
-            return decide(.otherGraphChange, reason: nil, at: now)
+            return decide(.nothingDue, reason: nil, at: now)
         }
         let step = accessories.modify(identity) { $0.timing.fire(at: now) } ?? PlacementStep.none
         if case .transition(let toWorn) = step { placementTransition(of: identity, toWorn: toWorn) }

@@ -24,6 +24,8 @@ public enum DecisionTrigger: Sendable, Hashable, CustomStringConvertible {
     case graphReplaced
     case userSelected(String)
     case configReplaced
+    /// `.timerFired` with nothing due (a stale or early daemon timer).
+    case nothingDue
     /// A request refused before it named a valid accessory.
     case refused(verb: String, subject: String)
 
@@ -40,6 +42,7 @@ public enum DecisionTrigger: Sendable, Hashable, CustomStringConvertible {
         case .graphReplaced: "graph replaced"
         case .userSelected(let name): "select \(name)"
         case .configReplaced: "config replaced"
+        case .nothingDue: "timer (nothing due)"
         case .refused(let verb, let subject): "\(verb) \(subject)"
         }
     }
