@@ -3,6 +3,14 @@ import PackageDescription
 
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
+// libpipewire's headers. pkg-config would add -D_REENTRANT, which SwiftPM rejects with a
+// warning on every build, so the two include directories are named here instead
+// (Debian/Ubuntu/Fedora layout; set PIPEWIRE_PREFIX for another prefix).
+let pipewirePrefix = Context.environment["PIPEWIRE_PREFIX"] ?? "/usr"
+let pipewireIncludes = ["\(pipewirePrefix)/include/pipewire-0.3", "\(pipewirePrefix)/include/spa-0.2"]
+let pipewireCFlags: [CSetting] = [.unsafeFlags(pipewireIncludes.map { "-I\($0)" })]
+let pipewireSwiftFlags: [SwiftSetting] = [.unsafeFlags(pipewireIncludes.flatMap { ["-Xcc", "-I\($0)"] })]
+
 let package = Package(
     name: "Earshot",
     products: [
@@ -14,16 +22,14 @@ let package = Package(
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: [
-        // libpipewire-0.3 headers and link flags, found through pkg-config.
-        .systemLibrary(
-            name: "CPipeWire",
-            pkgConfig: "libpipewire-0.3",
-            providers: [.apt(["libpipewire-0.3-dev", "libspa-0.2-dev"])]
-        ),
+        // libpipewire-0.3 (apt: libpipewire-0.3-dev libspa-0.2-dev); links -lpipewire-0.3.
+        .systemLibrary(name: "CPipeWire"),
         // CPipeWire_* wrappers for the macros and static inlines Swift cannot import.
-        .target(name: "CPipeWireShims", dependencies: ["CPipeWire"]),
+        .target(name: "CPipeWireShims", dependencies: ["CPipeWire"], cSettings: pipewireCFlags),
         // The only Swift module that imports C.
-        .target(name: "PipeWireClient", dependencies: ["CPipeWire", "CPipeWireShims", "AudioGraph"], swiftSettings: strict),
+        .target(
+            name: "PipeWireClient", dependencies: ["CPipeWire", "CPipeWireShims", "AudioGraph"],
+            swiftSettings: strict + pipewireSwiftFlags),
         .target(name: "AudioGraph", swiftSettings: strict),
         .target(name: "RoutingPolicy", dependencies: ["AudioGraph", "TOMLKit"], swiftSettings: strict),
         .target(

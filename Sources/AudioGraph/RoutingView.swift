@@ -1,0 +1,85 @@
+/// The graph as a user needs it for routing: sinks, playback streams and where each plays,
+/// and the default sink. `earshot graph --json` prints this; its field names are stable.
+public struct RoutingView: Sendable, Hashable, Codable {
+    public struct Sink: Sendable, Hashable, Codable {
+        public var id: ObjectID
+        public var serial: UInt64?
+        public var name: String?
+        public var description: String?
+        public var bus: String?
+        public var formFactor: String?
+        public var bluetoothAddress: String?
+        public var state: NodeState?
+        public var isConfiguredDefault: Bool
+        public var isEffectiveDefault: Bool
+    }
+
+    public struct Stream: Sendable, Hashable, Codable {
+        public var id: ObjectID
+        public var serial: UInt64?
+        public var name: String?
+        public var application: String?
+        public var mediaName: String?
+        /// `target.object` when the user pinned the stream to a node.
+        public var pinnedTarget: String?
+        /// The node names the stream's output ports are linked to.
+        public var linkedTo: [String]
+    }
+
+    public struct Defaults: Sendable, Hashable, Codable {
+        /// `default.configured.audio.sink`: what the user (or Earshot) chose.
+        public var configuredSink: String?
+        /// `default.audio.sink`: what the session manager uses now.
+        public var effectiveSink: String?
+    }
+
+    public var sinks: [Sink]
+    public var streams: [Stream]
+    public var defaults: Defaults
+
+    public init(_ graph: Graph) {
+        let defaults = Defaults(configuredSink: graph.configuredDefaultSinkName, effectiveSink: graph.effectiveDefaultSinkName)
+        self.defaults = defaults
+        sinks = graph.sinks.map { node in
+            Sink(
+                id: node.id, serial: node.serial, name: node.name, description: node.description,
+                bus: graph.bus(of: node), formFactor: graph.formFactor(of: node),
+                bluetoothAddress: graph.bluetoothAddress(of: node), state: node.state,
+                isConfiguredDefault: node.name != nil && node.name == defaults.configuredSink,
+                isEffectiveDefault: node.name != nil && node.name == defaults.effectiveSink)
+        }
+        streams = graph.playbackStreams.map { node in
+            Stream(
+                id: node.id, serial: node.serial, name: node.name,
+                application: node.props["application.name"], mediaName: node.props["media.name"],
+                pinnedTarget: node.props["target.object"] ?? node.props["node.target"],
+                linkedTo: graph.linkedTargets(of: node.id).map { $0.name ?? "#\($0.id)" })
+        }
+    }
+
+    /// A plain-text table for terminals.
+    public func renderText() -> String {
+        var lines: [String] = ["Sinks:"]
+        if sinks.isEmpty { lines.append("  (none)") }
+        for sink in sinks {
+            let mark = sink.isEffectiveDefault ? "*" : (sink.isConfiguredDefault ? "+" : " ")
+            var details = [sink.bus, sink.formFactor, sink.bluetoothAddress, sink.state?.rawValue].compactMap { $0 }
+            if details.isEmpty { details = ["-"] }
+            lines.append(" \(mark) \(pad(String(sink.id), 5)) \(pad(sink.name ?? "?", 44)) \(sink.description ?? "")  [\(details.joined(separator: ", "))]")
+        }
+        lines.append("Streams:")
+        if streams.isEmpty { lines.append("  (none)") }
+        for stream in streams {
+            let target = stream.linkedTo.isEmpty ? "(not linked)" : stream.linkedTo.joined(separator: ", ")
+            let pinned = stream.pinnedTarget.map { "  pinned to \($0)" } ?? ""
+            lines.append("   \(pad(String(stream.id), 5)) \(pad(stream.application ?? stream.name ?? "?", 20)) → \(target)\(pinned)")
+        }
+        lines.append("Default sink: configured \(defaults.configuredSink ?? "(none)"), effective \(defaults.effectiveSink ?? "(none)")")
+        lines.append("(* effective default, + configured default)")
+        return lines.joined(separator: "\n")
+    }
+
+    private func pad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+    }
+}

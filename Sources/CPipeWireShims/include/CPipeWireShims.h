@@ -1,0 +1,56 @@
+// CPipeWire_* wrappers for the parts of libpipewire-0.3 that Swift cannot import:
+// method macros (pw_*_add_listener, pw_core_sync…), static inline helpers and the
+// type-name macros built by string concatenation. One wrapper per macro, nothing more.
+#pragma once
+
+#include <pipewire/pipewire.h>
+#include <pipewire/extensions/metadata.h>
+#include <pipewire/impl-metadata.h>
+
+// --- core (pw_core_* are method macros over spa_interface) ---------------------------
+int CPipeWire_core_add_listener(struct pw_core *core, struct spa_hook *listener,
+                                const struct pw_core_events *events, void *data);
+int CPipeWire_core_sync(struct pw_core *core, uint32_t id, int seq);
+struct pw_registry *CPipeWire_core_get_registry(struct pw_core *core);
+void *CPipeWire_core_create_object(struct pw_core *core, const char *factory_name,
+                                   const char *type, uint32_t version,
+                                   const struct spa_dict *props);
+
+// --- registry ------------------------------------------------------------------------
+int CPipeWire_registry_add_listener(struct pw_registry *registry, struct spa_hook *listener,
+                                    const struct pw_registry_events *events, void *data);
+void *CPipeWire_registry_bind(struct pw_registry *registry, uint32_t id, const char *type,
+                              uint32_t version);
+int CPipeWire_registry_destroy(struct pw_registry *registry, uint32_t id);
+
+// --- bound objects: each interface has its own add_listener macro --------------------
+int CPipeWire_node_add_listener(struct pw_node *node, struct spa_hook *listener,
+                                const struct pw_node_events *events, void *data);
+int CPipeWire_port_add_listener(struct pw_port *port, struct spa_hook *listener,
+                                const struct pw_port_events *events, void *data);
+int CPipeWire_link_add_listener(struct pw_link *link, struct spa_hook *listener,
+                                const struct pw_link_events *events, void *data);
+int CPipeWire_device_add_listener(struct pw_device *device, struct spa_hook *listener,
+                                  const struct pw_device_events *events, void *data);
+int CPipeWire_client_add_listener(struct pw_client *client, struct spa_hook *listener,
+                                  const struct pw_client_events *events, void *data);
+int CPipeWire_metadata_add_listener(struct pw_metadata *metadata, struct spa_hook *listener,
+                                    const struct pw_metadata_events *events, void *data);
+int CPipeWire_metadata_set_property(struct pw_metadata *metadata, uint32_t subject,
+                                    const char *key, const char *type, const char *value);
+
+// --- helpers -------------------------------------------------------------------------
+// spa_hook_remove is static inline; hooks must be unlinked before their memory is freed.
+void CPipeWire_hook_remove(struct spa_hook *hook);
+// pw_properties_new is variadic, which Swift cannot call.
+struct pw_properties *CPipeWire_properties_new_empty(void);
+// The daemon reports a dead connection as -EPIPE; errno constants are macros.
+int CPipeWire_errno_EPIPE(void);
+
+// --- interface type names (PW_TYPE_INTERFACE_* concatenate string macros) ------------
+const char *CPipeWire_type_node(void);
+const char *CPipeWire_type_port(void);
+const char *CPipeWire_type_link(void);
+const char *CPipeWire_type_device(void);
+const char *CPipeWire_type_client(void);
+const char *CPipeWire_type_metadata(void);

@@ -1,0 +1,88 @@
+#include "CPipeWireShims.h"
+
+#include <errno.h>
+
+int CPipeWire_core_add_listener(struct pw_core *core, struct spa_hook *listener,
+                                const struct pw_core_events *events, void *data) {
+    return pw_core_add_listener(core, listener, events, data);
+}
+
+int CPipeWire_core_sync(struct pw_core *core, uint32_t id, int seq) {
+    return pw_core_sync(core, id, seq);
+}
+
+struct pw_registry *CPipeWire_core_get_registry(struct pw_core *core) {
+    return pw_core_get_registry(core, PW_VERSION_REGISTRY, 0);
+}
+
+void *CPipeWire_core_create_object(struct pw_core *core, const char *factory_name,
+                                   const char *type, uint32_t version,
+                                   const struct spa_dict *props) {
+    return pw_core_create_object(core, factory_name, type, version, props, 0);
+}
+
+int CPipeWire_registry_add_listener(struct pw_registry *registry, struct spa_hook *listener,
+                                    const struct pw_registry_events *events, void *data) {
+    return pw_registry_add_listener(registry, listener, events, data);
+}
+
+void *CPipeWire_registry_bind(struct pw_registry *registry, uint32_t id, const char *type,
+                              uint32_t version) {
+    return pw_registry_bind(registry, id, type, version, 0);
+}
+
+int CPipeWire_registry_destroy(struct pw_registry *registry, uint32_t id) {
+    return pw_registry_destroy(registry, id);
+}
+
+int CPipeWire_node_add_listener(struct pw_node *node, struct spa_hook *listener,
+                                const struct pw_node_events *events, void *data) {
+    return pw_node_add_listener(node, listener, events, data);
+}
+
+int CPipeWire_port_add_listener(struct pw_port *port, struct spa_hook *listener,
+                                const struct pw_port_events *events, void *data) {
+    return pw_port_add_listener(port, listener, events, data);
+}
+
+int CPipeWire_link_add_listener(struct pw_link *link, struct spa_hook *listener,
+                                const struct pw_link_events *events, void *data) {
+    return pw_link_add_listener(link, listener, events, data);
+}
+
+int CPipeWire_device_add_listener(struct pw_device *device, struct spa_hook *listener,
+                                  const struct pw_device_events *events, void *data) {
+    return pw_device_add_listener(device, listener, events, data);
+}
+
+int CPipeWire_client_add_listener(struct pw_client *client, struct spa_hook *listener,
+                                  const struct pw_client_events *events, void *data) {
+    return pw_client_add_listener(client, listener, events, data);
+}
+
+int CPipeWire_metadata_add_listener(struct pw_metadata *metadata, struct spa_hook *listener,
+                                    const struct pw_metadata_events *events, void *data) {
+    return pw_metadata_add_listener(metadata, listener, events, data);
+}
+
+int CPipeWire_metadata_set_property(struct pw_metadata *metadata, uint32_t subject,
+                                    const char *key, const char *type, const char *value) {
+    return pw_metadata_set_property(metadata, subject, key, type, value);
+}
+
+void CPipeWire_hook_remove(struct spa_hook *hook) {
+    spa_hook_remove(hook);
+}
+
+struct pw_properties *CPipeWire_properties_new_empty(void) {
+    return pw_properties_new(NULL, NULL);
+}
+
+int CPipeWire_errno_EPIPE(void) { return EPIPE; }
+
+const char *CPipeWire_type_node(void) { return PW_TYPE_INTERFACE_Node; }
+const char *CPipeWire_type_port(void) { return PW_TYPE_INTERFACE_Port; }
+const char *CPipeWire_type_link(void) { return PW_TYPE_INTERFACE_Link; }
+const char *CPipeWire_type_device(void) { return PW_TYPE_INTERFACE_Device; }
+const char *CPipeWire_type_client(void) { return PW_TYPE_INTERFACE_Client; }
+const char *CPipeWire_type_metadata(void) { return PW_TYPE_INTERFACE_Metadata; }

@@ -1,0 +1,124 @@
+import AudioGraph
+import CPipeWire
+import CPipeWireShims
+
+/// Handlers for the C callbacks in `CallbackTables`. All run on the loop thread, lock held.
+extension PipeWireConnection {
+    func coreDone(id: UInt32, seq: Int32) {
+        guard id == PW_ID_CORE else { return }
+        pendingSyncs.removeValue(forKey: seq)?.fulfill(())
+    }
+
+    func coreError(id: UInt32, seq: Int32, res: Int32, message: String?) {
+        // Errors about a proxy also reach that proxy's own `error` event; only a core error
+        // with -EPIPE means the daemon is gone.
+        guard id == PW_ID_CORE, res == -CPipeWire_errno_EPIPE() else { return }
+        failEverything(with: .disconnected(message ?? "the daemon closed the connection"), report: true)
+    }
+
+    func registryGlobal(id: ObjectID, type: UnsafePointer<CChar>?, version: UInt32, props: UnsafePointer<spa_dict>?) {
+        guard let type, let kind = TrackedKind.allCases.first(where: { strcmp($0.typePointer, type) == 0 }),
+            let proxy = CPipeWire_registry_bind(registryPointer, id, kind.typePointer, min(version, kind.clientVersion))
+        else { return }
+        // Ids are reused at once; a stale entry for this id would be a missed global_remove.
+        boundObjects.removeValue(forKey: id)?.handle.release()
+        let object = BoundObject(id: id, kind: kind, proxy: OpaquePointer(proxy), connection: self)
+        boundObjects[id] = object
+        let data = Unmanaged.passUnretained(object).toOpaque()
+        let hook = object.handle.hook
+        switch kind {
+        case .node: CPipeWire_node_add_listener(OpaquePointer(proxy), hook, CallbackTables.node, data)
+        case .port: CPipeWire_port_add_listener(OpaquePointer(proxy), hook, CallbackTables.port, data)
+        case .link: CPipeWire_link_add_listener(OpaquePointer(proxy), hook, CallbackTables.link, data)
+        case .device: CPipeWire_device_add_listener(OpaquePointer(proxy), hook, CallbackTables.device, data)
+        case .client: CPipeWire_client_add_listener(OpaquePointer(proxy), hook, CallbackTables.client, data)
+        case .metadata:
+            // Metadata has no info event: its name comes with the global, its keys follow.
+            record(.metadata(Metadata(id: id, props: LibPipeWire.properties(props))))
+            CPipeWire_metadata_add_listener(OpaquePointer(proxy), hook, CallbackTables.metadata, data)
+        }
+    }
+
+    func registryGlobalRemove(id: ObjectID) {
+        boundObjects.removeValue(forKey: id)?.handle.release()
+        record(.removed(id))
+    }
+
+    func nodeInfo(id: ObjectID, _ info: pw_node_info) {
+        var node = graph.nodes[id] ?? Node(id: id)
+        if info.change_mask & UInt64(PW_NODE_CHANGE_MASK_STATE) != 0 { node.state = NodeState(info.state) }
+        if info.change_mask & UInt64(PW_NODE_CHANGE_MASK_PROPS) != 0 { node.props = LibPipeWire.properties(info.props) }
+        record(.node(node))
+    }
+
+    func portInfo(id: ObjectID, _ info: pw_port_info) {
+        let direction: PortDirection = info.direction == SPA_DIRECTION_INPUT ? .input : .output
+        var port = graph.ports[id] ?? Port(id: id, direction: direction)
+        port.direction = direction
+        if info.change_mask & UInt64(PW_PORT_CHANGE_MASK_PROPS) != 0 { port.props = LibPipeWire.properties(info.props) }
+        record(.port(port))
+    }
+
+    func linkInfo(id: ObjectID, _ info: pw_link_info) {
+        var link = graph.links[id] ?? Link(
+            id: id, outputNode: info.output_node_id, outputPort: info.output_port_id,
+            inputNode: info.input_node_id, inputPort: info.input_port_id)
+        if info.change_mask & UInt64(PW_LINK_CHANGE_MASK_STATE) != 0 { link.state = LinkState(info.state) }
+        if info.change_mask & UInt64(PW_LINK_CHANGE_MASK_PROPS) != 0 { link.props = LibPipeWire.properties(info.props) }
+        record(.link(link))
+    }
+
+    func deviceInfo(id: ObjectID, props: UnsafeMutablePointer<spa_dict>?) {
+        record(.device(Device(id: id, props: LibPipeWire.properties(props))))
+    }
+
+    func clientInfo(id: ObjectID, props: UnsafeMutablePointer<spa_dict>?) {
+        record(.client(Client(id: id, props: LibPipeWire.properties(props))))
+    }
+
+    func metadataProperty(id: ObjectID, subject: UInt32, key: String?, type: String?, value: String?) {
+        record(.metadataProperty(metadata: id, subject: subject, key: key, type: type, value: value))
+    }
+
+    func createdBound(_ object: CreatedObject, globalID: UInt32) {
+        object.globalID = globalID
+        object.bound.fulfill(globalID)
+    }
+
+    func createdRemoved(_ object: CreatedObject) {
+        // The daemon destroyed the object (someone else removed the link): drop our proxy.
+        releaseCreated(object)
+    }
+
+    func createdFailed(_ object: CreatedObject, res: Int32, message: String?) {
+        object.bound.fail(.requestFailed(operation: object.description, code: res, message: message ?? "error"))
+    }
+}
+
+extension NodeState {
+    init?(_ state: pw_node_state) {
+        switch state {
+        case PW_NODE_STATE_ERROR: self = .error
+        case PW_NODE_STATE_CREATING: self = .creating
+        case PW_NODE_STATE_SUSPENDED: self = .suspended
+        case PW_NODE_STATE_IDLE: self = .idle
+        case PW_NODE_STATE_RUNNING: self = .running
+        default: return nil
+        }
+    }
+}
+
+extension LinkState {
+    init?(_ state: pw_link_state) {
+        switch state {
+        case PW_LINK_STATE_ERROR: self = .error
+        case PW_LINK_STATE_UNLINKED: self = .unlinked
+        case PW_LINK_STATE_INIT: self = .`init`
+        case PW_LINK_STATE_NEGOTIATING: self = .negotiating
+        case PW_LINK_STATE_ALLOCATING: self = .allocating
+        case PW_LINK_STATE_PAUSED: self = .paused
+        case PW_LINK_STATE_ACTIVE: self = .active
+        default: return nil
+        }
+    }
+}

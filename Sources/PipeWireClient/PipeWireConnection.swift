@@ -1,0 +1,332 @@
+import AudioGraph
+import CPipeWire
+#if canImport(Glibc)
+import Glibc
+#endif
+import CPipeWireShims
+
+/// One connection to a PipeWire daemon that mirrors its graph and carries commands to it.
+///
+/// libpipewire runs on the connection's own thread (a `pw_thread_loop`); every C callback
+/// runs there with the loop lock held, and every command takes that lock, so the mutable
+/// state below is only touched under it. Changes flow out on `events`, in order.
+/// When the daemon goes away the connection reports `.disconnected` and fails every waiter;
+/// connect again with a new connection. `close()` (or deinit) frees everything.
+public final class PipeWireConnection: @unchecked Sendable {
+    public let events: AsyncStream<PipeWireEvent>
+    /// The remote this connection talks to, for messages.
+    public let remoteName: String
+
+    let loop: ThreadLoop
+    private let eventSink: AsyncStream<PipeWireEvent>.Continuation
+    private var context: OpaquePointer?
+    private var core: OpaquePointer?
+    private var registry: OpaquePointer?
+    /// A second connection for objects this process implements and exports (the `default`
+    /// metadata): the daemon calls back into an exported object, and doing that on the
+    /// connection that also binds it stalls it. WirePlumber keeps an export core for the same reason.
+    private var exportCore: OpaquePointer?
+    private let coreHook = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
+    private let registryHook = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
+
+    // Guarded by the loop lock.
+    var graph = Graph()
+    var boundObjects: [ObjectID: BoundObject] = [:]
+    var createdObjects: [ObjectIdentifier: CreatedObject] = [:]
+    var pendingSyncs: [Int32: LoopPromise<Void>] = [:]
+    var graphWaiters: [UInt64: GraphWaiter] = [:]
+    var nextWaiterToken: UInt64 = 0
+    var failure: PipeWireError?
+    private var isClosed = false
+
+    /// Connects, then waits until the daemon has sent every existing object and its info.
+    /// `remote` overrides the socket name; by default libpipewire honours `PIPEWIRE_REMOTE`,
+    /// `PIPEWIRE_RUNTIME_DIR` and `XDG_RUNTIME_DIR` like every PipeWire client.
+    public static func connect(remote: String? = nil, applicationName: String = "earshot") async throws(PipeWireError) -> PipeWireConnection {
+        let connection = try PipeWireConnection(remote: remote, applicationName: applicationName)
+        do {
+            // The first round trip delivers every global (and binds it); the second, the
+            // info of every bound object.
+            try await connection.sync()
+            try await connection.sync()
+        } catch {
+            connection.close()
+            throw error
+        }
+        let graph = connection.snapshot()
+        connection.eventSink.yield(.ready(graph))
+        return connection
+    }
+
+    private init(remote: String?, applicationName: String) throws(PipeWireError) {
+        remoteName = remote ?? getenv("PIPEWIRE_REMOTE").map { String(cString: $0) } ?? "pipewire-0"
+        (events, eventSink) = AsyncStream.makeStream(of: PipeWireEvent.self, bufferingPolicy: .unbounded)
+        coreHook.initialize(to: spa_hook())
+        registryHook.initialize(to: spa_hook())
+        loop = try ThreadLoop(name: "earshot-pipewire")
+        guard let context = pw_context_new(loop.loop, nil, 0) else {
+            throw PipeWireError.requestFailed(operation: "pw_context_new", code: -errno, message: "cannot create a context")
+        }
+        self.context = context
+        try loop.start()
+        try loop.withLock { () throws(PipeWireError) in
+            let props = CPipeWire_properties_new_empty()
+            pw_properties_set(props, "application.name", applicationName)
+            if let remote { pw_properties_set(props, "remote.name", remote) }
+            guard let core = pw_context_connect(context, props, 0) else {
+                throw PipeWireError.cannotConnect(remote: remoteName, errno: errno)
+            }
+            self.core = core
+            let me = Unmanaged.passUnretained(self).toOpaque()
+            CPipeWire_core_add_listener(core, coreHook, CallbackTables.core, me)
+            registry = CPipeWire_core_get_registry(core)
+            CPipeWire_registry_add_listener(registry, registryHook, CallbackTables.registry, me)
+        }
+    }
+
+    deinit {
+        close()
+        coreHook.deallocate()
+        registryHook.deallocate()
+    }
+
+    /// Stops the loop thread and frees every proxy. Safe to call twice; never call it from a
+    /// callback (the loop thread cannot join itself).
+    public func close() {
+        let alreadyClosed = loop.withLock { () -> Bool in
+            defer { isClosed = true }
+            return isClosed
+        }
+        guard !alreadyClosed else { return }
+        loop.stop()
+        // The loop thread is gone: nothing else touches the state now.
+        failEverything(with: .closed, report: false)
+        for object in boundObjects.values { object.handle.release() }
+        boundObjects.removeAll()
+        for object in createdObjects.values { releaseCreated(object) }
+        if let registry {
+            CPipeWire_hook_remove(registryHook)
+            pw_proxy_destroy(registry)
+            self.registry = nil
+        }
+        if let exportCore {
+            pw_core_disconnect(exportCore)
+            self.exportCore = nil
+        }
+        if let core {
+            CPipeWire_hook_remove(coreHook)
+            pw_core_disconnect(core)
+            self.core = nil
+        }
+        if let context {
+            pw_context_destroy(context)
+            self.context = nil
+        }
+        eventSink.finish()
+    }
+
+    // MARK: Reading the graph
+
+    /// A copy of the graph as this connection knows it now.
+    public func snapshot() -> Graph {
+        loop.withLock { graph }
+    }
+
+    /// Waits until `predicate` holds for the graph, or fails after `timeout` (a deadline, not a
+    /// sleep: the predicate is checked after every change). The predicate runs on the loop
+    /// thread: keep it quick and don't call the connection from it.
+    public func waitUntil(
+        _ what: String, timeout: Duration = .seconds(10), _ predicate: @escaping @Sendable (Graph) -> Bool
+    ) async throws(PipeWireError) -> Graph {
+        let (token, promise) = try loop.withLock { () throws(PipeWireError) -> (UInt64, LoopPromise<Graph>) in
+            try checkUsable()
+            let promise = LoopPromise<Graph>()
+            nextWaiterToken += 1
+            if predicate(graph) {
+                promise.fulfill(graph)
+            } else {
+                graphWaiters[nextWaiterToken] = GraphWaiter(predicate: predicate, promise: promise)
+            }
+            return (nextWaiterToken, promise)
+        }
+        do {
+            return try await promise.value(on: loop, timeout: timeout, what: what)
+        } catch {
+            loop.withLock { _ = graphWaiters.removeValue(forKey: token) }
+            throw error
+        }
+    }
+
+    // MARK: Commands
+
+    /// A round trip to the daemon: everything sent before it has been processed.
+    public func sync() async throws(PipeWireError) {
+        let promise = try loop.withLock { () throws(PipeWireError) -> LoopPromise<Void> in
+            try checkUsable()
+            let seq = CPipeWire_core_sync(core, UInt32(PW_ID_CORE), 0)
+            let promise = LoopPromise<Void>()
+            pendingSyncs[seq] = promise
+            return promise
+        }
+        try await promise.value(on: loop, what: "a round trip to PipeWire")
+    }
+
+    /// Sets (or with a nil value, removes) one key of the metadata object named `metadataName`,
+    /// as `pw-metadata` does, and waits for the daemon to take it.
+    public func setMetadata(
+        _ metadataName: String = "default", subject: ObjectID = 0, key: String, type: String? = nil, value: String?
+    ) async throws(PipeWireError) {
+        try loop.withLock { () throws(PipeWireError) in
+            try checkUsable()
+            guard let id = graph.metadata.values.filter({ $0.name == metadataName }).map(\.id).min(),
+                let object = boundObjects[id]
+            else { throw PipeWireError.noSuchMetadata(metadataName) }
+            CPipeWire_metadata_set_property(object.handle.proxy, subject, key, type, value)
+        }
+        try await sync()
+    }
+
+    /// Links `output`'s output ports to `input`'s input ports, channel by channel, and returns
+    /// the new links' ids once the daemon has created them all. The links are owned by this
+    /// connection: they go when it does, unless `linger` keeps them in the graph.
+    public func link(output: ObjectID, input: ObjectID, linger: Bool = false) async throws(PipeWireError) -> [ObjectID] {
+        let pending = try loop.withLock { () throws(PipeWireError) -> [CreatedObject] in
+            try checkUsable()
+            let pairs = graph.portPairs(from: output, to: input)
+            guard !pairs.isEmpty else { throw PipeWireError.noMatchingPorts(output: output, input: input) }
+            return pairs.compactMap { pair in
+                var props: Properties = [
+                    "link.output.node": String(output), "link.output.port": String(pair.output.id),
+                    "link.input.node": String(input), "link.input.port": String(pair.input.id),
+                ]
+                if linger { props["object.linger"] = "true" }
+                return create(
+                    factory: "link-factory", kind: .link, props: props,
+                    description: "link \(output):\(pair.output.id) → \(input):\(pair.input.id)")
+            }
+        }
+        var ids: [ObjectID] = []
+        do {
+            for object in pending { ids.append(try await object.bound.value(on: loop, what: object.description)) }
+        } catch {
+            loop.withLock { for object in pending { releaseCreated(object) } }
+            throw error
+        }
+        return ids
+    }
+
+    /// Destroys a link (or any object the daemon lets this client destroy).
+    public func destroy(_ id: ObjectID) async throws(PipeWireError) {
+        try loop.withLock { () throws(PipeWireError) in
+            try checkUsable()
+            if let owned = createdObjects.values.first(where: { $0.globalID == id }) {
+                releaseCreated(owned)
+            }
+            let result = CPipeWire_registry_destroy(registry, id)
+            guard result >= 0 else {
+                throw PipeWireError.requestFailed(operation: "destroy \(id)", code: result, message: "registry destroy failed")
+            }
+        }
+        try await sync()
+    }
+
+    /// Creates a metadata object (by default the `default` one a session manager would
+    /// provide), implemented in this process and exported to the daemon as WirePlumber does.
+    /// It lives as long as this connection.
+    public func createMetadata(named name: String = "default") async throws(PipeWireError) -> ObjectID {
+        let object = try loop.withLock { () throws(PipeWireError) -> CreatedObject in
+            try checkUsable()
+            return try exportMetadata(named: name)
+        }
+        return try await object.bound.value(on: loop, what: "metadata \"\(name)\" to be exported")
+    }
+
+    // MARK: Internals (loop lock held)
+
+    func checkUsable() throws(PipeWireError) {
+        if isClosed { throw PipeWireError.closed }
+        if let failure { throw failure }
+    }
+
+    private func exportMetadata(named name: String) throws(PipeWireError) -> CreatedObject {
+        let props = CPipeWire_properties_new_empty()
+        pw_properties_set(props, "metadata.name", name)
+        guard let implementation = pw_context_create_metadata(context, name, props, 0) else {
+            throw PipeWireError.requestFailed(operation: "create metadata \"\(name)\"", code: -errno, message: "pw_context_create_metadata failed")
+        }
+        if exportCore == nil {
+            let props = CPipeWire_properties_new_empty()
+            pw_properties_set(props, "application.name", "earshot [export]")
+            if remoteName.hasPrefix("/") || getenv("PIPEWIRE_REMOTE") == nil { pw_properties_set(props, "remote.name", remoteName) }
+            exportCore = pw_context_connect(context, props, 0)
+        }
+        guard let exportCore else {
+            pw_impl_metadata_destroy(implementation)
+            throw PipeWireError.cannotConnect(remote: remoteName, errno: errno)
+        }
+        let exported = LibPipeWire.withDict(["metadata.name": name]) { dict in
+            pw_core_export(exportCore, CPipeWire_type_metadata(), dict, UnsafeMutableRawPointer(pw_impl_metadata_get_implementation(implementation)), 0)
+        }
+        guard let exported else {
+            pw_impl_metadata_destroy(implementation)
+            throw PipeWireError.requestFailed(operation: "export metadata \"\(name)\"", code: -errno, message: "pw_core_export failed")
+        }
+        let object = CreatedObject(proxy: exported, description: "export metadata \"\(name)\"", connection: self)
+        object.onRelease = { pw_impl_metadata_destroy(implementation) }
+        pw_proxy_add_listener(exported, object.handle.hook, CallbackTables.createdProxy, Unmanaged.passUnretained(object).toOpaque())
+        createdObjects[ObjectIdentifier(object)] = object
+        return object
+    }
+
+    private func create(factory: String, kind: TrackedKind, props: Properties, description: String) -> CreatedObject? {
+        let proxy = LibPipeWire.withDict(props) { dict in
+            CPipeWire_core_create_object(core, factory, kind.typePointer, kind.clientVersion, dict)
+        }
+        guard let proxy = proxy.map({ OpaquePointer($0) }) else { return nil }
+        let object = CreatedObject(proxy: proxy, description: description, connection: self)
+        pw_proxy_add_listener(proxy, object.handle.hook, CallbackTables.createdProxy, Unmanaged.passUnretained(object).toOpaque())
+        createdObjects[ObjectIdentifier(object)] = object
+        return object
+    }
+
+    func releaseCreated(_ object: CreatedObject) {
+        object.handle.release()
+        object.onRelease?()
+        object.onRelease = nil
+        object.bound.fail(.noSuchObject(object.globalID ?? 0))
+        createdObjects[ObjectIdentifier(object)] = nil
+    }
+
+    /// Fails every promise and waiter; reports the failure on `events` unless closing.
+    func failEverything(with error: PipeWireError, report: Bool) {
+        if failure == nil { failure = error }
+        for promise in pendingSyncs.values { promise.fail(error) }
+        pendingSyncs.removeAll()
+        for waiter in graphWaiters.values { waiter.promise.fail(error) }
+        graphWaiters.removeAll()
+        for object in createdObjects.values { object.bound.fail(error) }
+        if report {
+            eventSink.yield(.disconnected(error))
+            eventSink.finish()
+        }
+    }
+
+    /// Applies a change; if it changed anything, reports it and wakes the waiters it satisfies.
+    func record(_ change: GraphChange) {
+        guard graph.apply(change) else { return }
+        eventSink.yield(.changed(change))
+        guard !graphWaiters.isEmpty else { return }
+        for (token, waiter) in graphWaiters where waiter.predicate(graph) {
+            graphWaiters[token] = nil
+            waiter.promise.fulfill(graph)
+        }
+    }
+
+    var registryPointer: OpaquePointer? { registry }
+}
+
+/// A caller of `waitUntil` and the condition it waits for.
+struct GraphWaiter {
+    let predicate: @Sendable (Graph) -> Bool
+    let promise: LoopPromise<Graph>
+}

@@ -1,3 +1,0 @@
-import EarshotCommands
-
-await Earshot.main()
