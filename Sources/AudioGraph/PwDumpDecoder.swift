@@ -36,7 +36,7 @@ public enum PwDumpDecoder {
         do {
             root = try JSONDecoder().decode(JSONValue.self, from: data)
         } catch {
-            throw GraphDecodingError(source: source, location: syntaxLocation(of: error), message: "not valid JSON")
+            throw GraphDecodingError(source: source, location: syntaxLocation(of: error, in: data), message: "not valid JSON")
         }
         guard case .array(let objects) = root else {
             throw GraphDecodingError(source: source, location: "top level", message: "expected the JSON array pw-dump prints")
@@ -103,16 +103,21 @@ public enum PwDumpDecoder {
         }
     }
 
-    private static func syntaxLocation(of error: any Error) -> String {
-        // Foundation's parser says "around line N, column M" in the underlying error.
+    /// Foundation reports syntax errors "around character N" (an offset into the data);
+    /// users need a line and a column.
+    private static func syntaxLocation(of error: any Error, in data: Data) -> String {
+        // JSONDecoder drops the offset on Linux; JSONSerialization keeps it in its message.
         var text = "\(error)"
-        if case DecodingError.dataCorrupted(let context) = error, let underlying = context.underlyingError {
-            text = "\(underlying)"
+        do { _ = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) } catch let syntax as NSError {
+            text = syntax.userInfo[NSDebugDescriptionErrorKey].map { "\($0)" } ?? text
         }
-        if let range = text.range(of: #"line \d+, column \d+"#, options: .regularExpression) {
-            return String(text[range])
-        }
-        return "syntax"
+        guard let range = text.range(of: #"character \d+"#, options: .regularExpression),
+            let offset = Int(text[range].dropFirst("character ".count))
+        else { return "syntax" }
+        let prefix = data.prefix(offset)
+        let line = prefix.reduce(1) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
+        let column = offset - (prefix.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0) + 1
+        return "line \(line), column \(column)"
     }
 }
 
