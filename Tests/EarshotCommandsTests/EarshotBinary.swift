@@ -35,8 +35,9 @@ enum EarshotBinary {
         process.standardError = error
         try process.run()
         // Read before waiting: a full pipe would block the child.
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = error.fileHandleForReading.readDataToEndOfFile()
+        // The throwing readers: an interrupted read fails this test instead of the whole run.
+        let out = try output.fileHandleForReading.readToEnd() ?? Data()
+        let err = try error.fileHandleForReading.readToEnd() ?? Data()
         process.waitUntilExit()
         return Result(status: process.terminationStatus, standardOutput: String(decoding: out, as: UTF8.self), standardError: String(decoding: err, as: UTF8.self))
     }

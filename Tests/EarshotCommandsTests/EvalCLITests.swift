@@ -30,7 +30,7 @@ struct EvalCLITests {
         #expect(result.status == 0)
         let objects = try result.standardOutput.split(separator: "\n").map { try JSONValue.parse(String($0)) }
         // The initial decision, ten events, one off-grace timer (the flap at 6000–6200 fires none).
-        #expect(objects.count == 12)
+        try #require(objects.count == 12)
         #expect(objects.map { $0["trigger"] }.filter { $0 == .string("off-grace AA:BB:CC:DD:EE:FF") }.count == 1)
         #expect(objects.allSatisfy { $0["at"] != nil && $0["changed"] != nil && $0["ranking"] != nil && $0["rejected"] != nil })
         #expect(objects[3]["default"] == .string("bluez_output.AA_BB_CC_DD_EE_FF.1"))
