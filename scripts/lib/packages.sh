@@ -1,0 +1,37 @@
+# Sourced by scripts/test and scripts/run: installs the Debian packages Earshot builds and
+# tests against, running apt-get update first, and only when something is missing.
+# shellcheck shell=bash
+
+EARSHOT_PACKAGES=(
+    pkg-config libpipewire-0.3-dev libspa-0.2-dev   # build: libpipewire headers
+    pipewire pipewire-bin wireplumber               # the real daemons (pw-cli, pw-dump, pw-metadata, pw-link, wpctl)
+    dbus-daemon dbus-bin                            # a private session bus for WirePlumber and MPRIS
+    mpv mpv-mpris playerctl                         # a real playing stream and MPRIS peer
+    socat jq                                        # control-protocol examples, scripts
+)
+
+earshot_install_packages() {
+    local missing=() package
+    for package in "${EARSHOT_PACKAGES[@]}"; do
+        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    echo "installing Debian packages: ${missing[*]}" >&2
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+}
+
+# Fails (never skips) when a real component the tests need is not there.
+earshot_require_components() {
+    local missing=() command
+    for command in pipewire wireplumber dbus-daemon mpv playerctl pw-cli pw-dump pw-metadata pw-link wpctl; do
+        command -v "$command" >/dev/null || missing+=("$command")
+    done
+    [ -f /usr/lib/mpv-mpris/mpris.so ] || missing+=("/usr/lib/mpv-mpris/mpris.so")
+    if [ ${#missing[@]} -gt 0 ]; then
+        echo "error: missing real components: ${missing[*]}" >&2
+        return 1
+    fi
+}
