@@ -36,7 +36,7 @@ public enum PwDumpDecoder {
         do {
             root = try JSONDecoder().decode(JSONValue.self, from: data)
         } catch {
-            throw GraphDecodingError(source: source, location: syntaxLocation(of: error, in: data), message: "not valid JSON")
+            throw GraphDecodingError(source: source, location: JSONSyntaxLocation.locate(data) ?? "syntax", message: "not valid JSON")
         }
         guard case .array(let objects) = root else {
             throw GraphDecodingError(source: source, location: "top level", message: "expected the JSON array pw-dump prints")
@@ -103,22 +103,6 @@ public enum PwDumpDecoder {
         }
     }
 
-    /// Foundation reports syntax errors "around character N" (an offset into the data);
-    /// users need a line and a column.
-    private static func syntaxLocation(of error: any Error, in data: Data) -> String {
-        // JSONDecoder drops the offset on Linux; JSONSerialization keeps it in its message.
-        var text = "\(error)"
-        do { _ = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) } catch let syntax as NSError {
-            text = syntax.userInfo[NSDebugDescriptionErrorKey].map { "\($0)" } ?? text
-        }
-        guard let range = text.range(of: #"character \d+"#, options: .regularExpression),
-            let offset = Int(text[range].dropFirst("character ".count))
-        else { return "syntax" }
-        let prefix = data.prefix(offset)
-        let line = prefix.reduce(1) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
-        let column = offset - (prefix.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0) + 1
-        return "line \(line), column \(column)"
-    }
 }
 
 /// Reads typed fields of one pw-dump object and names the field in its errors.

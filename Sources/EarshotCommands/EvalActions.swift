@@ -21,12 +21,6 @@ enum EvalActions {
         do {
             graph = try PwDumpDecoder.decode(contentsOf: URL(fileURLWithPath: request.graphPath))
         } catch {
-            // Foundation's decoder gives no position for syntax errors: find the line ourselves.
-            if error.location == "syntax", let data = FileManager.default.contents(atPath: request.graphPath),
-                let location = JSONSyntaxLocation.locate(data)
-            {
-                return failure("earshot eval: graph \(error.source): \(location): \(error.message)")
-            }
             return failure("earshot eval: graph \(error)")
         }
         var hosts: [BluetoothAddress] = []

@@ -3,8 +3,8 @@ import Foundation
 /// Where a JSON text first breaks, as `line L, column C`. JSONDecoder on Linux does not say;
 /// JSONSerialization reports a character offset (or the end of the file), which this turns into
 /// a line and column.
-enum JSONSyntaxLocation {
-    static func locate(_ data: Data) -> String? {
+public enum JSONSyntaxLocation {
+    public static func locate(_ data: Data) -> String? {
         do {
             _ = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
             return nil
