@@ -32,10 +32,19 @@ let package = Package(
             swiftSettings: strict + pipewireSwiftFlags),
         .target(name: "AudioGraph", swiftSettings: strict),
         .target(name: "RoutingPolicy", dependencies: ["AudioGraph", "TOMLKit"], swiftSettings: strict),
+        // The live engine: glue between PipeWire, the policy, the control API and the disk.
+        .target(
+            name: "EarshotDaemon",
+            dependencies: [
+                "AudioGraph", "PipeWireClient", "RoutingPolicy",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         .target(
             name: "EarshotCommands",
             dependencies: [
-                "AudioGraph", "PipeWireClient", "RoutingPolicy",
+                "AudioGraph", "PipeWireClient", "RoutingPolicy", "EarshotDaemon",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

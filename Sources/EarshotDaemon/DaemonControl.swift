@@ -1,0 +1,107 @@
+import AudioGraph
+import RoutingPolicy
+
+/// What the control API (socket, later D-Bus) asks of the running daemon. The transport
+/// parses and frames; this is the semantics. Implemented by `Daemon`.
+public protocol DaemonControl: Sendable {
+    /// register / update / unregister. Returns the accessory's configuration afterwards
+    /// (nil after unregister), or the refusal.
+    func perform(_ request: AccessoryRequest) async -> Result<AccessoryConfiguration?, AccessoryError>
+    /// current: the configuration of one registration.
+    func current(_ identity: AccessoryIdentity) async -> Result<AccessoryConfiguration, AccessoryError>
+    /// list: every live registration.
+    func list() async -> [AccessoryStatus]
+    /// status: mode, connection and the current decision with its explanation.
+    func status() async -> DaemonStatus
+    /// subscribe: route changes and accessory events from now on, until the stream is dropped.
+    func subscribe() async -> AsyncStream<DaemonEvent>
+}
+
+/// One registration as `list` and `accessory show` report it.
+public struct AccessoryStatus: Sendable, Hashable {
+    public var registration: AccessoryRegistration
+    /// Restored from disk and not yet confirmed by its reporter since the daemon started.
+    public var isStale: Bool
+    /// The sinks this accessory matches now (node.name).
+    public var sinks: [String]
+
+    public init(registration: AccessoryRegistration, isStale: Bool, sinks: [String]) {
+        self.registration = registration
+        self.isStale = isStale
+        self.sinks = sinks
+    }
+}
+
+/// How decisions are applied (design.md §Two ways to apply a decision).
+public enum ApplyMode: String, Sendable, Hashable, Codable {
+    /// A session manager (WirePlumber) runs: write the configured default, let it move streams.
+    case cooperative
+    /// No session manager: keep the `default` metadata and link streams ourselves.
+    case standalone
+    /// Not connected to PipeWire.
+    case disconnected
+}
+
+public struct DaemonStatus: Sendable {
+    public var mode: ApplyMode
+    /// The PipeWire remote, and whether it is connected.
+    public var remote: String
+    public var connected: Bool
+    /// The name of the detected session manager, if any.
+    public var sessionManager: String?
+    /// The latest decision (nil before the first).
+    public var decision: Decision?
+
+    public init(mode: ApplyMode, remote: String, connected: Bool, sessionManager: String?, decision: Decision?) {
+        self.mode = mode
+        self.remote = remote
+        self.connected = connected
+        self.sessionManager = sessionManager
+        self.decision = decision
+    }
+}
+
+/// What `subscribe` streams (and `earshot watch` prints).
+public enum DaemonEvent: Sendable, Hashable {
+    case routeChanged(RouteChange)
+    case accessoryChanged(AccessoryChange)
+}
+
+public struct RouteChange: Sendable, Hashable {
+    /// Wall-clock time, milliseconds since the Unix epoch.
+    public var at: Int64
+    public var reason: RouteChangeReason
+    public var previous: String?
+    public var current: String?
+    /// The accessory whose change caused it, if one did (its address or node.name).
+    public var accessory: String?
+    /// The decision's one-line summary ("2/5 sinks eligible: …").
+    public var summary: String
+
+    public init(at: Int64, reason: RouteChangeReason, previous: String?, current: String?, accessory: String?, summary: String) {
+        self.at = at
+        self.reason = reason
+        self.previous = previous
+        self.current = current
+        self.accessory = accessory
+        self.summary = summary
+    }
+}
+
+public struct AccessoryChange: Sendable, Hashable {
+    public enum Kind: String, Sendable, Hashable, Codable { case registered, updated, unregistered, invalidated }
+    public var at: Int64
+    public var kind: Kind
+    public var accessory: String
+    public var reporter: String?
+    /// The configuration after the change (nil once unregistered or invalidated).
+    public var configuration: AccessoryConfiguration?
+
+    public init(at: Int64, kind: Kind, accessory: String, reporter: String?, configuration: AccessoryConfiguration?) {
+        self.at = at
+        self.kind = kind
+        self.accessory = accessory
+        self.reporter = reporter
+        self.configuration = configuration
+    }
+}
