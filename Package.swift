@@ -20,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // libpipewire-0.3 (apt: libpipewire-0.3-dev libspa-0.2-dev); links -lpipewire-0.3.
@@ -38,6 +39,9 @@ let package = Package(
             dependencies: [
                 "AudioGraph", "PipeWireClient", "RoutingPolicy",
                 .product(name: "Logging", package: "swift-log"),
+                // The control socket (Unix domain, JSON Lines).
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),
@@ -55,6 +59,7 @@ let package = Package(
         .testTarget(name: "AudioGraphTests", dependencies: ["AudioGraph"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "PipeWireClientTests", dependencies: ["PipeWireClient", "PipeWireTestSupport", "AudioGraph"], swiftSettings: strict),
         .testTarget(name: "RoutingPolicyTests", dependencies: ["RoutingPolicy", "AudioGraph"], resources: [.copy("Fixtures")], swiftSettings: strict),
+        .testTarget(name: "EarshotDaemonTests", dependencies: ["EarshotDaemon", "RoutingPolicy", "AudioGraph", "PipeWireTestSupport"], swiftSettings: strict),
         .testTarget(name: "EarshotCommandsTests", dependencies: ["EarshotCommands", "PipeWireTestSupport", "AudioGraph"], swiftSettings: strict),
     ]
 )

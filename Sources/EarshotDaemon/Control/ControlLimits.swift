@@ -1,0 +1,17 @@
+/// The bounds that keep one client from stalling the daemon or the other clients.
+public struct ControlLimits: Sendable, Hashable {
+    /// A request line longer than this (without its newline) gets an error and a disconnect.
+    public var maximumLineBytes: Int
+    /// A client whose unread output (replies and events) passes this is disconnected. Counts
+    /// what the server holds; the kernel's socket buffer (a few hundred KiB) comes on top.
+    public var maximumPendingOutputBytes: Int
+    /// Requests received and not yet answered; past this the server stops reading from that
+    /// client until it catches up, so a flood waits in the client's socket, not in memory.
+    public var maximumQueuedRequests: Int
+
+    public init(maximumLineBytes: Int = 64 * 1024, maximumPendingOutputBytes: Int = 1 << 20, maximumQueuedRequests: Int = 32) {
+        self.maximumLineBytes = maximumLineBytes
+        self.maximumPendingOutputBytes = maximumPendingOutputBytes
+        self.maximumQueuedRequests = maximumQueuedRequests
+    }
+}

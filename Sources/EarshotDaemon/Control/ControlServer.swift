@@ -1,0 +1,134 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The control API: a Unix socket speaking JSON Lines (docs/control-protocol.md), answering
+/// through a `DaemonControl`. Only the daemon's own uid may connect.
+public final class ControlServer: Sendable {
+    public let path: String
+    public let limits: ControlLimits
+    private let listener: any Channel
+    private let connections: ConnectionRegistry
+    private let socketIdentity: (device: UInt64, inode: UInt64)?
+    private let closed = Mutex(false)
+
+    private init(path: String, limits: ControlLimits, listener: any Channel,
+                 connections: ConnectionRegistry, socketIdentity: (device: UInt64, inode: UInt64)?) {
+        self.path = path
+        self.limits = limits
+        self.listener = listener
+        self.connections = connections
+        self.socketIdentity = socketIdentity
+    }
+
+    /// Listens on `path` (created mode 0600, its directory 0700 if missing). A socket file
+    /// nobody answers on is replaced; one a live daemon answers on is an error.
+    public static func start(
+        path: String = ControlSocketPath.default(), control: any DaemonControl, limits: ControlLimits = ControlLimits()
+    ) async throws(ControlServerError) -> ControlServer {
+        try ControlSocketFile.prepareDirectory(for: path)
+        try ControlSocketFile.clearStale(at: path)
+        // NIO's process-wide group, never shut down: a request the daemon answers after close
+        // then fails its write on a closed channel instead of scheduling on a dead loop.
+        let group = MultiThreadedEventLoopGroup.singleton
+        let connections = ConnectionRegistry()
+        let allowedUID = getuid()
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(ChannelOptions.backlog, value: 64)
+            .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
+            .childChannelOption(
+                ChannelOptions.writeBufferWaterMark,
+                value: ChannelOptions.Types.WriteBufferWaterMark(
+                    low: limits.maximumPendingOutputBytes / 2, high: limits.maximumPendingOutputBytes))
+            .childChannelInitializer { channel in
+                guard connections.add(channel) else { return channel.close() }
+                channel.closeFuture.whenComplete { _ in connections.remove(channel) }
+                return channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandlers([
+                        ByteToMessageHandler(ControlLineDecoder(maximumLineBytes: limits.maximumLineBytes)),
+                        ControlConnectionHandler(control: control, limits: limits, allowedUID: allowedUID) { session in
+                            connections.attach(session, to: channel)
+                        },
+                    ])
+                }
+            }
+        let listener: any Channel
+        do {
+            listener = try await bootstrap.bind(unixDomainSocketPath: path).get()
+        } catch {
+            throw .socket(path, "cannot listen: \(error)")
+        }
+        do {
+            try ControlSocketFile.restrictToOwner(path)
+        } catch {
+            try? await listener.close()
+            throw error
+        }
+        return ControlServer(path: path, limits: limits, listener: listener, connections: connections,
+                             socketIdentity: ControlSocketFile.identity(of: path))
+    }
+
+    /// Stops listening, disconnects every client, waits for requests already passed to the
+    /// daemon to come back, and removes the socket file (if it is still the one this server
+    /// made). Call it before stopping the engine behind `DaemonControl`. Safe to call twice.
+    public func close() async {
+        let wasClosed = closed.withLock { closed in
+            defer { closed = true }
+            return closed
+        }
+        guard !wasClosed else { return }
+        try? await listener.close()
+        let open = connections.closeAll()
+        for connection in open { try? await connection.channel.close() }
+        for connection in open { await connection.session?.finished() }
+        ControlSocketFile.remove(path, ifStill: socketIdentity)
+    }
+
+    /// Connected clients now (for tests and status).
+    public var connectionCount: Int { connections.count }
+}
+
+/// The open connections, so close can end them; none are admitted once closing began.
+private final class ConnectionRegistry: Sendable {
+    struct Connection {
+        var channel: any Channel
+        var session: ControlSession?
+    }
+
+    private struct State {
+        var connections: [ObjectIdentifier: Connection] = [:]
+        var closing = false
+    }
+
+    private let state = Mutex(State())
+
+    func add(_ channel: any Channel) -> Bool {
+        state.withLock { state in
+            guard !state.closing else { return false }
+            state.connections[ObjectIdentifier(channel)] = Connection(channel: channel)
+            return true
+        }
+    }
+
+    /// The session of an admitted connection, so close can wait for its requests.
+    func attach(_ session: ControlSession, to channel: any Channel) {
+        state.withLock { $0.connections[ObjectIdentifier(channel)]?.session = session }
+    }
+
+    func remove(_ channel: any Channel) {
+        _ = state.withLock { $0.connections.removeValue(forKey: ObjectIdentifier(channel)) }
+    }
+
+    func closeAll() -> [Connection] {
+        state.withLock { state in
+            state.closing = true
+            return Array(state.connections.values)
+        }
+    }
+
+    var count: Int { state.withLock { $0.connections.count } }
+}

@@ -1,0 +1,151 @@
+import AudioGraph
+import Foundation
+import NIOCore
+import RoutingPolicy
+import Synchronization
+
+/// One connection's async side: answers its requests one at a time and in order through the
+/// daemon, and streams its subscription. Writes never wait for the client to read: a client
+/// that falls behind is cut off by the write-buffer bound (ControlConnectionHandler), so
+/// neither the daemon nor other clients ever wait on it.
+final class ControlSession: Sendable {
+    private let channel: any Channel
+    private let control: any DaemonControl
+    private let limits: ControlLimits
+    private let frames: AsyncStream<ControlFrame>.Continuation
+    private let tasks = Mutex(Tasks())
+
+    private struct Tasks {
+        var running: [Task<Void, Never>] = []
+        var ended = false
+    }
+
+    /// `answered` runs after each request is answered, so the handler can read more.
+    init(channel: any Channel, control: any DaemonControl, limits: ControlLimits, answered: @escaping @Sendable () -> Void) {
+        self.channel = channel
+        self.control = control
+        self.limits = limits
+        // Unbounded here because the handler bounds it: it stops reading at maximumQueuedRequests.
+        let (stream, continuation) = AsyncStream<ControlFrame>.makeStream()
+        frames = continuation
+        let serving = Task { [self] in await serve(stream, answered: answered) }
+        adopt(serving)
+    }
+
+    func receive(_ frame: ControlFrame) { frames.yield(frame) }
+
+    /// The client closed its side: answer what it sent, then close (unless it subscribed).
+    func inputEnded() { frames.finish() }
+
+    /// The connection is gone: stop everything.
+    func end() {
+        frames.finish()
+        let running = tasks.withLock { tasks in
+            tasks.ended = true
+            return tasks.running
+        }
+        for task in running { task.cancel() }
+    }
+
+    /// Returns once every task of the session has ended (after `end`, promptly, unless the
+    /// daemon is still answering a request).
+    func finished() async {
+        var awaited = 0
+        while let task = tasks.withLock({ awaited < $0.running.count ? $0.running[awaited] : nil }) {
+            await task.value
+            awaited += 1
+        }
+    }
+
+    /// Keeps a task to cancel at the end; one started after the end is cancelled at once.
+    private func adopt(_ task: Task<Void, Never>) {
+        let ended = tasks.withLock { tasks in
+            if !tasks.ended { tasks.running.append(task) }
+            return tasks.ended
+        }
+        if ended { task.cancel() }
+    }
+
+    private func serve(_ frames: AsyncStream<ControlFrame>, answered: @Sendable () -> Void) async {
+        var lastWrite: EventLoopFuture<Void>?
+        var subscribed = false
+        for await frame in frames {
+            switch frame {
+            case .line(let buffer):
+                let line = Data(buffer.readableBytesView)
+                // Blank lines (a stray Enter in socat) are not requests.
+                if !line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) {
+                    switch ControlWire.request(from: line) {
+                    case .failure(let failure):
+                        lastWrite = write(ControlWire.failure(id: failure.id, failure.error))
+                    case .success(let request) where request.command == .subscribe:
+                        lastWrite = write(ControlWire.success(id: request.id, ["subscribed": .bool(true)]))
+                        if !subscribed {
+                            subscribed = true
+                            // Subscribed only after the ok is queued, so the ok comes first.
+                            await startSubscription()
+                        }
+                    case .success(let request):
+                        lastWrite = write(await answer(request))
+                    }
+                }
+                answered()
+            case .tooLong:
+                let kib = limits.maximumLineBytes / 1024
+                let error = AccessoryError(.invalidRequest, "line longer than \(limits.maximumLineBytes) bytes: send each request as one line of JSON under \(kib) KiB; closing the connection")
+                try? await write(ControlWire.failure(id: nil, error)).get()
+                try? await channel.close()
+                return
+            }
+        }
+        guard !Task.isCancelled, !subscribed else { return }
+        try? await lastWrite?.get()
+        try? await channel.close()
+    }
+
+    private func answer(_ request: ControlRequest) async -> JSONValue {
+        switch request.command {
+        case .accessory(let accessoryRequest):
+            switch await control.perform(accessoryRequest) {
+            case .success(let configuration?):
+                return ControlWire.success(id: request.id, ["accessory": ControlWire.accessory(accessoryRequest.identity, configuration)])
+            case .success(nil):
+                return ControlWire.success(id: request.id, ["accessory": .null])
+            case .failure(let error):
+                return ControlWire.failure(id: request.id, error)
+            }
+        case .current(let identity):
+            switch await control.current(identity) {
+            case .success(let configuration):
+                return ControlWire.success(id: request.id, ["accessory": ControlWire.accessory(identity, configuration)])
+            case .failure(let error):
+                return ControlWire.failure(id: request.id, error)
+            }
+        case .list:
+            let accessories = await control.list().sorted { $0.registration.identity < $1.registration.identity }
+            return ControlWire.success(id: request.id, ["accessories": .array(accessories.map(ControlWire.accessory))])
+        case .status:
+            return ControlWire.success(id: request.id, ["status": ControlWire.status(await control.status())])
+        case .subscribe:
+            preconditionFailure("subscribe is answered by serve, which must order its reply before the events")
+        }
+    }
+
+    private func startSubscription() async {
+        let events = await control.subscribe()
+        let channel = channel
+        let streaming = Task {
+            for await event in events {
+                channel.writeAndFlush(ByteBuffer(bytes: ControlWire.line(ControlWire.event(event))), promise: nil)
+            }
+            // The daemon ended the stream (it is stopping): tell the subscriber by closing.
+            if !Task.isCancelled { try? await channel.close() }
+        }
+        adopt(streaming)
+    }
+
+    @discardableResult
+    private func write(_ value: JSONValue) -> EventLoopFuture<Void> {
+        channel.writeAndFlush(ByteBuffer(bytes: ControlWire.line(value)))
+    }
+}

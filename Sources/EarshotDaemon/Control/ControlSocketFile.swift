@@ -1,0 +1,84 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The file-system side of the control socket: its directory, a socket file left behind by a
+/// daemon that died, and the mode of a fresh one.
+enum ControlSocketFile {
+    /// Creates the socket's directory (and missing parents) with mode 0700. An existing
+    /// directory is left as it is: `--socket` may name one the user shares on purpose (and
+    /// the socket itself is 0600 and checks the peer's uid anyway).
+    static func prepareDirectory(for path: String) throws(ControlServerError) {
+        let directory = (path as NSString).deletingLastPathComponent
+        guard !directory.isEmpty else { return }
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else { throw .directory(directory, "exists and is not a directory") }
+            return
+        }
+        do {
+            try FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw .directory(directory, "cannot create it: \(error.localizedDescription)")
+        }
+    }
+
+    /// Removes a socket file nobody listens on; refuses when a daemon answers there, or when
+    /// the path is something other than a socket.
+    static func clearStale(at path: String) throws(ControlServerError) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return }
+        guard info.st_mode & S_IFMT == S_IFSOCK else { throw .notASocket(path) }
+        do {
+            let fd = try UnixSocketConnector.connect(path: path)
+            close(fd)
+            throw ControlServerError.alreadyServing(path)
+        } catch let error as UnixSocketError where error.errno == ECONNREFUSED || error.errno == ENOENT {
+            // ECONNREFUSED: nobody listens, the daemon that made it is gone.
+            if unlink(path) != 0, errno != ENOENT { throw .socket(path, "cannot remove the stale socket: \(String(cString: strerror(errno)))") }
+        } catch let error as ControlServerError {
+            throw error
+        } catch {
+            throw .socket(path, "cannot tell whether a daemon listens there: \(error)")
+        }
+    }
+
+    /// The socket's identity after bind, so close removes only the file this server made.
+    static func identity(of path: String) -> (device: UInt64, inode: UInt64)? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        return (UInt64(info.st_dev), UInt64(info.st_ino))
+    }
+
+    static func restrictToOwner(_ path: String) throws(ControlServerError) {
+        guard chmod(path, 0o600) == 0 else { throw .socket(path, "cannot set mode 0600: \(String(cString: strerror(errno)))") }
+    }
+
+    static func remove(_ path: String, ifStill identity: (device: UInt64, inode: UInt64)?) {
+        guard let identity, let now = self.identity(of: path), now == identity else { return }
+        unlink(path)
+    }
+}
+
+/// Why the control server did not start.
+public enum ControlServerError: Error, Sendable, CustomStringConvertible {
+    case alreadyServing(String)
+    case notASocket(String)
+    case directory(String, String)
+    case socket(String, String)
+
+    public var description: String {
+        switch self {
+        case .alreadyServing(let path):
+            "another earshot daemon is listening on \(path): stop it first (earshot status shows it), or give this one another socket path"
+        case .notASocket(let path):
+            "\(path) exists and is not a socket: move it away, or give another socket path"
+        case .directory(let path, let why):
+            "control socket directory \(path) \(why)"
+        case .socket(let path, let why):
+            "control socket \(path): \(why)"
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import EarshotDaemon
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Starting where a socket file already is: a live daemon, a dead one's leftover, something else.
+@Suite("control socket file", .timeLimit(.minutes(1)))
+struct ControlSocketFileTests {
+    @Test("a second server on the path of a live one refuses to start, saying so; the first keeps serving")
+    func liveDaemonRefused() async throws {
+        try await ControlFixture.with { fixture in
+            do {
+                let second = try await ControlServer.start(path: fixture.socketPath, control: InMemoryDaemonControl())
+                await second.close()
+                Issue.record("a second server started on \(fixture.socketPath)")
+            } catch {
+                #expect("\(error)".contains("another earshot daemon is listening on \(fixture.socketPath)"))
+            }
+            let client = try RawControlSocket(path: fixture.socketPath)
+            #expect(try await client.request(#"{"op":"status"}"#)["ok"] == .bool(true))
+        }
+    }
+
+    @Test("a stale socket file (nobody listening) is replaced; close removes the socket")
+    func staleSocketReplaced() async throws {
+        let root = try temporaryRuntimeDirectory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let path = root.appendingPathComponent("earshot/control").path
+        try FileManager.default.createDirectory(atPath: root.appendingPathComponent("earshot").path, withIntermediateDirectories: true)
+        try bindWithoutListening(path)
+        let server = try await ControlServer.start(path: path, control: InMemoryDaemonControl())
+        let client = try RawControlSocket(path: path)
+        #expect(try await client.request(#"{"op":"list"}"#)["ok"] == .bool(true))
+        await server.close()
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
+    @Test("a path that is not a socket is left alone and named in the error")
+    func notASocket() async throws {
+        let root = try temporaryRuntimeDirectory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let path = root.appendingPathComponent("control").path
+        try "keep me".write(toFile: path, atomically: true, encoding: .utf8)
+        do {
+            let server = try await ControlServer.start(path: path, control: InMemoryDaemonControl())
+            await server.close()
+            Issue.record("started over a regular file")
+        } catch {
+            #expect("\(error)".contains("is not a socket"))
+        }
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "keep me")
+    }
+
+    @Test("the default path is $XDG_RUNTIME_DIR/earshot/control")
+    func defaultPath() {
+        #expect(ControlSocketPath.default(environment: ["XDG_RUNTIME_DIR": "/run/user/1000"]) == "/run/user/1000/earshot/control")
+        #expect(ControlSocketPath.default(environment: [:]) == "/run/user/\(getuid())/earshot/control")
+    }
+
+    private func temporaryRuntimeDirectory() throws -> URL {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-socket-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        return root
+    }
+
+    /// What a daemon killed with SIGKILL leaves: a bound socket file with no listener.
+    private func bindWithoutListening(_ path: String) throws {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: Array(path.utf8) + [0])
+        }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard result == 0 else { throw UnixSocketError(path: path, errno: errno) }
+    }
+}

@@ -1,0 +1,104 @@
+import AudioGraph
+import EarshotDaemon
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A client that does exactly what a test says, bytes and all, with a deadline on every wait.
+/// Blocking calls run on threads of their own, never on the cooperative pool the server's
+/// sessions need.
+final class RawControlSocket: @unchecked Sendable {
+    let fd: Int32
+    /// Bytes read and not yet returned as a line; touched by one blocking call at a time.
+    private var pending: [UInt8] = []
+
+    init(path: String) throws {
+        fd = try UnixSocketConnector.connect(path: path)
+        // A send into a server that stopped reading fails after this instead of hanging the test.
+        var timeout = timeval(tv_sec: 20, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { close(fd) }
+
+    struct Timeout: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    func send(_ text: String) async throws {
+        try await send(Array(text.utf8))
+    }
+
+    func send(_ bytes: [UInt8]) async throws {
+        try await offload { [fd] in
+            var offset = 0
+            while offset < bytes.count {
+                let written = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    throw UnixSocketError(path: "send", errno: errno)
+                }
+                offset += written
+            }
+        }
+    }
+
+    /// Sends one request line and reads the next line as JSON.
+    func request(_ line: String, timeout: Duration = .seconds(10)) async throws -> JSONValue {
+        try await send(line + "\n")
+        return try await readJSON(timeout: timeout)
+    }
+
+    func readJSON(timeout: Duration = .seconds(10)) async throws -> JSONValue {
+        guard let line = try await readLine(timeout: timeout) else { throw Timeout(description: "connection closed before a reply") }
+        return try JSONValue.parse(line)
+    }
+
+    /// The next line, or nil at end of input; throws at the deadline.
+    func readLine(timeout: Duration = .seconds(10)) async throws -> String? {
+        try await offload { try self.blockingReadLine(timeout: timeout) }
+    }
+
+    /// Waits for the server to close the connection, discarding what it sends until then.
+    func waitForClose(timeout: Duration = .seconds(10)) async throws {
+        while try await readLine(timeout: timeout) != nil {}
+    }
+
+    func shutdownWrite() { shutdown(fd, Int32(SHUT_WR)) }
+
+    private func blockingReadLine(timeout: Duration) throws -> String? {
+        let deadline = ContinuousClock.now + timeout
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            if let newline = pending.firstIndex(of: 0x0A) {
+                let line = String(decoding: pending[..<newline], as: UTF8.self)
+                pending.removeSubrange(...newline)
+                return line
+            }
+            let left = ContinuousClock.now.duration(to: deadline)
+            guard left > .zero else { throw Timeout(description: "no line within \(timeout); have \(pending.count) bytes") }
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let millis = Int32(max(1, min(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000, 60_000)))
+            let ready = poll(&poller, 1, millis)
+            if ready < 0, errno != EINTR { throw UnixSocketError(path: "poll", errno: errno) }
+            guard ready > 0 else { continue }
+            let count = read(fd, &chunk, chunk.count)
+            if count < 0 {
+                if errno == EINTR { continue }
+                if errno == ECONNRESET { return nil }
+                throw UnixSocketError(path: "read", errno: errno)
+            }
+            if count == 0 { return nil }
+            pending.append(contentsOf: chunk[..<count])
+        }
+    }
+
+    private func offload<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            // A thread of its own: Dispatch's global queue runs only as many blocking items
+            // as there are cores, and parallel tests would wait on each other's reads.
+            Thread { continuation.resume(with: Result { try body() }) }.start()
+        }
+    }
+}
