@@ -1,0 +1,132 @@
+import AudioGraph
+import EarshotDaemon
+import Foundation
+import RoutingPolicy
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A client of the daemon's control socket for the CLI: blocking, one request at a time, then
+/// (for `watch`) the events of a subscription. Speaks the protocol through ControlWire.
+final class ControlClient {
+    let path: String
+    private let fd: Int32
+    private var pending: [UInt8] = []
+    private var nextID: Int64 = 1
+
+    /// How long a reply may take before the daemon counts as not reachable.
+    static let replyTimeout: Duration = .seconds(10)
+
+    private init(path: String, fd: Int32) {
+        self.path = path
+        self.fd = fd
+    }
+
+    deinit { close(fd) }
+
+    static func connect(path: String) throws(ControlClientError) -> ControlClient {
+        do {
+            return ControlClient(path: path, fd: try UnixSocketConnector.connect(path: path))
+        } catch {
+            throw .unreachable(path: path, reason: String(cString: strerror(error.errno)))
+        }
+    }
+
+    /// Sends one request and waits for its reply: the reply's fields, or the daemon's refusal.
+    func request(_ operation: ControlOperation, _ fields: [String: JSONValue] = [:]) throws(ControlClientError)
+        -> Result<[String: JSONValue], AccessoryError>
+    {
+        let id = JSONValue.integer(nextID)
+        nextID += 1
+        try send(ControlWire.line(ControlWire.request(operation, id: id, fields: fields)))
+        let deadline = ContinuousClock.now + Self.replyTimeout
+        // Events of an earlier subscribe may come before the reply: they are not this reply.
+        while true {
+            switch try nextMessage(deadline: deadline) {
+            case .success(id: let replyID, let fields) where replyID == id: return .success(fields)
+            case .failure(id: let replyID, let error) where replyID == id || replyID == nil: return .failure(error)
+            case .success, .failure, .event: continue
+            }
+        }
+    }
+
+    /// The next event of a subscription; waits as long as it takes.
+    func nextEvent() throws(ControlClientError) -> (name: String, fields: [String: JSONValue]) {
+        while true {
+            if case .event(let name, let fields) = try nextMessage(deadline: nil) { return (name, fields) }
+        }
+    }
+
+    private func send(_ data: Data) throws(ControlClientError) {
+        var offset = 0
+        while offset < data.count {
+            let written = data[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw .lost(path: path, reason: String(cString: strerror(errno)))
+            }
+            offset += written
+        }
+    }
+
+    private func nextMessage(deadline: ContinuousClock.Instant?) throws(ControlClientError) -> ControlMessage {
+        let line = try readLine(deadline: deadline)
+        do {
+            return try ControlWire.message(from: line)
+        } catch {
+            throw .protocolViolation(path: path, reason: error.description)
+        }
+    }
+
+    private func readLine(deadline: ContinuousClock.Instant?) throws(ControlClientError) -> Data {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            if let newline = pending.firstIndex(of: 0x0A) {
+                let line = Data(pending[..<newline])
+                pending.removeSubrange(...newline)
+                return line
+            }
+            var timeout: Int32 = -1
+            if let deadline {
+                let left = ContinuousClock.now.duration(to: deadline)
+                guard left > .zero else { throw .timedOut(path: path, after: Self.replyTimeout) }
+                timeout = Int32(max(1, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
+            }
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, timeout)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                throw .lost(path: path, reason: String(cString: strerror(errno)))
+            }
+            guard ready > 0 else { continue }
+            let count = read(fd, &chunk, chunk.count)
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw .lost(path: path, reason: String(cString: strerror(errno)))
+            }
+            if count == 0 { throw .lost(path: path, reason: "the daemon closed the connection") }
+            pending.append(contentsOf: chunk[..<count])
+        }
+    }
+}
+
+/// Why the daemon could not be talked to (exit 3), as opposed to a refusal (exit 1).
+enum ControlClientError: Error, CustomStringConvertible {
+    case unreachable(path: String, reason: String)
+    case lost(path: String, reason: String)
+    case timedOut(path: String, after: Duration)
+    case protocolViolation(path: String, reason: String)
+
+    var description: String {
+        switch self {
+        case .unreachable(let path, let reason):
+            "the earshot daemon is not reachable at \(path) (\(reason)): start it with `earshot daemon`, or give its socket with --socket"
+        case .lost(let path, let reason):
+            "lost the connection to the earshot daemon at \(path): \(reason)"
+        case .timedOut(let path, let after):
+            "the earshot daemon at \(path) did not answer within \(after)"
+        case .protocolViolation(let path, let reason):
+            "the program at \(path) does not speak the earshot control protocol: \(reason)"
+        }
+    }
+}
