@@ -88,7 +88,7 @@ struct ControlAbuseTests {
                             "socat", "-t", "10", "-", "UNIX-CONNECT:\(fixture.socketPath)"],
                 environment: ["PATH": "/usr/bin:/bin:/usr/sbin:/sbin"], logFile: log)
             defer { client.stop() }
-            let status = client.waitForExit(timeout: .seconds(20))
+            let status = try await offPool { client.waitForExit(timeout: .seconds(20)) }
             #expect(status == 0, "socat as nobody: \(client.logTail())")
             let output = try String(contentsOf: log, encoding: .utf8)
             let reply = try JSONValue.parse(try #require(output.split(separator: "\n").first.map(String.init), "no reply: \(output)"))

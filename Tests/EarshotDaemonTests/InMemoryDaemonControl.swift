@@ -8,9 +8,7 @@ actor InMemoryDaemonControl: DaemonControl {
     private var registrations: [AccessoryIdentity: AccessoryRegistration] = [:]
     private var subscribers: [Int: AsyncStream<DaemonEvent>.Continuation] = [:]
     private var nextSubscriber = 0
-    /// Requests wait on this before being answered, so a test can hold the daemon busy.
-    private var gateClosed = false
-    private var waitingAtGate: [CheckedContinuation<Void, Never>] = []
+    private var waitingForSubscriber: [CheckedContinuation<Void, Never>] = []
 
     func perform(_ request: AccessoryRequest) async -> Result<AccessoryConfiguration?, AccessoryError> {
         switch request {
@@ -38,7 +36,6 @@ actor InMemoryDaemonControl: DaemonControl {
     }
 
     func current(_ identity: AccessoryIdentity) async -> Result<AccessoryConfiguration, AccessoryError> {
-        await passGate()
         guard let registration = registrations[identity] else {
             return .failure(AccessoryError(.unknown, "no registration for \(identity)"))
         }
@@ -50,7 +47,6 @@ actor InMemoryDaemonControl: DaemonControl {
     }
 
     func status() async -> DaemonStatus {
-        await passGate()
         return DaemonStatus(mode: .standalone, remote: "pipewire-0", connected: true, sessionManager: nil, decision: nil)
     }
 
@@ -61,7 +57,15 @@ actor InMemoryDaemonControl: DaemonControl {
         let (stream, continuation) = AsyncStream<DaemonEvent>.makeStream()
         continuation.onTermination = { _ in Task { await self.drop(id) } }
         subscribers[id] = continuation
+        for waiter in waitingForSubscriber { waiter.resume() }
+        waitingForSubscriber = []
         return stream
+    }
+
+    /// Returns once someone subscribed (at once if someone has).
+    func waitForSubscriber() async {
+        guard subscribers.isEmpty else { return }
+        await withCheckedContinuation { waitingForSubscriber.append($0) }
     }
 
     var subscriberCount: Int { subscribers.count }
@@ -76,23 +80,6 @@ actor InMemoryDaemonControl: DaemonControl {
     }
 
     private func drop(_ id: Int) { subscribers[id] = nil }
-
-    /// While closed, `current` and `status` wait.
-    func closeGate() { gateClosed = true }
-
-    func openGate() {
-        gateClosed = false
-        let waiting = waitingAtGate
-        waitingAtGate = []
-        for continuation in waiting { continuation.resume() }
-    }
-
-    var waitingAtGateCount: Int { waitingAtGate.count }
-
-    private func passGate() async {
-        guard gateClosed else { return }
-        await withCheckedContinuation { waitingAtGate.append($0) }
-    }
 }
 
 extension DaemonEvent {

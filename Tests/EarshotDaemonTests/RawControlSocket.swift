@@ -31,7 +31,7 @@ final class RawControlSocket: @unchecked Sendable {
     }
 
     func send(_ bytes: [UInt8]) async throws {
-        try await offload { [fd] in
+        try await offPool { [fd] in
             var offset = 0
             while offset < bytes.count {
                 let written = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -57,7 +57,7 @@ final class RawControlSocket: @unchecked Sendable {
 
     /// The next line, or nil at end of input; throws at the deadline.
     func readLine(timeout: Duration = .seconds(10)) async throws -> String? {
-        try await offload { try self.blockingReadLine(timeout: timeout) }
+        try await offPool { try self.blockingReadLine(timeout: timeout) }
     }
 
     /// Waits for the server to close the connection, discarding what it sends until then.
@@ -91,14 +91,6 @@ final class RawControlSocket: @unchecked Sendable {
             }
             if count == 0 { return nil }
             pending.append(contentsOf: chunk[..<count])
-        }
-    }
-
-    private func offload<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            // A thread of its own: Dispatch's global queue runs only as many blocking items
-            // as there are cores, and parallel tests would wait on each other's reads.
-            Thread { continuation.resume(with: Result { try body() }) }.start()
         }
     }
 }
