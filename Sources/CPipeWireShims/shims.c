@@ -1,6 +1,8 @@
 #include "CPipeWireShims.h"
 
 #include <errno.h>
+#include <spa/param/param.h>
+#include <spa/pod/builder.h>
 
 int CPipeWire_core_add_listener(struct pw_core *core, struct spa_hook *listener,
                                 const struct pw_core_events *events, void *data) {
@@ -68,6 +70,16 @@ int CPipeWire_metadata_add_listener(struct pw_metadata *metadata, struct spa_hoo
 int CPipeWire_metadata_set_property(struct pw_metadata *metadata, uint32_t subject,
                                     const char *key, const char *type, const char *value) {
     return pw_metadata_set_property(metadata, subject, key, type, value);
+}
+
+int CPipeWire_node_set_port_config_dsp(struct pw_node *node, enum spa_direction direction) {
+    uint8_t buffer[256];
+    struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(buffer, sizeof(buffer));
+    struct spa_pod *param = spa_pod_builder_add_object(&builder,
+        SPA_TYPE_OBJECT_ParamPortConfig, SPA_PARAM_PortConfig,
+        SPA_PARAM_PORT_CONFIG_direction, SPA_POD_Id(direction),
+        SPA_PARAM_PORT_CONFIG_mode, SPA_POD_Id(SPA_PARAM_PORT_CONFIG_MODE_dsp));
+    return pw_node_set_param(node, SPA_PARAM_PortConfig, 0, param);
 }
 
 void CPipeWire_hook_remove(struct spa_hook *hook) {

@@ -215,6 +215,20 @@ public final class PipeWireConnection: @unchecked Sendable {
         return ids
     }
 
+    /// Gives a node one DSP port per channel on its output side (or input side), as a session
+    /// manager does for new streams: without it a stream has no ports to link.
+    public func configureDSPPorts(ofNode id: ObjectID, direction: PortDirection = .output) async throws(PipeWireError) {
+        try loop.withLock { () throws(PipeWireError) in
+            try checkUsable()
+            guard let object = boundObjects[id], object.kind == .node else { throw PipeWireError.noSuchObject(id) }
+            let result = CPipeWire_node_set_port_config_dsp(
+                object.handle.proxy, direction == .output ? SPA_DIRECTION_OUTPUT : SPA_DIRECTION_INPUT)
+            guard result >= 0 else {
+                throw PipeWireError.requestFailed(operation: "set PortConfig on \(id)", code: result, message: "set_param failed")
+            }
+        }
+    }
+
     /// Destroys a link (or any object the daemon lets this client destroy).
     public func destroy(_ id: ObjectID) async throws(PipeWireError) {
         try loop.withLock { () throws(PipeWireError) in

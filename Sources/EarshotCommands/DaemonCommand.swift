@@ -1,0 +1,44 @@
+import ArgumentParser
+import EarshotDaemon
+import Foundation
+import Logging
+
+/// `earshot daemon`: the main job. Follows the graph, applies the policy, serves the control socket.
+struct DaemonCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "daemon",
+        abstract: "Run the routing engine: the output follows the headset you wear.",
+        discussion: """
+            Applies decisions through WirePlumber when it runs (cooperative), or links streams itself \
+            when no session manager runs (standalone). Reloads the config on SIGHUP and when the file \
+            changes; stops on SIGTERM or SIGINT.
+            """)
+
+    @Option(help: "Config file (default: $XDG_CONFIG_HOME/earshot/earshot.toml, then /etc/earshot/earshot.toml).")
+    var config: String?
+
+    @Option(help: "PipeWire remote: a socket name or an absolute socket path (default: PIPEWIRE_REMOTE, then pipewire-0).")
+    var remote: String?
+
+    @Option(help: "Control socket path (default: $XDG_RUNTIME_DIR/earshot/control).")
+    var socket: String?
+
+    @Option(help: "State file (default: $XDG_STATE_HOME/earshot/state.json).")
+    var state: String?
+
+    @Flag(help: "Log every decision's full explanation, not just its summary.")
+    var verbose = false
+
+    func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let options = DaemonOptions(
+            configPath: config, remote: remote,
+            socketPath: socket ?? ControlSocketPath.default(environment: environment),
+            statePath: state ?? StateStore.defaultPath(environment: environment),
+            environment: environment, verbose: verbose)
+        var logger = Logger(label: "earshot") { StreamLogHandler.standardError(label: $0) }
+        logger.logLevel = verbose ? .debug : .info
+        let status = await DaemonRunner.run(options, logger: logger)
+        if status != 0 { throw ExitCode(status) }
+    }
+}

@@ -1,0 +1,90 @@
+import AudioGraph
+import PipeWireClient
+import RoutingPolicy
+
+/// Applying the current decision to PipeWire (design.md §Two ways to apply a decision).
+extension Daemon {
+    func apply() async {
+        guard !isStopped, let connection, let target = engine.currentDefault else { return }
+        switch mode {
+        case .cooperative:
+            // The session manager moves the following streams; one write per change.
+            guard engine.graph.configuredDefaultSinkName != target, pendingOwnWrite != target else { return }
+            await writeDefault(target, keys: [Graph.configuredSinkKey], on: connection)
+        case .standalone:
+            guard await ensureDefaultMetadata(on: connection) else { return }
+            var keys: [String] = []
+            if engine.graph.configuredDefaultSinkName != target, pendingOwnWrite != target { keys.append(Graph.configuredSinkKey) }
+            if engine.graph.effectiveDefaultSinkName != target { keys.append(Graph.effectiveSinkKey) }
+            if !keys.isEmpty { await writeDefault(target, keys: keys, on: connection) }
+            await reconcileStreams()
+        case .disconnected:
+            return
+        }
+    }
+
+    private func writeDefault(_ name: String, keys: [String], on connection: PipeWireConnection) async {
+        let value = JSONValue.object(["name": .string(name)]).canonicalText
+        if keys.contains(Graph.configuredSinkKey) { pendingOwnWrite = name }
+        for key in keys {
+            do {
+                try await connection.setMetadata(key: key, type: "Spa:String:JSON", value: value)
+            } catch {
+                logger.error("cannot set \(key) to \(name): \(error)")
+                if key == Graph.configuredSinkKey { pendingOwnWrite = nil }
+            }
+        }
+    }
+
+    /// Standalone: nobody provides the `default` metadata, so Earshot does (it lives as long
+    /// as Earshot's connection).
+    private func ensureDefaultMetadata(on connection: PipeWireConnection) async -> Bool {
+        if engine.graph.defaultMetadata != nil { return true }
+        do {
+            _ = try await connection.createMetadata(named: "default")
+            _ = try await connection.waitUntil("the default metadata Earshot created") { $0.defaultMetadata != nil }
+            logger.info("created the default metadata (no session manager provides one)")
+            return true
+        } catch {
+            logger.error("cannot create the default metadata: \(error)")
+            return false
+        }
+    }
+
+    /// Standalone: links every following stream to the default sink, make before break
+    /// (new links first, then Earshot's old ones), and gives new streams ports. Re-runs when
+    /// asked again while running, so concurrent triggers coalesce.
+    func reconcileStreams() async {
+        if isReconciling {
+            reconcileAgain = true
+            return
+        }
+        isReconciling = true
+        defer { isReconciling = false }
+        repeat {
+            reconcileAgain = false
+            guard mode == .standalone, let connection, !isStopped else { return }
+            let plan = StreamPlan.make(
+                graph: engine.graph, defaultSink: engine.currentDefault, ownedLinks: ownedLinks, portsRequested: portsRequested)
+            for stream in plan.configurePorts {
+                portsRequested.insert(stream)
+                do { try await connection.configureDSPPorts(ofNode: stream) } catch { logger.warning("cannot configure ports of stream \(stream): \(error)") }
+            }
+            for move in plan.moves {
+                if move.needsLink {
+                    do {
+                        let links = try await connection.link(output: move.stream, input: move.target)
+                        for link in links { ownedLinks[move.stream, default: [:]][link] = move.target }
+                    } catch {
+                        logger.warning("cannot link stream \(move.stream) to \(move.target): \(error)")
+                        continue  // keep the old links: a stream is never left unlinked
+                    }
+                }
+                for link in move.obsoleteLinks {
+                    ownedLinks[move.stream]?[link] = nil
+                    do { try await connection.destroy(link) } catch { logger.debug("link \(link) already gone: \(error)") }
+                }
+            }
+        } while reconcileAgain
+    }
+}

@@ -1,0 +1,217 @@
+import AudioGraph
+import Foundation
+import Logging
+import PipeWireClient
+import RoutingPolicy
+
+/// The live engine: mirrors the PipeWire graph into the policy, applies each decision
+/// (cooperatively through WirePlumber or standalone), serves the control API, persists
+/// registrations and reloads its config. An actor: every input is handled one at a time.
+public actor Daemon {
+    let options: DaemonOptions
+    let logger: Logger
+    let store: StateStore
+    var configSource: ConfigSource
+    var engine: PolicyEngine
+    var connection: PipeWireConnection?
+    var mode: ApplyMode = .disconnected
+    var sessionManager: String?
+    var lastDecision: Decision?
+    var persisted = PersistedState()
+    var staleAccessories: Set<AccessoryIdentity> = []
+    var subscribers: [UInt64: AsyncStream<DaemonEvent>.Continuation] = [:]
+    var nextSubscriber: UInt64 = 0
+    var timerTask: Task<Void, Never>?
+    var isStopped = false
+    /// The configured default Earshot wrote and has not yet seen echoed back.
+    var pendingOwnWrite: String?
+    /// Standalone: the links Earshot made, per stream, with the node each goes to.
+    var ownedLinks: [ObjectID: [ObjectID: ObjectID]] = [:]
+    var portsRequested: Set<ObjectID> = []
+    var isReconciling = false
+    var reconcileAgain = false
+    let started = ContinuousClock.now
+
+    public init(options: DaemonOptions, logger: Logger) throws(ConfigErrors) {
+        self.options = options
+        self.logger = logger
+        store = StateStore(path: options.statePath)
+        configSource = ConfigSource.resolve(
+            explicit: options.configPath, environment: options.environment, fileExists: FileManager.default.fileExists(atPath:))
+        let config = try configSource.load()
+        engine = PolicyEngine(graph: Graph(), config: config)
+    }
+
+    /// Milliseconds since the daemon started: the policy's clock.
+    var now: Milliseconds {
+        let elapsed = started.duration(to: .now)
+        return elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000
+    }
+
+    static var wallClock: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+
+    public var configDescription: String { configSource.description }
+
+    /// Restores the saved state, then keeps a connection to PipeWire until `stop()`:
+    /// reconnects when the daemon goes away, with a short backoff while it is absent.
+    public func run() async {
+        restoreState()
+        var backoff: Duration = .milliseconds(50)
+        var reportedAbsence = false
+        while !isStopped {
+            let connection: PipeWireConnection
+            do {
+                connection = try await PipeWireConnection.connect(remote: options.remote, applicationName: "earshot")
+            } catch {
+                if !reportedAbsence { logger.warning("PipeWire not reachable (\(error)); retrying") }
+                reportedAbsence = true
+                try? await Task.sleep(for: backoff)  // retry backoff while PipeWire is down
+                backoff = min(backoff * 2, .milliseconds(500))
+                continue
+            }
+            backoff = .milliseconds(50)
+            reportedAbsence = false
+            await attach(connection)
+            for await event in connection.events {
+                guard !isStopped else { break }
+                await handle(event)
+            }
+            detach(connection)
+        }
+    }
+
+    public func stop() {
+        isStopped = true
+        timerTask?.cancel()
+        connection?.close()
+        for subscriber in subscribers.values { subscriber.finish() }
+        subscribers.removeAll()
+    }
+
+    // MARK: Connection lifecycle
+
+    private func attach(_ connection: PipeWireConnection) async {
+        self.connection = connection
+        let graph = connection.snapshot()
+        pendingOwnWrite = nil
+        ownedLinks = [:]
+        portsRequested = []
+        detectMode(in: graph)
+        logger.info("connected to PipeWire (\(connection.remoteName)): \(mode.rawValue) mode\(sessionManager.map { ", session manager \($0)" } ?? "")")
+        let firstTime = lastDecision == nil
+        let outcome = firstTime ? replaceAndStart(graph) : engine.handle(.graphReplaced(graph), at: now)
+        await process(outcome)
+    }
+
+    private func replaceAndStart(_ graph: Graph) -> PolicyOutcome {
+        // The first graph: rebuild the engine over it, keeping registrations and config.
+        var fresh = PolicyEngine(graph: graph, config: engine.config)
+        for registration in engine.accessories.entries.values.map(\.registration).sorted(by: { $0.identity < $1.identity }) {
+            _ = fresh.handle(.accessory(.register(registration.identity, reporter: registration.reporter, registration.configuration)), at: now)
+        }
+        engine = fresh
+        return engine.handle(.start, at: now)
+    }
+
+    private func detach(_ connection: PipeWireConnection) {
+        connection.close()
+        if self.connection === connection { self.connection = nil }
+        mode = .disconnected
+        if !isStopped { logger.warning("PipeWire connection lost; reconnecting") }
+    }
+
+    func detectMode(in graph: Graph) {
+        sessionManager = SessionManagerDetector.detect(in: graph)
+        let newMode: ApplyMode = sessionManager == nil ? .standalone : .cooperative
+        if newMode != mode, mode != .disconnected {
+            logger.info("apply mode: \(newMode.rawValue)\(sessionManager.map { " (\($0))" } ?? "")")
+        }
+        mode = newMode
+    }
+
+    // MARK: Inputs
+
+    private func handle(_ event: PipeWireEvent) async {
+        guard case .changed(let change) = event else { return }
+        var outcome = engine.handle(.graphChanged(change), at: now)
+        switch change {
+        case .client, .removed:
+            let before = mode
+            detectMode(in: engine.graph)
+            if before != mode { pendingOwnWrite = nil }
+        case .metadataProperty(let id, 0, Graph.configuredSinkKey?, _, let value?) where engine.graph.metadata[id]?.name == "default":
+            if let name = MetadataEntry.name(inJSON: value) {
+                if name == pendingOwnWrite {
+                    pendingOwnWrite = nil
+                } else if name != engine.currentDefault {
+                    // Someone else (wpctl, pavucontrol, GNOME) chose: follow, don't fight.
+                    await process(outcome)
+                    outcome = engine.handle(.userSelectedDefault(name), at: now)
+                }
+            }
+        default:
+            break
+        }
+        if case .removed(let id) = change { forgetOwned(id) }
+        await process(outcome)
+    }
+
+    func timerFired() async {
+        while let due = engine.nextDeadline, due <= now {
+            await process(engine.handle(.timerFired, at: now))
+        }
+    }
+
+    /// Records a decision, tells subscribers and the log, persists, and applies it.
+    func process(_ outcome: PolicyOutcome) async {
+        let decision = outcome.decision
+        lastDecision = decision
+        schedule(outcome.nextDeadline)
+        if decision.changed, let reason = decision.reason {
+            let change = RouteChange(
+                at: Self.wallClock, reason: reason, previous: decision.previous, current: decision.defaultSink,
+                accessory: decision.trigger.accessory?.description, summary: decision.summary)
+            logger.info("route \(reason.rawValue): \(decision.previous ?? "(none)") → \(decision.defaultSink ?? "(none)"); \(decision.summary)")
+            if options.verbose { logger.info("\(DecisionText.render(decision, detail: .full))") }
+            publish(.routeChanged(change))
+            persisted.history.append(.init(at: change.at, current: change.current, previous: change.previous, reason: reason.rawValue))
+            saveState()
+        } else if decision.trigger.isAccessory || decision.trigger == .configReplaced {
+            logger.info("decision (\(decision.trigger)): \(decision.defaultSink ?? "(none)") stays; \(decision.summary)")
+            if options.verbose { logger.info("\(DecisionText.render(decision, detail: .full))") }
+        }
+        await apply()
+    }
+
+    private func schedule(_ deadline: Milliseconds?) {
+        timerTask?.cancel()
+        timerTask = nil
+        guard let deadline else { return }
+        let delay = max(0, deadline - now)
+        timerTask = Task { [weak self] in
+            do { try await Task.sleep(for: .milliseconds(delay)) } catch { return }  // the placement timer
+            await self?.timerFired()
+        }
+    }
+
+    func publish(_ event: DaemonEvent) {
+        for subscriber in subscribers.values { subscriber.yield(event) }
+    }
+
+    func forgetOwned(_ id: ObjectID) {
+        ownedLinks[id] = nil
+        portsRequested.remove(id)
+        for stream in ownedLinks.keys { ownedLinks[stream]?[id] = nil }
+    }
+}
+
+extension DecisionTrigger {
+    var accessory: AccessoryIdentity? {
+        switch self {
+        case .accessory(_, let identity), .timer(_, let identity): identity
+        default: nil
+        }
+    }
+
+    var isAccessory: Bool { accessory != nil }
+}

@@ -1,0 +1,21 @@
+/// How `earshot daemon` was started.
+public struct DaemonOptions: Sendable {
+    /// `--config`; nil searches the XDG and system paths.
+    public var configPath: String?
+    /// PipeWire remote (socket name or absolute path); nil: libpipewire's default.
+    public var remote: String?
+    public var socketPath: String
+    public var statePath: String
+    public var environment: [String: String]
+    /// Log every decision's full explanation, not just its summary.
+    public var verbose: Bool
+
+    public init(configPath: String?, remote: String?, socketPath: String, statePath: String, environment: [String: String], verbose: Bool) {
+        self.configPath = configPath
+        self.remote = remote
+        self.socketPath = socketPath
+        self.statePath = statePath
+        self.environment = environment
+        self.verbose = verbose
+    }
+}

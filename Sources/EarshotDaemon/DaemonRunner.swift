@@ -1,0 +1,47 @@
+import Foundation
+import Logging
+import RoutingPolicy
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Everything `earshot daemon` runs: the engine, its control socket, the config watcher and
+/// clean shutdown on SIGTERM/SIGINT. Returns the process exit status.
+public enum DaemonRunner {
+    public static func run(_ options: DaemonOptions, logger: Logger) async -> Int32 {
+        let daemon: Daemon
+        do {
+            daemon = try Daemon(options: options, logger: logger)
+        } catch {
+            for problem in error.errors { logger.error("config: \(problem)") }
+            return 1
+        }
+        let server: ControlServer
+        do {
+            server = try await ControlServer.start(path: options.socketPath, control: daemon)
+        } catch {
+            logger.error("control socket \(options.socketPath): \(error)")
+            return 1
+        }
+        let configDescription = await daemon.configDescription
+        logger.info("earshot daemon: control socket \(options.socketPath), config \(configDescription), state \(options.statePath)")
+        let watcher = ConfigWatcher(paths: await daemon.watchedConfigPaths) { cause in
+            Task { await daemon.reloadConfig(because: cause) }
+        }
+        let stopSignals = [SIGTERM, SIGINT].map { number -> any DispatchSourceSignal in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                Task { await daemon.stop() }
+            }
+            source.resume()
+            return source
+        }
+        await daemon.run()
+        stopSignals.forEach { $0.cancel() }
+        watcher.stop()
+        await server.close()
+        logger.info("earshot daemon stopped")
+        return 0
+    }
+}

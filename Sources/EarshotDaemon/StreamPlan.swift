@@ -1,0 +1,57 @@
+import AudioGraph
+
+/// What standalone mode must do so every following stream plays to the default sink: which
+/// streams need ports, and which to move (link to the target first, then unlink the rest).
+/// Pure: computed from the graph and the links Earshot owns.
+public struct StreamPlan: Sendable, Equatable {
+    public struct Move: Sendable, Equatable {
+        public var stream: ObjectID
+        public var target: ObjectID
+        /// False when Earshot's links to the target exist already (only the break is left).
+        public var needsLink: Bool
+        /// Earshot's links of this stream to other nodes, destroyed once the new ones exist.
+        public var obsoleteLinks: [ObjectID]
+    }
+
+    /// Streams without ports yet: give them DSP ports (a session manager would).
+    public var configurePorts: [ObjectID] = []
+    public var moves: [Move] = []
+
+    public var isEmpty: Bool { configurePorts.isEmpty && moves.isEmpty }
+
+    /// - Parameters:
+    ///   - ownedLinks: for each stream, the links Earshot made and the node each goes to
+    ///     (including links the registry has not announced yet).
+    ///   - portsRequested: streams already asked to configure ports.
+    public static func make(
+        graph: Graph, defaultSink: String?, ownedLinks: [ObjectID: [ObjectID: ObjectID]], portsRequested: Set<ObjectID>
+    ) -> StreamPlan {
+        var plan = StreamPlan()
+        let defaultNode = defaultSink.flatMap { graph.node(named: $0) }
+        for stream in graph.playbackStreams {
+            if stream.props["node.autoconnect"] == "false" { continue }
+            if graph.ports(of: stream.id, direction: .output).isEmpty {
+                if !portsRequested.contains(stream.id) { plan.configurePorts.append(stream.id) }
+                continue
+            }
+            let owned = ownedLinks[stream.id] ?? [:]
+            let foreign = graph.outgoingLinks(of: stream.id).filter { owned[$0.id] == nil }
+            // Someone else linked it (by hand, or a pinned target was honoured): leave it be.
+            if !foreign.isEmpty { continue }
+            let target: Node?
+            if let pinned = stream.props["target.object"] ?? stream.props["node.target"] {
+                // Pinned streams are linked to their target once and never moved.
+                guard owned.isEmpty else { continue }
+                target = graph.sinks.first { $0.name == pinned || $0.serial.map(String.init) == pinned || String($0.id) == pinned }
+            } else {
+                target = defaultNode
+            }
+            guard let target else { continue }
+            let elsewhere = owned.filter { $0.value != target.id }.keys.sorted()
+            let linkedToTarget = owned.values.contains(target.id)
+            if linkedToTarget && elsewhere.isEmpty { continue }
+            plan.moves.append(Move(stream: stream.id, target: target.id, needsLink: !linkedToTarget, obsoleteLinks: elsewhere))
+        }
+        return plan
+    }
+}
