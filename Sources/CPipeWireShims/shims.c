@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <spa/param/param.h>
 #include <spa/pod/builder.h>
+#include <spa/param/audio/format-utils.h>
+#include <string.h>
 
 int CPipeWire_core_add_listener(struct pw_core *core, struct spa_hook *listener,
                                 const struct pw_core_events *events, void *data) {
@@ -72,13 +74,19 @@ int CPipeWire_metadata_set_property(struct pw_metadata *metadata, uint32_t subje
     return pw_metadata_set_property(metadata, subject, key, type, value);
 }
 
-int CPipeWire_node_set_port_config_dsp(struct pw_node *node, enum spa_direction direction) {
-    uint8_t buffer[256];
+int CPipeWire_node_set_port_config_dsp(struct pw_node *node, enum spa_direction direction,
+                                       uint32_t rate, uint32_t channels, const uint32_t *positions) {
+    uint8_t buffer[1024];
     struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(buffer, sizeof(buffer));
+    struct spa_audio_info_raw info = { .format = SPA_AUDIO_FORMAT_F32P, .rate = rate };
+    info.channels = channels > SPA_AUDIO_MAX_CHANNELS ? SPA_AUDIO_MAX_CHANNELS : channels;
+    memcpy(info.position, positions, info.channels * sizeof(uint32_t));
+    struct spa_pod *format = spa_format_audio_raw_build(&builder, SPA_PARAM_Format, &info);
     struct spa_pod *param = spa_pod_builder_add_object(&builder,
         SPA_TYPE_OBJECT_ParamPortConfig, SPA_PARAM_PortConfig,
         SPA_PARAM_PORT_CONFIG_direction, SPA_POD_Id(direction),
-        SPA_PARAM_PORT_CONFIG_mode, SPA_POD_Id(SPA_PARAM_PORT_CONFIG_MODE_dsp));
+        SPA_PARAM_PORT_CONFIG_mode, SPA_POD_Id(SPA_PARAM_PORT_CONFIG_MODE_dsp),
+        SPA_PARAM_PORT_CONFIG_format, SPA_POD_Pod(format));
     return pw_node_set_param(node, SPA_PARAM_PortConfig, 0, param);
 }
 

@@ -30,16 +30,20 @@ enum ControlActions {
 
     /// `earshot watch`: subscribes, then prints each event as it comes until the daemon goes
     /// away (exit 3) or the process is interrupted.
-    static func watch(socket: String?, json: Bool, write: (String) -> Void) -> CommandOutcome {
+    /// Streams events; with `routeChanges`, returns after that many route changes.
+    static func watch(socket: String?, json: Bool, routeChanges: Int? = nil, write: (String) -> Void) -> CommandOutcome {
         do {
             let client = try ControlClient.connect(path: socket ?? ControlSocketPath.default())
             if case .failure(let error) = try client.request(.subscribe) {
                 return CommandOutcome(standardError: "earshot: refused: \(error.code.rawValue): \(error.message)\n", exitCode: refused)
             }
-            while true {
+            var remaining = routeChanges
+            while remaining.map({ $0 > 0 }) ?? true {
                 let (name, fields) = try client.nextEvent()
                 write(json ? JSONValue.object(fields).canonicalText : ControlText.event(name: name, fields))
+                if name == "route-change" { remaining = remaining.map { $0 - 1 } }
             }
+            return CommandOutcome()
         } catch {
             return CommandOutcome(standardError: "earshot: \(error)\n", exitCode: unreachable)
         }

@@ -13,11 +13,18 @@ struct WatchCommand: ParsableCommand {
     @Flag(help: "Print each event as the JSON line the daemon sent.")
     var json = false
 
+    @Option(name: .customLong("route-changes"), help: ArgumentHelp("Exit 0 after this many route changes (for scripts).", valueName: "n"))
+    var routeChanges: Int?
+
     @OptionGroup var socket: ControlSocketOption
+
+    func validate() throws {
+        if let routeChanges, routeChanges < 1 { throw ValidationError("--route-changes must be at least 1") }
+    }
 
     func run() throws {
         // Unbuffered: a line must show (or reach a pipe) when its event happens.
-        try ControlActions.watch(socket: socket.path, json: json) { line in
+        try ControlActions.watch(socket: socket.path, json: json, routeChanges: routeChanges) { line in
             FileHandle.standardOutput.write(Data((line + "\n").utf8))
         }.emit()
     }

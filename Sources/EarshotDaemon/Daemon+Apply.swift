@@ -36,6 +36,15 @@ extension Daemon {
         }
     }
 
+    /// The default sink's channel positions (its input ports in order), so a stream's own
+    /// converter up- or downmixes to what the sink plays; stereo when there is no sink.
+    private func defaultSinkChannels() -> [String] {
+        let graph = engine.graph
+        guard let sink = engine.currentDefault.flatMap(graph.node(named:)) else { return ["FL", "FR"] }
+        let channels = graph.ports(of: sink.id, direction: .input).compactMap(\.channel)
+        return channels.isEmpty ? ["FL", "FR"] : channels
+    }
+
     /// Standalone: nobody provides the `default` metadata, so Earshot does (it lives as long
     /// as Earshot's connection).
     private func ensureDefaultMetadata(on connection: PipeWireConnection) async -> Bool {
@@ -66,9 +75,10 @@ extension Daemon {
             guard mode == .standalone, let connection, !isStopped else { return }
             let plan = StreamPlan.make(
                 graph: engine.graph, defaultSink: engine.currentDefault, ownedLinks: ownedLinks, portsRequested: portsRequested)
+            let channels = defaultSinkChannels()
             for stream in plan.configurePorts {
                 portsRequested.insert(stream)
-                do { try await connection.configureDSPPorts(ofNode: stream) } catch { logger.warning("cannot configure ports of stream \(stream): \(error)") }
+                do { try await connection.configureDSPPorts(ofNode: stream, channels: channels) } catch { logger.warning("cannot configure ports of stream \(stream): \(error)") }
             }
             for move in plan.moves {
                 if move.needsLink {

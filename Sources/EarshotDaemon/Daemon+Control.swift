@@ -45,9 +45,15 @@ extension Daemon: DaemonControl {
     }
 
     public func status() async -> DaemonStatus {
-        DaemonStatus(
+        // The latest ranking, with the reason and previous route of the change that set it.
+        var decision = lastDecision
+        if let change = lastRouteChange, decision?.changed == false, decision?.defaultSink == change.defaultSink {
+            decision?.reason = change.reason
+            decision?.previous = change.previous
+        }
+        return DaemonStatus(
             mode: mode, remote: connection?.remoteName ?? options.remote ?? "pipewire-0", connected: connection != nil,
-            sessionManager: sessionManager, decision: lastDecision)
+            sessionManager: sessionManager, decision: decision, subscribers: subscribers.count)
     }
 
     public func subscribe() async -> AsyncStream<DaemonEvent> {

@@ -17,6 +17,8 @@ public actor Daemon {
     var mode: ApplyMode = .disconnected
     var sessionManager: String?
     var lastDecision: Decision?
+    /// The latest decision that changed the default: `status` reports its reason.
+    var lastRouteChange: Decision?
     var persisted = PersistedState()
     var staleAccessories: Set<AccessoryIdentity> = []
     var subscribers: [UInt64: AsyncStream<DaemonEvent>.Continuation] = [:]
@@ -144,8 +146,8 @@ public actor Daemon {
                 if name == pendingOwnWrite {
                     pendingOwnWrite = nil
                 } else if name != engine.currentDefault {
-                    // Someone else (wpctl, pavucontrol, GNOME) chose: follow, don't fight.
-                    await process(outcome)
+                    // Someone else (wpctl, pavucontrol, GNOME) chose: follow, don't fight. The
+                    // graph-change decision before it is superseded, never applied.
                     outcome = engine.handle(.userSelectedDefault(name), at: now)
                 }
             }
@@ -166,6 +168,7 @@ public actor Daemon {
     func process(_ outcome: PolicyOutcome) async {
         let decision = outcome.decision
         lastDecision = decision
+        if decision.changed { lastRouteChange = decision }
         schedule(outcome.nextDeadline)
         if decision.changed, let reason = decision.reason {
             let change = RouteChange(

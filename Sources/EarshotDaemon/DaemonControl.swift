@@ -51,8 +51,11 @@ public struct DaemonStatus: Sendable {
     public var sessionManager: String?
     /// The latest decision (nil before the first).
     public var decision: Decision?
+    /// How many clients are subscribed to events now.
+    public var subscribers: Int
 
-    public init(mode: ApplyMode, remote: String, connected: Bool, sessionManager: String?, decision: Decision?) {
+    public init(mode: ApplyMode, remote: String, connected: Bool, sessionManager: String?, decision: Decision?, subscribers: Int = 0) {
+        self.subscribers = subscribers
         self.mode = mode
         self.remote = remote
         self.connected = connected

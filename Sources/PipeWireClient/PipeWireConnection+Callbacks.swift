@@ -26,6 +26,11 @@ extension PipeWireConnection {
         boundObjects[id] = object
         let data = Unmanaged.passUnretained(object).toOpaque()
         let hook = object.handle.hook
+        if kind == .link, let link = Self.link(id: id, globalProps: LibPipeWire.properties(props)) {
+            // A link's ends come with its global: record it now, so a watcher never sees a
+            // stream without links between a new link's global and its info.
+            record(.link(link))
+        }
         switch kind {
         case .node: CPipeWire_node_add_listener(OpaquePointer(proxy), hook, CallbackTables.node, data)
         case .port: CPipeWire_port_add_listener(OpaquePointer(proxy), hook, CallbackTables.port, data)
@@ -37,6 +42,15 @@ extension PipeWireConnection {
             record(.metadata(Metadata(id: id, props: LibPipeWire.properties(props))))
             CPipeWire_metadata_add_listener(OpaquePointer(proxy), hook, CallbackTables.metadata, data)
         }
+    }
+
+    static func link(id: ObjectID, globalProps props: Properties) -> Link? {
+        guard let outputNode = props["link.output.node"].flatMap(ObjectID.init),
+            let outputPort = props["link.output.port"].flatMap(ObjectID.init),
+            let inputNode = props["link.input.node"].flatMap(ObjectID.init),
+            let inputPort = props["link.input.port"].flatMap(ObjectID.init)
+        else { return nil }
+        return Link(id: id, outputNode: outputNode, outputPort: outputPort, inputNode: inputNode, inputPort: inputPort, props: props)
     }
 
     func registryGlobalRemove(id: ObjectID) {

@@ -216,13 +216,18 @@ public final class PipeWireConnection: @unchecked Sendable {
     }
 
     /// Gives a node one DSP port per channel on its output side (or input side), as a session
-    /// manager does for new streams: without it a stream has no ports to link.
-    public func configureDSPPorts(ofNode id: ObjectID, direction: PortDirection = .output) async throws(PipeWireError) {
+    /// manager does for new streams: without it a stream has no ports to link. `channels` are
+    /// positions (`FL`, `FR`…), usually the target sink's, so the stream's own converter mixes.
+    public func configureDSPPorts(
+        ofNode id: ObjectID, direction: PortDirection = .output, channels: [String] = ["FL", "FR"], rate: UInt32 = 48000
+    ) async throws(PipeWireError) {
+        let positions = channels.map(AudioChannel.position)
         try loop.withLock { () throws(PipeWireError) in
             try checkUsable()
             guard let object = boundObjects[id], object.kind == .node else { throw PipeWireError.noSuchObject(id) }
             let result = CPipeWire_node_set_port_config_dsp(
-                object.handle.proxy, direction == .output ? SPA_DIRECTION_OUTPUT : SPA_DIRECTION_INPUT)
+                object.handle.proxy, direction == .output ? SPA_DIRECTION_OUTPUT : SPA_DIRECTION_INPUT,
+                rate, UInt32(positions.count), positions)
             guard result >= 0 else {
                 throw PipeWireError.requestFailed(operation: "set PortConfig on \(id)", code: result, message: "set_param failed")
             }

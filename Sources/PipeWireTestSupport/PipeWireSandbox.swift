@@ -131,6 +131,13 @@ public final class PipeWireSandbox: @unchecked Sendable {
         return child
     }
 
+    /// Waits until `path` exists (inotify), failing early if `process` exits first.
+    public func waitForFile(_ path: String, createdBy process: ChildProcess, timeout: Duration = .seconds(20)) throws {
+        guard Readiness.waitForFile(path, orExitOf: process, timeout: timeout) else {
+            throw FixtureError("\(process.name) did not create \(path) (exit status \(process.exitStatus.map(String.init) ?? "running"))\n\(process.logTail())")
+        }
+    }
+
     /// Runs a command to completion in the sandbox and returns its exit status and stdout.
     public func run(_ arguments: [String], timeout: Duration = .seconds(30)) throws -> (status: Int32, output: String) {
         let (readEnd, writeEnd) = ChildProcess.makePipe()

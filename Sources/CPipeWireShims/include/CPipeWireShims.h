@@ -39,9 +39,12 @@ int CPipeWire_metadata_add_listener(struct pw_metadata *metadata, struct spa_hoo
 int CPipeWire_metadata_set_property(struct pw_metadata *metadata, uint32_t subject,
                                     const char *key, const char *type, const char *value);
 
-// Sets a node's PortConfig to DSP mode (one port per channel) in `direction`, as a session
-// manager does for every new stream; builds the param with spa_pod_builder (static inlines).
-int CPipeWire_node_set_port_config_dsp(struct pw_node *node, enum spa_direction direction);
+// Sets a node's PortConfig to DSP mode (one F32P port per channel of `positions`) in
+// `direction`, as a session manager does for every new stream; builds the param with
+// spa_pod_builder and spa_format_audio_raw_build (static inlines). A stream given DSP mode
+// without a format crashes some clients (mpv), hence the format.
+int CPipeWire_node_set_port_config_dsp(struct pw_node *node, enum spa_direction direction,
+                                       uint32_t rate, uint32_t channels, const uint32_t *positions);
 
 // --- helpers -------------------------------------------------------------------------
 // spa_hook_remove is static inline; hooks must be unlinked before their memory is freed.

@@ -150,6 +150,7 @@ public enum ControlWire {
             "connected": .bool(status.connected),
             "session-manager": status.sessionManager.map(JSONValue.string) ?? .null,
             "decision": status.decision.map(Self.decision) ?? .null,
+            "subscribers": .integer(Int64(status.subscribers)),
         ])
     }
 

@@ -1,0 +1,214 @@
+import AudioGraph
+import Foundation
+import PipeWireClient
+import PipeWireTestSupport
+import Testing
+
+/// `earshot daemon` on real PipeWire (+ WirePlumber) with real mpv, driven by the real CLI.
+@Suite("Daemon end to end", .timeLimit(.minutes(3)))
+struct DaemonEndToEndTests {
+    typealias D = DaemonFixture
+    static let sinks: [VirtualSink] = [.speakers(), .headphones()]
+
+    @Test("cooperative: off-head stays on the speakers, on-head moves mpv to the headphones, off-head moves it back; watch shows both")
+    func cooperativeOnOff() async throws {
+        try await withSandbox(.init(wirePlumber: true, sinks: Self.sinks)) { sandbox in
+            let (_, mpv) = try await sandbox.startPlayer()
+            let daemon = try D.start(in: sandbox)
+            try daemon.register(placement: "off-head")
+            try await daemon.waitForRoute(to: D.speakers, streams: [mpv.id])
+
+            let watch = try sandbox.spawn("watch", [daemon.binary, "watch", "--json", "--route-changes", "2"])
+            _ = try await waitForStatus(daemon) { $0["subscribers"] == .integer(1) }
+            try daemon.place("on-head")
+            try await daemon.waitForRoute(to: D.headphones, streams: [mpv.id])
+            try daemon.place("off-head")
+            try await daemon.waitForRoute(to: D.speakers, streams: [mpv.id])
+
+            #expect(watch.waitForExit(timeout: .seconds(10)) == 0)
+            let lines = watch.logTail(lines: 10).split(separator: "\n").compactMap { try? JSONValue.parse(String($0)) }
+            let routes = lines.filter { $0["event"] == .string("route-change") }
+            #expect(routes.count == 2)
+            #expect(routes.first?["reason"] == .string("placement-changed"))
+            #expect(routes.first?["previous"] == .string(D.speakers))
+            #expect(routes.first?["current"] == .string(D.headphones))
+            #expect(routes.first?["accessory"] == .string(D.address))
+            #expect(routes.last?["previous"] == .string(D.headphones))
+            #expect(routes.last?["current"] == .string(D.speakers))
+        }
+    }
+
+    @Test("cooperative: a default set with wpctl while worn is followed, not fought (no second write)")
+    func userOverrideFollowed() async throws {
+        try await withSandbox(.init(wirePlumber: true, sinks: Self.sinks)) { sandbox in
+            let (_, mpv) = try await sandbox.startPlayer()
+            let daemon = try D.start(in: sandbox)
+            try daemon.register(placement: "on-head")
+            let graph = try await daemon.waitForRoute(to: D.headphones, streams: [mpv.id])
+            let speakers = try #require(graph.node(named: D.speakers))
+
+            let counter = try await PipeWireConnection.connect(remote: sandbox.socketPath)
+            defer { counter.close() }
+            let writes = Task { () -> [String] in
+                var names: [String] = []
+                var ready = false
+                for await event in counter.events {
+                    if case .ready = event { ready = true }
+                    if ready, case .changed(.metadataProperty(_, 0, Graph.configuredSinkKey?, _, let value?)) = event,
+                        let name = MetadataEntry.name(inJSON: value)
+                    { names.append(name) }
+                }
+                return names
+            }
+            try await counter.sync()
+            let wpctl = try sandbox.run(["wpctl", "set-default", String(speakers.id)])
+            #expect(wpctl.status == 0)
+            try await daemon.waitForRoute(to: D.speakers, streams: [mpv.id])
+            let status = try await waitForStatus(daemon) { $0["decision"]?["default"] == .string(D.speakers) }
+            #expect(status["decision"]?["reason"] == .string("user-override"))
+            try await counter.sync()
+            try await counter.sync()
+            counter.close()
+            let seen = await writes.value
+            #expect(seen == [D.speakers], "configured-default writes after wpctl: \(seen)")
+        }
+    }
+
+    // With WirePlumber, WirePlumber links pinned streams (Earshot only writes the default);
+    // standalone, Earshot does, so this is where Earshot's own rule is tested.
+    @Test("standalone: a stream pinned with target.object never moves")
+    func pinnedStreamStays() async throws {
+        try await withSandbox(.init(wirePlumber: false, sinks: Self.sinks)) { sandbox in
+            let daemon = try D.start(in: sandbox)
+            try daemon.register(placement: "off-head")
+            let (_, free) = try await sandbox.startPlayer(name: "free")
+            let (_, pinned) = try await sandbox.startPlayer(name: "pinned", target: D.speakers)
+            #expect(pinned.props["target.object"] == D.speakers)
+            try await daemon.waitForRoute(to: D.speakers, streams: [free.id, pinned.id])
+            try daemon.place("on-head")
+            let graph = try await daemon.waitForRoute(to: D.headphones, streams: [free.id])
+            #expect(graph.linkedTargets(of: pinned.id).map(\.name) == [D.speakers])
+        }
+    }
+
+    @Test("cooperative: the worn headphones' sink disappears → the best remaining sink")
+    func wornSinkDisappears() async throws {
+        try await withSandbox(.init(wirePlumber: true, sinks: Self.sinks)) { sandbox in
+            let (_, mpv) = try await sandbox.startPlayer()
+            let daemon = try D.start(in: sandbox)
+            try daemon.register(placement: "on-head")
+            try await daemon.waitForRoute(to: D.headphones, streams: [mpv.id])
+            try await sandbox.destroySink(named: D.headphones)
+            try await daemon.waitForRoute(to: D.speakers, streams: [mpv.id])
+            let status = try await waitForStatus(daemon) { $0["decision"]?["default"] == .string(D.speakers) }
+            #expect(status["mode"] == .string("cooperative"))
+        }
+    }
+
+    @Test("standalone: new streams get linked; on/off-head moves them make-before-break, never unlinked")
+    func standaloneSwitching() async throws {
+        try await withSandbox(.init(wirePlumber: false, sinks: Self.sinks)) { sandbox in
+            let daemon = try D.start(in: sandbox)
+            try daemon.register(placement: "off-head")
+            _ = try await sandbox.observer.waitUntil("Earshot's default") { $0.configuredDefaultSinkName == D.speakers }
+            // A stream that starts after the daemon: ports configured and linked by Earshot.
+            let (_, mpv) = try await sandbox.startPlayer()
+            try await daemon.waitForRoute(to: D.speakers, streams: [mpv.id])
+
+            let monitor = try await PipeWireConnection.connect(remote: sandbox.socketPath)
+            let gaps = Task { () -> Int in
+                var graph = Graph()
+                var gaps = 0
+                for await event in monitor.events {
+                    guard case .changed(let change) = event else { continue }
+                    graph.apply(change)
+                    if graph.nodes[mpv.id] != nil, graph.outgoingLinks(of: mpv.id).isEmpty { gaps += 1 }
+                }
+                return gaps
+            }
+            try await monitor.sync()
+            for _ in 0..<3 {
+                try daemon.place("on-head")
+                try await daemon.waitForRoute(to: D.headphones, streams: [mpv.id])
+                try daemon.place("off-head")
+                try await daemon.waitForRoute(to: D.speakers, streams: [mpv.id])
+            }
+            try await monitor.sync()
+            monitor.close()
+            #expect(await gaps.value == 0)
+            let status = try await waitForStatus(daemon) { _ in true }
+            #expect(status["mode"] == .string("standalone"))
+        }
+    }
+
+    @Test("a restarted daemon keeps its registrations (stale until confirmed)")
+    func restartKeepsRegistrations() async throws {
+        try await withSandbox(.init(wirePlumber: false, sinks: Self.sinks)) { sandbox in
+            var daemon = try D.start(in: sandbox)
+            try daemon.register(placement: "on-head")
+            _ = try await sandbox.observer.waitUntil("headphones default") { $0.configuredDefaultSinkName == D.headphones }
+            try daemon.restart()
+            let shown = try daemon.earshot("accessory", "show", "--json")
+            #expect(shown.status == 0)
+            let list = try JSONValue.parse(shown.output)
+            guard case .array(let entries)? = list["accessories"] ?? list as JSONValue? else { throw FixtureError("no list: \(shown.output)") }
+            let entry = try #require(entries.first)
+            #expect(entry["accessory"] == .string(D.address))
+            #expect(entry["placement"] == .string("on-head"))
+            #expect(entry["stale"] == .bool(true))
+            try daemon.place("on-head")
+            let confirmed = try JSONValue.parse(try daemon.earshot("accessory", "show", "--json").output)
+            guard case .array(let after)? = confirmed["accessories"] ?? confirmed as JSONValue? else { throw FixtureError("no list") }
+            #expect(after.first?["stale"] == .bool(false))
+            let state = try String(contentsOf: sandbox.stateDir.appendingPathComponent("earshot/state.json"), encoding: .utf8)
+            #expect(state.contains(D.address))
+        }
+    }
+
+    @Test("config reload: a valid file applies (config-changed), an invalid one is logged with file:line:col and the last good config stays")
+    func configReload() async throws {
+        try await withSandbox(.init(wirePlumber: false, sinks: Self.sinks)) { sandbox in
+            let directory = sandbox.configDir.appendingPathComponent("earshot")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let file = directory.appendingPathComponent("earshot.toml")
+            try "# nothing yet\n".write(to: file, atomically: true, encoding: .utf8)
+            let daemon = try D.start(in: sandbox)
+            _ = try await sandbox.observer.waitUntil("headphones default") { $0.configuredDefaultSinkName == D.headphones }
+
+            try "[[rule]]\nmatch = { \"node.name\" = \"bluez_output.*\" }\nignore = true\n".write(to: file, atomically: true, encoding: .utf8)
+            _ = try await sandbox.observer.waitUntil("the rule applied") { $0.configuredDefaultSinkName == D.speakers }
+            let status = try await waitForStatus(daemon) { $0["decision"]?["default"] == .string(D.speakers) }
+            #expect(status["decision"]?["reason"] == .string("config-changed"))
+
+            try "[timing]\noff-grace-ms = \"soon\"\n".write(to: file, atomically: true, encoding: .utf8)
+            daemon.process.signal(SIGHUP)
+            try await waitForLog(daemon, containing: "earshot.toml:2:")
+            _ = try await waitForStatus(daemon) { $0["connected"] == .bool(true) }
+            #expect(sandbox.observer.snapshot().configuredDefaultSinkName == D.speakers)
+        }
+    }
+
+    // MARK: Helpers
+
+    /// Polls `earshot status --json` (each call a real round trip) until `predicate` holds.
+    private func waitForStatus(_ daemon: D, timeout: Duration = .seconds(10), _ predicate: (JSONValue) -> Bool) async throws -> JSONValue {
+        let deadline = ContinuousClock.now + timeout
+        var last = ""
+        while ContinuousClock.now < deadline {
+            let result = try daemon.earshot("status", "--json")
+            last = result.output
+            if result.status == 0, let status = try? JSONValue.parse(result.output), predicate(status) { return status }
+            await Task.yield()
+        }
+        throw FixtureError("status never matched; last: \(last)\n\(daemon.process.logTail())")
+    }
+
+    private func waitForLog(_ daemon: D, containing text: String, timeout: Duration = .seconds(10)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if daemon.process.logTail(lines: 200).contains(text) { return }
+            _ = try daemon.earshot("status", "--json")  // a round trip, so the daemon has run
+        }
+        throw FixtureError("daemon log never said \(text):\n\(daemon.process.logTail())")
+    }
+}
