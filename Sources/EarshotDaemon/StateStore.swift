@@ -11,6 +11,13 @@ public struct PersistedState: Sendable, Equatable {
         public var current: String?
         public var previous: String?
         public var reason: String
+
+        public init(at: Int64, current: String?, previous: String?, reason: String) {
+            self.at = at
+            self.current = current
+            self.previous = previous
+            self.reason = reason
+        }
     }
 
     public static let historyLimit = 100

@@ -11,6 +11,13 @@ public struct StreamPlan: Sendable, Equatable {
         public var needsLink: Bool
         /// Earshot's links of this stream to other nodes, destroyed once the new ones exist.
         public var obsoleteLinks: [ObjectID]
+
+        public init(stream: ObjectID, target: ObjectID, needsLink: Bool, obsoleteLinks: [ObjectID]) {
+            self.stream = stream
+            self.target = target
+            self.needsLink = needsLink
+            self.obsoleteLinks = obsoleteLinks
+        }
     }
 
     /// Streams without ports yet: give them DSP ports (a session manager would).

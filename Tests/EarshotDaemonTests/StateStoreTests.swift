@@ -1,0 +1,46 @@
+import AudioGraph
+import EarshotDaemon
+import Foundation
+import RoutingPolicy
+import Testing
+
+@Suite("State store")
+struct StateStoreTests {
+    static func temporaryPath() throws -> String {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-state-\(UUID().uuidString)")
+        return directory.appendingPathComponent("earshot/state.json").path
+    }
+
+    @Test("registrations and history round-trip through the file; no temp file is left")
+    func roundTrip() throws {
+        let path = try Self.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: ((path as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent) }
+        let store = StateStore(path: path)
+        #expect(try store.load() == PersistedState())
+        let registration = AccessoryRegistration(
+            identity: .address(BluetoothAddress("aa:bb:cc:dd:ee:ff")!), reporter: "org.example.r",
+            configuration: AccessoryConfiguration(capabilities: [.audioSwitching, .placement], placement: .onHead, primarySource: BluetoothAddress("11:22:33:44:55:66")),
+            registeredAt: 0)
+        let named = AccessoryRegistration(identity: .nodeName("usb-dac"), reporter: "org.example.dac", configuration: AccessoryConfiguration(capabilities: []), registeredAt: 0)
+        let state = PersistedState(
+            registrations: [registration, named],
+            history: [.init(at: 1, current: "a", previous: nil, reason: "initial")])
+        try store.save(state)
+        #expect(try store.load() == state)
+        let directory = (path as NSString).deletingLastPathComponent
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["state.json"])
+        let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+    }
+
+    @Test("a corrupt or truncated file is an error the daemon reports (then starts clean)")
+    func corrupt() throws {
+        let path = try Self.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: ((path as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent) }
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        for text in ["{\"version\": 1, \"registrations\": [", "garbage", "{\"version\":1,\"registrations\":[{\"accessory\":\"zz\"}],\"history\":[]}"] {
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+            #expect(throws: (any Error).self) { try StateStore(path: path).load() }
+        }
+    }
+}
