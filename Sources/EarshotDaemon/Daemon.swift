@@ -154,7 +154,10 @@ public actor Daemon {
         default:
             break
         }
-        if case .removed(let id) = change { forgetOwned(id) }
+        // A link Earshot just made may have reused the id of an older object whose removal
+        // is only now read from the queue: that removal is not about Earshot's link (forgetting
+        // it would make the link look foreign, and its stream would never move again).
+        if case .removed(let id) = change, connection?.ownsLiveObject(id) != true { forgetOwned(id) }
         await process(outcome)
     }
 

@@ -157,6 +157,14 @@ public final class PipeWireConnection: @unchecked Sendable {
         }
     }
 
+    /// Whether `id` is the global id of an object this connection created (a link) that still
+    /// exists. Global ids are reused at once and a created object's id comes with its `bound`
+    /// event, ahead of `events`: a `.removed(id)` still queued there may be about an older
+    /// object with the same id, not this one.
+    public func ownsLiveObject(_ id: ObjectID) -> Bool {
+        loop.withLock { createdObjects.values.contains { $0.globalID == id } }
+    }
+
     // MARK: Commands
 
     /// A round trip to the daemon: everything sent before it has been processed.
