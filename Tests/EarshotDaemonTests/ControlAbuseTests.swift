@@ -59,6 +59,58 @@ struct ControlAbuseTests {
         }
     }
 
+    @Test("at volume: 100k malformed, oversized, partial and random messages from many concurrent clients, plus clients that never read or never finish a line → no crash, a well-behaved client answered promptly throughout")
+    func hostileVolume() async throws {
+        let total = ProcessInfo.processInfo.environment["EARSHOT_LONG_TESTS"] == "1" ? 1_000_000 : 100_000
+        let workers = 8
+        try await ControlFixture.with { fixture in
+            // Clients that stall: subscribed and never reading, half a line and nothing more.
+            var stallers: [RawControlSocket] = []
+            for index in 0..<24 {
+                let client = try RawControlSocket(path: fixture.socketPath)
+                try await client.send(index % 2 == 0 ? #"{"op":"subscribe"}"# + "\n" : #"{"op":"sta"#)
+                stallers.append(client)
+            }
+            let tally = HostileTally()
+            let path = fixture.socketPath
+            let hostile = Task.detached {
+                try await offPool {
+                    let group = DispatchGroup()
+                    for worker in 0..<workers {
+                        group.enter()
+                        Thread {
+                            HostileClient(path: path, seed: UInt64(worker + 1), tally: tally).run(messages: total / workers)
+                            group.leave()
+                        }.start()
+                    }
+                    group.wait()
+                }
+            }
+            // The well-behaved client: back-to-back status requests while the flood runs.
+            let good = try RawControlSocket(path: fixture.socketPath)
+            var latencies: [Duration] = []
+            while tally.finishedWorkers < workers {
+                let started = ContinuousClock.now
+                let reply = try await good.request(#"{"op":"status"}"#, timeout: .seconds(5))
+                latencies.append(started.duration(to: .now))
+                #expect(reply["ok"] == .bool(true))
+            }
+            try await hostile.value
+            latencies.sort()
+            let p99 = latencies[min(latencies.count - 1, latencies.count * 99 / 100)]
+            let worst = latencies.last ?? .zero
+            print("control abuse at volume: \(tally.sent) hostile messages (\(tally.reconnects) reconnects after disconnects, \(tally.errorReplies) error replies); \(latencies.count) status requests meanwhile, p50 \(latencies[latencies.count / 2]), p99 \(p99), max \(worst)")
+            #expect(tally.sent >= total)
+            #expect(tally.errorReplies > 0)
+            #expect(p99 < .milliseconds(500))
+            #expect(worst < .seconds(2))
+            // Still serving, and the stallers did not pile up state: a fresh client is answered.
+            let fresh = try RawControlSocket(path: fixture.socketPath)
+            #expect(try await fresh.request(#"{"op":"list"}"#)["ok"] == .bool(true))
+            withExtendedLifetime(stallers) {}
+        }
+    }
+
     @Test("socket 0600 in a directory created 0700")
     func modes() async throws {
         try await ControlFixture.with { fixture in
@@ -100,5 +152,131 @@ struct ControlAbuseTests {
             let owner = try RawControlSocket(path: fixture.socketPath)
             #expect(try await owner.request(#"{"op":"status"}"#)["ok"] == .bool(true))
         }
+    }
+}
+
+/// Counters the hostile clients share.
+final class HostileTally: @unchecked Sendable {
+    private let lock = NSLock()
+    private var _sent = 0, _reconnects = 0, _errorReplies = 0, _finished = 0
+    var sent: Int { lock.withLock { _sent } }
+    var reconnects: Int { lock.withLock { _reconnects } }
+    var errorReplies: Int { lock.withLock { _errorReplies } }
+    var finishedWorkers: Int { lock.withLock { _finished } }
+    func add(sent: Int = 0, reconnects: Int = 0, errorReplies: Int = 0, finished: Int = 0) {
+        lock.withLock {
+            _sent += sent
+            _reconnects += reconnects
+            _errorReplies += errorReplies
+            _finished += finished
+        }
+    }
+}
+
+/// A client that sends a seeded mix of bad input and drains what comes back, reconnecting
+/// whenever the server cuts it off. Blocking; runs on a thread of its own.
+struct HostileClient {
+    let path: String
+    let seed: UInt64
+    let tally: HostileTally
+
+    func run(messages: Int) {
+        defer { tally.add(finished: 1) }
+        var random = SplitMix(state: seed)
+        var fd: Int32 = -1
+        var sent = 0
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while sent < messages {
+            if fd < 0 {
+                guard let connected = try? UnixSocketConnector.connect(path: path) else { continue }
+                fd = connected
+                var timeout = timeval(tv_sec: 5, tv_usec: 0)
+                setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            }
+            // A batch of 64 messages in one write, then drain the replies that are there.
+            var batch: [UInt8] = []
+            var count = 0
+            var closeAfter = false
+            for _ in 0..<64 {
+                let kind = random.next() % 1000
+                switch kind {
+                case 0..<300: batch += Array(#"{"op":"status""#.utf8) + [0x0A]  // unterminated object
+                case 300..<450: batch += Array(#"{"op":"nope","id":1}"#.utf8) + [0x0A]  // unknown op
+                case 450..<550: batch += Array(#"{"op":"update","accessory":"zz","placement":3}"#.utf8) + [0x0A]  // bad fields
+                case 550..<650: batch += Array(#"[1,2,{"op":"list"}]"#.utf8) + [0x0A]  // not an object
+                case 650..<700: batch += Array(repeating: UInt8(ascii: "["), count: 4000) + [0x0A]  // deep nesting
+                case 700..<950:  // random bytes, newlines and NULs included
+                    let length = Int(random.next() % 200) + 1
+                    batch += (0..<length).map { _ in UInt8(truncatingIfNeeded: random.next()) } + [0x0A]
+                case 950..<995:  // a valid request: the server must still answer those
+                    batch += Array(#"{"op":"list","id":7}"#.utf8) + [0x0A]
+                case 995..<998:  // over the line limit: an error, then a disconnect
+                    batch += Array(repeating: UInt8(ascii: "x"), count: 70_000) + [0x0A]
+                    closeAfter = true
+                default:  // half a message, then gone
+                    batch += Array(#"{"op":"li"#.utf8)
+                    closeAfter = true
+                }
+                count += 1
+                if closeAfter { break }
+            }
+            var offset = 0
+            var lost = false
+            while offset < batch.count {
+                let written = batch[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                if written <= 0 {
+                    if written < 0 && errno == EINTR { continue }
+                    if written < 0 && errno == EAGAIN { lost = true; break }  // the server stopped reading us
+                    lost = true
+                    break
+                }
+                offset += written
+            }
+            sent += count
+            tally.add(sent: count)
+            // Drain replies until the server has nothing more for now.
+            var errors = 0
+            while !lost {
+                var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                guard poll(&poller, 1, closeAfter ? 1000 : 20) > 0 else { break }
+                let got = read(fd, &buffer, buffer.count)
+                if got <= 0 { lost = true; break }
+                errors += countErrors(buffer[..<got])
+            }
+            tally.add(errorReplies: errors)
+            if lost || closeAfter {
+                close(fd)
+                fd = -1
+                tally.add(reconnects: 1)
+            }
+        }
+        if fd >= 0 { close(fd) }
+    }
+
+    private func countErrors(_ bytes: ArraySlice<UInt8>) -> Int {
+        // "ok":false appears once per error reply.
+        let needle = Array(#""ok":false"#.utf8)
+        var found = 0
+        var index = bytes.startIndex
+        while index + needle.count <= bytes.endIndex {
+            if bytes[index] == needle[0], Array(bytes[index..<index + needle.count]) == needle {
+                found += 1
+                index += needle.count
+            } else {
+                index += 1
+            }
+        }
+        return found
+    }
+}
+
+struct SplitMix {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E9B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }
