@@ -75,6 +75,7 @@ extension Daemon {
             guard mode == .standalone, let connection, !isStopped else { return }
             let plan = StreamPlan.make(
                 graph: engine.graph, defaultSink: engine.currentDefault, ownedLinks: ownedLinks, portsRequested: portsRequested)
+            if !plan.isEmpty { logger.debug("relink plan: \(plan)") }
             let channels = defaultSinkChannels()
             for stream in plan.configurePorts {
                 portsRequested.insert(stream)

@@ -157,15 +157,21 @@ enum Readiness {
         }
     }
 
-    /// Waits until `path` exists (inotify on its directory) or a watched child exits.
+    /// Waits until `path` exists or a watched child exits. inotify watches the deepest
+    /// directory that exists so far, and re-arms one level deeper as directories appear.
     static func waitForFile(_ path: String, orExitOf child: ChildProcess, timeout: Duration) -> Bool {
         let inotify = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
         defer { close(inotify) }
-        let directory = (path as NSString).deletingLastPathComponent
-        inotify_add_watch(inotify, directory, UInt32(IN_CREATE | IN_MOVED_TO))
         let deadline = ContinuousClock.now + timeout
         var buffer = [UInt8](repeating: 0, count: 4096)
         while !FileManager.default.fileExists(atPath: path) {
+            var directory = (path as NSString).deletingLastPathComponent
+            while !FileManager.default.fileExists(atPath: directory), directory != "/" {
+                directory = (directory as NSString).deletingLastPathComponent
+            }
+            inotify_add_watch(inotify, directory, UInt32(IN_CREATE | IN_MOVED_TO))
+            // Created between the check and the watch: look again before blocking.
+            if FileManager.default.fileExists(atPath: path) { break }
             let left = ContinuousClock.now.duration(to: deadline)
             guard left > .zero, !child.hasExited else { return false }
             let ready = wait(for: [inotify, child.exitFD], timeout: left)
