@@ -37,6 +37,10 @@ struct DaemonEndToEndTests {
             #expect(routes.first?["accessory"] == .string(D.address))
             #expect(routes.last?["previous"] == .string(D.headphones))
             #expect(routes.last?["current"] == .string(D.speakers))
+            // One log line per decision with its summary; --verbose adds the explanation.
+            let log = daemon.process.logTail(lines: 400)
+            #expect(log.contains("route placement-changed: \(D.headphones) → \(D.speakers); 1/2 sinks eligible: 1 off-head"))
+            #expect(log.contains("class-order"))
         }
     }
 
