@@ -8,6 +8,7 @@ extension Daemon {
         guard !isStopped, let connection, let target = engine.currentDefault else { return }
         switch mode {
         case .cooperative:
+            await keepPinnedStreamsPinned(on: connection)
             // The session manager moves the following streams; one write per change.
             guard engine.graph.configuredDefaultSinkName != target, pendingOwnWrite != target else { return }
             await writeDefault(target, keys: [Graph.configuredSinkKey], on: connection)
@@ -20,6 +21,26 @@ extension Daemon {
             await reconcileStreams()
         case .disconnected:
             return
+        }
+    }
+
+    /// WirePlumber 0.4 moves a stream whose `target.object` property names a node when the
+    /// default changes, but honours the same key in the stream's `default` metadata (as
+    /// pavucontrol writes it). So each pinned stream gets its own pin written there, once,
+    /// before any default write could move it.
+    private func keepPinnedStreamsPinned(on connection: PipeWireConnection) async {
+        let graph = engine.graph
+        guard let metadata = graph.defaultMetadata else { return }
+        for stream in graph.playbackStreams where !pinsWritten.contains(stream.id) {
+            guard let pin = stream.props["target.object"] ?? stream.props["node.target"], !pin.isEmpty,
+                metadata[stream.id, "target.object"] == nil
+            else { continue }
+            pinsWritten.insert(stream.id)
+            do {
+                try await connection.setMetadata(subject: stream.id, key: "target.object", value: pin)
+            } catch {
+                logger.warning("cannot pin stream \(stream.id) to \(pin): \(error)")
+            }
         }
     }
 

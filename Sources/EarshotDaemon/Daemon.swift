@@ -30,6 +30,8 @@ public actor Daemon {
     /// Standalone: the links Earshot made, per stream, with the node each goes to.
     var ownedLinks: [ObjectID: [ObjectID: ObjectID]] = [:]
     var portsRequested: Set<ObjectID> = []
+    /// Cooperative: pinned streams whose pin Earshot wrote into the `default` metadata.
+    var pinsWritten: Set<ObjectID> = []
     var isReconciling = false
     var reconcileAgain = false
     let started = ContinuousClock.now
@@ -98,6 +100,7 @@ public actor Daemon {
         pendingOwnWrite = nil
         ownedLinks = [:]
         portsRequested = []
+        pinsWritten = []
         detectMode(in: graph)
         logger.info("connected to PipeWire (\(connection.remoteName)): \(mode.rawValue) mode\(sessionManager.map { ", session manager \($0)" } ?? "")")
         let firstTime = lastDecision == nil
@@ -207,6 +210,7 @@ public actor Daemon {
     func forgetOwned(_ id: ObjectID) {
         ownedLinks[id] = nil
         portsRequested.remove(id)
+        pinsWritten.remove(id)
         for stream in ownedLinks.keys { ownedLinks[stream]?[id] = nil }
     }
 }
