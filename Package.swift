@@ -55,6 +55,10 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(name: "earshot", dependencies: ["EarshotCommands"], swiftSettings: strict),
+        // scripts/bench switch: switch latency, gaps, RSS and idle CPU on a private PipeWire.
+        .executableTarget(
+            name: "earshot-bench", dependencies: ["PipeWireClient", "PipeWireTestSupport", "AudioGraph", "EarshotDaemon"],
+            path: "Sources/EarshotBench", swiftSettings: strict),
         .target(name: "PipeWireTestSupport", dependencies: ["PipeWireClient", "AudioGraph"], swiftSettings: strict),
         .testTarget(name: "AudioGraphTests", dependencies: ["AudioGraph"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "PipeWireClientTests", dependencies: ["PipeWireClient", "PipeWireTestSupport", "AudioGraph"], swiftSettings: strict),

@@ -138,6 +138,30 @@ public final class PipeWireConnection: @unchecked Sendable {
     public func waitUntil(
         _ what: String, timeout: Duration = .seconds(10), _ predicate: @escaping @Sendable (Graph) -> Bool
     ) async throws(PipeWireError) -> Graph {
+        try await arm(what, predicate).value(timeout: timeout)
+    }
+
+    /// A condition being watched: registered at once (no change can slip by between arming it
+    /// and acting), awaited later with `value(timeout:)`. The predicate runs on the loop thread
+    /// right after each change is applied, so it can take timestamps as the change arrives.
+    public struct ArmedWait: Sendable {
+        let connection: PipeWireConnection
+        let token: UInt64
+        let promise: LoopPromise<Graph>
+        let what: String
+
+        public func value(timeout: Duration = .seconds(10)) async throws(PipeWireError) -> Graph {
+            do {
+                return try await promise.value(on: connection.loop, timeout: timeout, what: what)
+            } catch {
+                connection.loop.withLock { _ = connection.graphWaiters.removeValue(forKey: token) }
+                throw error
+            }
+        }
+    }
+
+    /// Starts watching for `predicate` to hold (checked now, then after every change).
+    public func arm(_ what: String, _ predicate: @escaping @Sendable (Graph) -> Bool) throws(PipeWireError) -> ArmedWait {
         let (token, promise) = try loop.withLock { () throws(PipeWireError) -> (UInt64, LoopPromise<Graph>) in
             try checkUsable()
             let promise = LoopPromise<Graph>()
@@ -149,12 +173,7 @@ public final class PipeWireConnection: @unchecked Sendable {
             }
             return (nextWaiterToken, promise)
         }
-        do {
-            return try await promise.value(on: loop, timeout: timeout, what: what)
-        } catch {
-            loop.withLock { _ = graphWaiters.removeValue(forKey: token) }
-            throw error
-        }
+        return ArmedWait(connection: self, token: token, promise: promise, what: what)
     }
 
     /// Whether `id` is the global id of an object this connection created (a link) that still

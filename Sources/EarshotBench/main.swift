@@ -1,0 +1,341 @@
+import AudioGraph
+import Foundation
+import PipeWireClient
+import PipeWireTestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// earshot-bench switch [--json FILE] [--streams 1,10,100] [--switches 200] [--cli-switches 200]
+//                      [--idle-seconds 30] [--earshot PATH]
+// Side by side on a private PipeWire (docs/performance.md): Earshot's placement → relink paths
+// (A-coop with WirePlumber, A-solo standalone), WirePlumber's own (B), raw links (C), the
+// command lines (D), gaps, RSS and idle CPU. Timestamps: CLOCK_MONOTONIC, the start just
+// before the request is sent, the end in the observer's callback that completes the switch.
+
+let speakers = "alsa_output.sandbox.analog-stereo"
+let headphones = "bluez_output.AA_BB_CC_DD_EE_FF.1"
+let address = "AA:BB:CC:DD:EE:FF"
+
+struct Options {
+    var json: String?
+    var streams = [1, 10, 100]
+    var switches = 200
+    var cliSwitches = 200
+    var idleSeconds = 30
+    var earshot = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("earshot").path
+
+    init(_ arguments: [String]) throws {
+        var rest = arguments.dropFirst()
+        guard rest.popFirst() == "switch" else { throw BenchError("usage: earshot-bench switch [--json FILE] [--streams 1,10,100] [--switches N] [--cli-switches N] [--idle-seconds S] [--earshot PATH]") }
+        while let flag = rest.popFirst() {
+            guard let value = rest.popFirst() else { throw BenchError("\(flag) needs a value") }
+            switch flag {
+            case "--json": json = value
+            case "--streams": streams = value.split(separator: ",").compactMap { Int($0) }
+            case "--switches": switches = Int(value) ?? switches
+            case "--cli-switches": cliSwitches = Int(value) ?? cliSwitches
+            case "--idle-seconds": idleSeconds = Int(value) ?? idleSeconds
+            case "--earshot": earshot = value
+            default: throw BenchError("unknown option \(flag)")
+            }
+        }
+    }
+}
+
+func log(_ text: String) { FileHandle.standardError.write(Data("[bench] \(text)\n".utf8)) }
+
+/// One switch: arm the watcher, take t0, act, wait for the callback that completes it.
+func measure(_ observer: PipeWireConnection, streams: [ObjectID: Int], to target: ObjectID, into series: inout Series, _ act: () async throws -> Void) async throws {
+    let probe = SwitchProbe()
+    let wait = try observer.arm("switch to \(target)", routed(streams: streams, target: target, probe: probe))
+    let start = monotonicNanos()
+    try await act()
+    do {
+        _ = try await wait.value(timeout: .seconds(20))
+    } catch {
+        let graph = observer.snapshot()
+        let state = streams.keys.sorted().map { stream in
+            "\(graph.nodes[stream]?.name ?? "#\(stream)") ports \(graph.ports(of: stream, direction: .output).count) want \(streams[stream] ?? -1) → \(graph.outgoingLinks(of: stream).map { "\($0.inputNode)" })"
+        }
+        throw BenchError("switch to \(target) did not complete: \(error); default \(graph.configuredDefaultSinkName ?? "-"); \(state)")
+    }
+    guard let done = probe.done else { throw BenchError("switch finished without a timestamp") }
+    // Done before the start: it was in place already (only a warm-up asks for that).
+    guard done >= start else { return }
+    series.millis.append(Double(done - start) / 1e6)
+    if probe.gap { series.gaps += 1 }
+}
+
+func node(_ observer: PipeWireConnection, _ name: String) throws -> ObjectID {
+    guard let id = observer.snapshot().node(named: name)?.id else { throw BenchError("no node \(name)") }
+    return id
+}
+
+func writeConfig(_ sandbox: PipeWireSandbox) throws {
+    let directory = sandbox.configDir.appendingPathComponent("earshot")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    try "[timing]\noff-grace-ms = 0\n".write(to: directory.appendingPathComponent("earshot.toml"), atomically: true, encoding: .utf8)
+}
+
+func startDaemon(_ sandbox: PipeWireSandbox, _ options: Options) throws -> (ChildProcess, ControlLine) {
+    let process = try sandbox.spawn("earshot-daemon", [options.earshot, "daemon"])
+    let socket = sandbox.runtimeDir.appendingPathComponent("earshot/control").path
+    try sandbox.waitForFile(socket, createdBy: process)
+    let control = try ControlLine(path: socket)
+    _ = try control.request(#""op":"register","accessory":"\#(address)","reporter":"org.earshot.bench","capabilities":["audio-switching","placement"],"placement":"off-head""#)
+    return (process, control)
+}
+
+func startStreams(_ sandbox: PipeWireSandbox, count: Int) async throws -> [ObjectID] {
+    var ids: [ObjectID] = []
+    for index in 0..<count { ids.append(try await sandbox.startTone(name: "tone\(index)").stream.id) }
+    return ids
+}
+
+/// Waits until every stream has output ports, and returns the count per stream.
+func portCounts(_ observer: PipeWireConnection, _ streams: [ObjectID]) async throws -> [ObjectID: Int] {
+    let graph = try await observer.waitUntil("ports on every stream", timeout: .seconds(30)) { graph in
+        // The silence is stereo: both ports (they are announced one at a time).
+        streams.allSatisfy { graph.ports(of: $0, direction: .output).count >= 2 }
+    }
+    return Dictionary(uniqueKeysWithValues: streams.map { ($0, graph.ports(of: $0, direction: .output).count) })
+}
+
+func idleTicks(_ pid: pid_t, seconds: Int) async throws -> Int {
+    guard let before = cpuTicks(of: pid) else { return -1 }
+    try await Task.sleep(for: .seconds(seconds))  // the measurement window, not synchronisation
+    guard let after = cpuTicks(of: pid) else { return -1 }
+    return after - before
+}
+
+struct CaseResult {
+    var streams: Int
+    var series: [String: Series] = [:]
+    var rss: [String: Int] = [:]
+    var idleTicks: [String: Int] = [:]
+}
+
+/// WirePlumber running: B, then A-coop, then D (earshot CLI and wpctl).
+func cooperative(_ options: Options, streams count: Int, idle: Bool, into result: inout CaseResult) async throws {
+    try await withSandbox(.init(wirePlumber: true, sinks: [.speakers(), .headphones()])) { sandbox in
+        try writeConfig(sandbox)
+        let observer = sandbox.observer!
+        let streamIDs = try await startStreams(sandbox, count: count)
+        let streams = try await portCounts(observer, streamIDs)
+        let sinks = [try node(observer, speakers), try node(observer, headphones)]
+        let names = [speakers, headphones]
+        // Start on the speakers.
+        var warmup = Series(name: "warmup")
+        try await measure(observer, streams: streams, to: sinks[0], into: &warmup) {
+            try await observer.setMetadata(key: Graph.configuredSinkKey, type: "Spa:String:JSON", value: #"{"name":"\#(speakers)"}"#)
+        }
+        log("\(count) stream(s), WirePlumber: B")
+        var b = Series(name: "B")
+        for index in 0..<options.switches {
+            let to = (index + 1) % 2
+            try await measure(observer, streams: streams, to: sinks[to], into: &b) {
+                try await observer.setMetadata(key: Graph.configuredSinkKey, type: "Spa:String:JSON", value: #"{"name":"\#(names[to])"}"#)
+            }
+        }
+        // Back on the speakers, then Earshot (off-head keeps them there).
+        if b.millis.count % 2 == 1 {
+            try await measure(observer, streams: streams, to: sinks[0], into: &warmup) {
+                try await observer.setMetadata(key: Graph.configuredSinkKey, type: "Spa:String:JSON", value: #"{"name":"\#(speakers)"}"#)
+            }
+        }
+        let (daemon, control) = try startDaemon(sandbox, options)
+        _ = try await observer.waitUntil("Earshot's first decision applied") { $0.configuredDefaultSinkName == speakers }
+        log("\(count) stream(s), WirePlumber: A-coop")
+        var a = Series(name: "A-coop")
+        for index in 0..<options.switches {
+            let to = (index + 1) % 2
+            try await measure(observer, streams: streams, to: sinks[to], into: &a) {
+                control.send(#""op":"update","accessory":"\#(address)","placement":"\#(to == 1 ? "on-head" : "off-head")""#)
+            }
+            try control.readLine()
+        }
+        if options.cliSwitches > 0 {
+            log("\(count) stream(s), WirePlumber: D (earshot accessory update, wpctl set-default)")
+            var dEarshot = Series(name: "D-earshot")
+            var dWpctl = Series(name: "D-wpctl")
+            // A-coop ended on the speakers when the count is even; make sure.
+            if a.millis.count % 2 == 1 {
+                try await measure(observer, streams: streams, to: sinks[0], into: &warmup) {
+                    control.send(#""op":"update","accessory":"\#(address)","placement":"off-head""#)
+                }
+                try control.readLine()
+            }
+            for index in 0..<options.cliSwitches {
+                let to = (index + 1) % 2
+                try await measure(observer, streams: streams, to: sinks[to], into: &dEarshot) {
+                    let run = try sandbox.run([options.earshot, "accessory", "update", address, "--placement", to == 1 ? "on-head" : "off-head"])
+                    guard run.status == 0 else { throw BenchError("earshot accessory update: \(run.status) \(run.output)") }
+                }
+            }
+            for index in 0..<options.cliSwitches {
+                let to = (index + 1 + options.cliSwitches) % 2
+                try await measure(observer, streams: streams, to: sinks[to], into: &dWpctl) {
+                    let run = try sandbox.run(["wpctl", "set-default", String(sinks[to])])
+                    guard run.status == 0 else { throw BenchError("wpctl set-default: \(run.status) \(run.output)") }
+                }
+            }
+            result.series["D-earshot"] = dEarshot
+            result.series["D-wpctl"] = dWpctl
+        }
+        result.series["B"] = b
+        result.series["A-coop"] = a
+        let graph = observer.snapshot()
+        let wirePlumberPID = graph.clients.values.first { $0.props["application.process.binary"] == "wireplumber" }?
+            .props["application.process.id"].flatMap { pid_t($0) }
+        result.rss["earshot-coop"] = residentKiB(of: daemon.pid)
+        if let wirePlumberPID { result.rss["wireplumber"] = residentKiB(of: wirePlumberPID) }
+        if idle {
+            log("idle CPU of the daemon over \(options.idleSeconds) s (cooperative)")
+            result.idleTicks["earshot-coop"] = try await idleTicks(daemon.pid, seconds: options.idleSeconds)
+            if let wirePlumberPID { result.idleTicks["wireplumber"] = cpuTicks(of: wirePlumberPID).map { _ in 0 } }
+        }
+        withExtendedLifetime(control) {}
+    }
+}
+
+/// No session manager: C (raw links by the observer), then A-solo (Earshot links).
+func standalone(_ options: Options, streams count: Int, idle: Bool, into result: inout CaseResult) async throws {
+    try await withSandbox(.init(wirePlumber: false, sinks: [.speakers(), .headphones()])) { sandbox in
+        try writeConfig(sandbox)
+        let observer = sandbox.observer!
+        let streamIDs = try await startStreams(sandbox, count: count)
+        for stream in streamIDs { try await observer.configureDSPPorts(ofNode: stream) }
+        let streams = try await portCounts(observer, streamIDs)
+        let sinks = [try node(observer, speakers), try node(observer, headphones)]
+        // C: the observer's own links, make before break, all requests in flight at once.
+        var current: [ObjectID: [ObjectID]] = [:]
+        func relink(to target: ObjectID) async throws {
+            let made = try await withThrowingTaskGroup(of: (ObjectID, [ObjectID]).self) { group in
+                for stream in streamIDs { group.addTask { (stream, try await observer.link(output: stream, input: target)) } }
+                var made: [ObjectID: [ObjectID]] = [:]
+                for try await (stream, links) in group { made[stream] = links }
+                return made
+            }
+            let old = current.values.flatMap { $0 }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for link in old { group.addTask { try await observer.destroy(link) } }
+                try await group.waitForAll()
+            }
+            current = made
+        }
+        var warmup = Series(name: "warmup")
+        try await measure(observer, streams: streams, to: sinks[0], into: &warmup) { try await relink(to: sinks[0]) }
+        log("\(count) stream(s), standalone: C")
+        var c = Series(name: "C")
+        for index in 0..<options.switches {
+            let to = (index + 1) % 2
+            try await measure(observer, streams: streams, to: sinks[to], into: &c) { try await relink(to: sinks[to]) }
+        }
+        // Hand the streams to Earshot: the observer's links go, Earshot links them.
+        let wait = try observer.arm("Earshot linked every stream to the speakers", routed(streams: streams, target: sinks[0], probe: SwitchProbe()))
+        for link in current.values.flatMap({ $0 }) { try await observer.destroy(link) }
+        let (daemon, control) = try startDaemon(sandbox, options)
+        _ = try await wait.value(timeout: .seconds(30))
+        log("\(count) stream(s), standalone: A-solo")
+        var a = Series(name: "A-solo")
+        for index in 0..<options.switches {
+            let to = (index + 1) % 2
+            try await measure(observer, streams: streams, to: sinks[to], into: &a) {
+                control.send(#""op":"update","accessory":"\#(address)","placement":"\#(to == 1 ? "on-head" : "off-head")""#)
+            }
+            try control.readLine()
+        }
+        result.series["C"] = c
+        result.series["A-solo"] = a
+        result.rss["earshot-solo"] = residentKiB(of: daemon.pid)
+        if idle {
+            log("idle CPU of the daemon over \(options.idleSeconds) s (standalone)")
+            result.idleTicks["earshot-solo"] = try await idleTicks(daemon.pid, seconds: options.idleSeconds)
+        }
+        withExtendedLifetime(control) {}
+    }
+}
+
+func format(_ value: Double) -> String { value.isNaN ? "-" : String(format: "%.3f", value) }
+
+func report(_ results: [CaseResult]) -> (text: String, json: [String: Any]) {
+    var lines: [String] = []
+    var cases: [[String: Any]] = []
+    var targets: [[String: Any]] = []
+    func target(_ streams: Int, _ name: String, _ measured: Double, _ limit: Double, _ unit: String) {
+        let met = measured <= limit
+        targets.append(["streams": streams, "target": name, "measured": measured, "limit": limit, "unit": unit, "met": met])
+        lines.append("  \(met ? "met   " : "MISSED") \(name): \(format(measured)) \(unit) (limit \(format(limit)))")
+    }
+    for result in results {
+        lines.append("")
+        lines.append("\(result.streams) stream(s), \(result.series.values.first?.millis.count ?? 0) switches per path (D: CLI)")
+        lines.append("path        p50 ms   p95 ms   p99 ms   max ms  gaps  n")
+        for name in ["A-coop", "B", "A-solo", "C", "D-earshot", "D-wpctl"] {
+            guard let series = result.series[name] else { continue }
+            lines.append(name.padding(toLength: 10, withPad: " ", startingAt: 0)
+                + [series.p50, series.p95, series.p99, series.max].map { format($0).leftPadded(9) }.joined()
+                + String(series.gaps).leftPadded(6) + " " + String(series.millis.count))
+        }
+        for (name, kib) in result.rss.sorted(by: { $0.key < $1.key }) { lines.append("RSS \(name): \(kib) KiB") }
+        for (name, ticks) in result.idleTicks.sorted(by: { $0.key < $1.key }) where name.hasPrefix("earshot") {
+            lines.append("idle CPU \(name): \(ticks) ticks")
+        }
+        lines.append("targets:")
+        let s = result.series
+        if let a = s["A-coop"], let b = s["B"] { target(result.streams, "A-coop p50 − B p50 ≤ 0.5 ms", a.p50 - b.p50, 0.5, "ms") }
+        if let a = s["A-solo"], let b = s["B"] {
+            target(result.streams, "A-solo p50 / B p50 ≤ 0.5", a.p50 / b.p50, 0.5, "×")
+            target(result.streams, "A-solo p99 / B p99 ≤ 0.5", a.p99 / b.p99, 0.5, "×")
+        }
+        if let a = s["A-solo"], let c = s["C"] {
+            target(result.streams, "A-solo p50 / C p50 ≤ 3", a.p50 / c.p50, 3, "×")
+            target(result.streams, "A-solo p99 / C p99 ≤ 3", a.p99 / c.p99, 3, "×")
+            target(result.streams, "A-solo gaps = 0", Double(a.gaps), 0, "switches")
+        }
+        if let e = s["D-earshot"], let w = s["D-wpctl"] { target(result.streams, "D earshot p50 / D wpctl p50 ≤ 0.5", e.p50 / w.p50, 0.5, "×") }
+        if let wp = result.rss["wireplumber"] {
+            for key in ["earshot-coop", "earshot-solo"] {
+                if let rss = result.rss[key] { target(result.streams, "RSS \(key) / wireplumber ≤ 0.5", Double(rss) / Double(wp), 0.5, "×") }
+            }
+        }
+        for (name, ticks) in result.idleTicks where name.hasPrefix("earshot") { target(result.streams, "idle ticks \(name) = 0", Double(ticks), 0, "ticks") }
+        if result.streams >= 100, let a = s["A-solo"] { target(result.streams, "A-solo p99 ≤ 20 ms with \(result.streams) streams", a.p99, 20, "ms") }
+        cases.append([
+            "streams": result.streams, "paths": result.series.mapValues(\.json), "rss_kib": result.rss, "idle_ticks": result.idleTicks,
+        ])
+    }
+    let json: [String: Any] = [
+        "clock": "CLOCK_MONOTONIC; start before the request, end in the observer's callback completing the switch",
+        "streams": "pw-cat --playback of a sparse WAV of silence, one process per stream",
+        "cases": cases, "targets": targets,
+    ]
+    return (lines.joined(separator: "\n"), json)
+}
+
+extension String {
+    func leftPadded(_ width: Int) -> String { String(repeating: " ", count: Swift.max(0, width - count)) + self }
+}
+
+do {
+    let options = try Options(CommandLine.arguments)
+    guard FileManager.default.isExecutableFile(atPath: options.earshot) else { throw BenchError("no earshot binary at \(options.earshot) (--earshot PATH)") }
+    var results: [CaseResult] = []
+    for (index, count) in options.streams.enumerated() {
+        var result = CaseResult(streams: count)
+        let idle = index == 0 && options.idleSeconds > 0
+        try await cooperative(options, streams: count, idle: idle, into: &result)
+        try await standalone(options, streams: count, idle: idle, into: &result)
+        results.append(result)
+    }
+    let (text, json) = report(results)
+    print(text)
+    if let path = options.json {
+        let data = try JSONSerialization.data(withJSONObject: json, options: [.prettyPrinted, .sortedKeys])
+        try data.write(to: URL(fileURLWithPath: path))
+    }
+} catch {
+    FileHandle.standardError.write(Data("earshot-bench: \(error)\n".utf8))
+    exit(1)
+}
