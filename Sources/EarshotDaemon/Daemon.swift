@@ -198,7 +198,7 @@ public actor Daemon {
         guard let deadline else { return }
         let delay = max(0, deadline - now)
         timerTask = Task { [weak self] in
-            do { try await Task.sleep(for: .milliseconds(delay)) } catch { return }  // the placement timer
+            do { try await Task.sleep(for: .milliseconds(delay)) } catch { return }  // until the placement deadline
             await self?.timerFired()
         }
     }

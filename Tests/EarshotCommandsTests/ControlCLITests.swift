@@ -192,7 +192,7 @@ private actor StandInDaemonControl: DaemonControl {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await self.awaitSubscriber() }
             group.addTask {
-                try await Task.sleep(for: timeout)
+                try await Task.sleep(for: timeout)  // the deadline
                 throw CLIFailure("no subscriber within \(timeout)")
             }
             try await group.next()
