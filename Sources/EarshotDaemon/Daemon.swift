@@ -184,12 +184,13 @@ public actor Daemon {
             if options.verbose { logger.info("\(DecisionText.render(decision, detail: .full))") }
             publish(.routeChanged(change))
             persisted.history.append(.init(at: change.at, current: change.current, previous: change.previous, reason: reason.rawValue))
-            saveState()
         } else if decision.trigger.isAccessory || decision.trigger == .configReplaced {
             logger.info("decision (\(decision.trigger)): \(decision.defaultSink ?? "(none)") stays; \(decision.summary)")
             if options.verbose { logger.info("\(DecisionText.render(decision, detail: .full))") }
         }
         await apply()
+        // After applying: the switch never waits for the disk (a save fsyncs).
+        if decision.changed, decision.reason != nil { saveState() }
     }
 
     private func schedule(_ deadline: Milliseconds?) {
