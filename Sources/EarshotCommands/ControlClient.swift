@@ -57,6 +57,25 @@ final class ControlClient {
         }
     }
 
+    /// The socket, for waiting on it next to other descriptors (`earshot report`).
+    var socketDescriptor: Int32 { fd }
+
+    /// Called when the socket is readable while no request is out: reads what is there
+    /// (kept for the next request) and says whether the daemon is still on the other end.
+    func stillOpen() -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, 0)
+            if ready < 0 { return errno == EINTR }
+            guard ready > 0 else { return true }
+            let count = read(fd, &chunk, chunk.count)
+            if count < 0 { return errno == EINTR || errno == EAGAIN }
+            if count == 0 { return false }
+            pending.append(contentsOf: chunk[..<count])
+        }
+    }
+
     private func send(_ data: Data) throws(ControlClientError) {
         var offset = 0
         while offset < data.count {

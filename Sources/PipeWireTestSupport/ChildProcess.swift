@@ -20,16 +20,21 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Spawns `arguments[0]` (looked up in PATH) with exactly `environment`.
     /// stdout and stderr go to `logFile` (appending), or to `stdoutFD` when given.
+    /// stdin is `stdinFD` when given (e.g. the read end of `makePipe()`), else /dev/null.
     public init(
         name: String, arguments: [String], environment: [String: String], logFile: URL?,
-        stdoutFD: Int32? = nil
+        stdoutFD: Int32? = nil, stdinFD: Int32? = nil
     ) throws {
         self.name = name
         self.logFile = logFile
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        if let stdinFD {
+            posix_spawn_file_actions_adddup2(&actions, stdinFD, 0)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        }
         if let logFile {
             posix_spawn_file_actions_addopen(&actions, 2, logFile.path, O_WRONLY | O_CREAT | O_APPEND, 0o644)
             if let stdoutFD {
@@ -88,8 +93,8 @@ public final class ChildProcess: @unchecked Sendable {
     /// is close-on-exec only after fcntl, and a child spawned in between would inherit it.
     static let spawnLock = NSLock()
 
-    /// A close-on-exec pipe (read end, write end).
-    static func makePipe() -> (Int32, Int32) {
+    /// A close-on-exec pipe (read end, write end); no child spawned meanwhile inherits it.
+    public static func makePipe() -> (Int32, Int32) {
         spawnLock.withLock {
             var fds: [Int32] = [0, 0]
             pipe(&fds)

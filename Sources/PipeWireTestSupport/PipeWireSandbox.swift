@@ -123,10 +123,12 @@ public final class PipeWireSandbox: @unchecked Sendable {
 
     /// Starts a program inside the sandbox; it is stopped with the sandbox.
     @discardableResult
-    public func spawn(_ name: String, _ arguments: [String], extraEnvironment: [String: String] = [:], stdoutFD: Int32? = nil) throws -> ChildProcess {
+    public func spawn(
+        _ name: String, _ arguments: [String], extraEnvironment: [String: String] = [:], stdoutFD: Int32? = nil, stdinFD: Int32? = nil
+    ) throws -> ChildProcess {
         let child = try ChildProcess(
             name: name, arguments: arguments, environment: environment.merging(extraEnvironment) { $1 },
-            logFile: root.appendingPathComponent("\(name).log"), stdoutFD: stdoutFD)
+            logFile: root.appendingPathComponent("\(name).log"), stdoutFD: stdoutFD, stdinFD: stdinFD)
         lock.withLock { processes.append(child) }
         return child
     }

@@ -1,0 +1,124 @@
+import ArgumentParser
+import EarshotDaemon
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `earshot report --accessory X`: a reporter bridge. Placement lines on stdin become updates
+/// over one control connection, which survives the daemon restarting.
+struct ReportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "report",
+        abstract: "Forward placement lines from stdin to the daemon (a bridge for scripts and sensors).",
+        discussion: """
+            Each line is in-ear, on-head, over-the-ear or off-head; blank lines and # comments are \
+            ignored, any other line is reported on stderr with its number and skipped. The accessory is \
+            registered if it is not already (by this reporter, with these capabilities). One connection \
+            carries every update; when the daemon goes away (a restart) the reporter reconnects and \
+            registers again with the last placement. Exit codes: 0 at the end of input, 1 registration \
+            refused, 2 usage, 3 the daemon stayed unreachable for --timeout while a placement waited.
+            """)
+
+    @Option(help: ArgumentHelp("A Bluetooth address (AA:BB:CC:DD:EE:FF) or a node.name.", valueName: "address|node"))
+    var accessory: String
+
+    @Option(help: "The reporter's reverse-DNS name.")
+    var reporter = "org.earshot.report"
+
+    @Option(help: ArgumentHelp("What the accessory can do, comma-separated; must include placement.", valueName: "list"))
+    var capabilities = "audio-switching,placement"
+
+    @Option(help: ArgumentHelp("Seconds a placement may wait for an unreachable daemon before giving up (exit 3).", valueName: "seconds"))
+    var timeout: Double = 30
+
+    @OptionGroup var socket: ControlSocketOption
+
+    func validate() throws {
+        try ControlArguments.accessory(accessory)
+        guard try ControlArguments.capabilities(capabilities).contains("placement") else {
+            throw ValidationError("--capabilities must include placement: reporting placements is what `report` does")
+        }
+        guard timeout > 0, timeout.isFinite else { throw ValidationError("--timeout must be a positive number of seconds") }
+    }
+
+    func run() throws {
+        let path = socket.path ?? ControlSocketPath.default()
+        let reporter = PlacementReporter(
+            options: .init(
+                accessory: accessory, reporter: reporter, capabilities: try ControlArguments.capabilities(capabilities),
+                timeout: .milliseconds(Int64(timeout * 1000))),
+            connect: { () throws(ControlClientError) -> any ReportLink in try ControlClient.connect(path: path) },
+            diagnose: { FileHandle.standardError.write(Data("earshot report: \($0)\n".utf8)) })
+        let code = ReportLoop.run(reporter, input: STDIN_FILENO)
+        if code != 0 { throw ExitCode(code) }
+    }
+}
+
+/// Waits on the input and on the connection, feeding the reporter; returns the exit code.
+enum ReportLoop {
+    static func run(_ reporter: PlacementReporter, input: Int32) -> Int32 {
+        var buffer: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        var lineNumber = 0
+        var inputOpen = true
+        var retryAt: ContinuousClock.Instant? = ContinuousClock.now
+
+        func take(_ line: ArraySlice<UInt8>) {
+            lineNumber += 1
+            reporter.receive(String(decoding: line, as: UTF8.self), number: lineNumber)
+        }
+
+        while true {
+            if retryAt.map({ $0 <= .now }) ?? reporter.hasWork {
+                switch reporter.flush(inputEnded: !inputOpen) {
+                case .stop(let code): return code
+                case .retry(let delay): retryAt = .now + delay
+                case .idle: retryAt = nil
+                }
+            }
+            if !inputOpen, !reporter.hasWork { return 0 }
+            if !inputOpen, retryAt == nil { return 0 }
+
+            var descriptors: [pollfd] = []
+            if inputOpen { descriptors.append(pollfd(fd: input, events: Int16(POLLIN), revents: 0)) }
+            let linkFD = retryAt == nil ? reporter.link?.descriptor : nil
+            if let linkFD { descriptors.append(pollfd(fd: linkFD, events: Int16(POLLIN), revents: 0)) }
+            var timeout: Int32 = -1
+            if let retryAt {
+                let left = ContinuousClock.now.duration(to: retryAt)
+                timeout = left <= .zero ? 0 : Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
+            }
+            let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                FileHandle.standardError.write(Data("earshot report: poll: \(String(cString: strerror(errno)))\n".utf8))
+                return 1
+            }
+            for descriptor in descriptors where descriptor.revents != 0 {
+                if descriptor.fd == linkFD {
+                    reporter.connectionReadable()
+                    continue
+                }
+                let count = read(input, &chunk, chunk.count)
+                if count < 0 {
+                    if errno == EINTR || errno == EAGAIN { continue }
+                    FileHandle.standardError.write(Data("earshot report: reading stdin: \(String(cString: strerror(errno)))\n".utf8))
+                    inputOpen = false
+                } else if count == 0 {
+                    inputOpen = false
+                    if !buffer.isEmpty { take(buffer[...]) }
+                    buffer.removeAll()
+                } else {
+                    buffer.append(contentsOf: chunk[..<count])
+                    while let newline = buffer.firstIndex(of: 0x0A) {
+                        take(buffer[..<newline])
+                        buffer.removeSubrange(...newline)
+                    }
+                }
+            }
+            // New lines (or a dropped connection) are flushed at once, unless a retry is scheduled.
+            if retryAt == nil, reporter.hasWork { retryAt = .now }
+        }
+    }
+}
