@@ -8,6 +8,7 @@ EARSHOT_PACKAGES=(
     dbus-daemon dbus-bin                            # a private session bus for WirePlumber and MPRIS
     mpv mpv-mpris playerctl                         # a real playing stream and MPRIS peer
     socat jq                                        # control-protocol examples, scripts
+    systemd                                         # systemd-analyze verify of the user unit (scripts/install)
 )
 
 earshot_install_packages() {
