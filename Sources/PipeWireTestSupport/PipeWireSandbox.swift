@@ -90,7 +90,7 @@ public final class PipeWireSandbox: @unchecked Sendable {
         guard Readiness.waitForFile(socketPath, orExitOf: pipewire, timeout: .seconds(20)) else {
             throw FixtureError("pipewire did not create \(socketPath) (exit status \(pipewire.exitStatus.map(String.init) ?? "running"))")
         }
-        observer = try await PipeWireConnection.connect(remote: socketPath, applicationName: "earshot-test-observer")
+        observer = try await connectWhenListening(pipewire)
         if options.wirePlumber {
             hasWirePlumber = true
             try startSessionBus()
@@ -267,6 +267,22 @@ extension PipeWireSandbox {
         guard Readiness.waitForFile(socketPath, orExitOf: pipewire, timeout: .seconds(20)) else {
             throw FixtureError("restarted pipewire did not create \(socketPath)")
         }
-        observer = try await PipeWireConnection.connect(remote: socketPath, applicationName: "earshot-test-observer")
+        observer = try await connectWhenListening(pipewire)
+    }
+
+    /// pipewire creates its socket file (bind) an instant before it listens; a connect in
+    /// between is refused. Retries with a short backoff while pipewire runs, up to 10 s.
+    private func connectWhenListening(_ pipewire: ChildProcess) async throws -> PipeWireConnection {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while true {
+            do {
+                return try await PipeWireConnection.connect(remote: socketPath, applicationName: "earshot-test-observer")
+            } catch {
+                guard case .cannotConnect(_, let code) = error, code == ECONNREFUSED,
+                    !pipewire.hasExited, ContinuousClock.now < deadline
+                else { throw error }
+            }
+            try await Task.sleep(for: .milliseconds(5))  // retry backoff until pipewire listens
+        }
     }
 }
