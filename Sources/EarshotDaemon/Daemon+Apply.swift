@@ -49,7 +49,7 @@ extension Daemon {
         if keys.contains(Graph.configuredSinkKey) { pendingOwnWrite = name }
         for key in keys {
             do {
-                try await connection.setMetadata(key: key, type: "Spa:String:JSON", value: value)
+                try await connection.setMetadata(key: key, type: "Spa:String:JSON", value: value, flush: key == keys.last)
             } catch {
                 logger.error("cannot set \(key) to \(name): \(error)")
                 if key == Graph.configuredSinkKey { pendingOwnWrite = nil }
@@ -102,20 +102,30 @@ extension Daemon {
                 portsRequested.insert(stream)
                 do { try await connection.configureDSPPorts(ofNode: stream, channels: channels) } catch { logger.warning("cannot configure ports of stream \(stream): \(error)") }
             }
-            for move in plan.moves {
-                if move.needsLink {
-                    do {
-                        let links = try await connection.link(output: move.stream, input: move.target)
-                        for link in links { ownedLinks[move.stream, default: [:]][link] = move.target }
-                    } catch {
-                        logger.warning("cannot link stream \(move.stream) to \(move.target): \(error)")
-                        continue  // keep the old links: a stream is never left unlinked
-                    }
+            // Make: every new link at once (one round trip), then break: Earshot's old links of
+            // the streams whose new links exist, at once. A stream whose new links failed keeps
+            // its old ones: it is never left unlinked.
+            let linking = plan.moves.filter(\.needsLink)
+            let results = await connection.link(linking.map { ($0.stream, $0.target) })
+            var failed: Set<ObjectID> = []
+            for (move, result) in zip(linking, results) {
+                switch result {
+                case .success(let links):
+                    for link in links { ownedLinks[move.stream, default: [:]][link] = move.target }
+                case .failure(let error):
+                    logger.warning("cannot link stream \(move.stream) to \(move.target): \(error)")
+                    failed.insert(move.stream)
                 }
+            }
+            var obsolete: [ObjectID] = []
+            for move in plan.moves where !failed.contains(move.stream) {
                 for link in move.obsoleteLinks {
                     ownedLinks[move.stream]?[link] = nil
-                    do { try await connection.destroy(link) } catch { logger.debug("link \(link) already gone: \(error)") }
+                    obsolete.append(link)
                 }
+            }
+            if !obsolete.isEmpty {
+                do { try await connection.destroy(obsolete) } catch { logger.debug("old links already gone: \(error)") }
             }
         } while reconcileAgain
     }

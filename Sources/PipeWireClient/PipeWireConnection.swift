@@ -199,9 +199,11 @@ public final class PipeWireConnection: @unchecked Sendable {
     }
 
     /// Sets (or with a nil value, removes) one key of the metadata object named `metadataName`,
-    /// as `pw-metadata` does, and waits for the daemon to take it.
+    /// as `pw-metadata` does, and waits for the daemon to take it (unless `flush` is false:
+    /// several writes in a row need one round trip, after the last).
     public func setMetadata(
-        _ metadataName: String = "default", subject: ObjectID = 0, key: String, type: String? = nil, value: String?
+        _ metadataName: String = "default", subject: ObjectID = 0, key: String, type: String? = nil, value: String?,
+        flush: Bool = true
     ) async throws(PipeWireError) {
         try loop.withLock { () throws(PipeWireError) in
             try checkUsable()
@@ -210,36 +212,52 @@ public final class PipeWireConnection: @unchecked Sendable {
             else { throw PipeWireError.noSuchMetadata(metadataName) }
             CPipeWire_metadata_set_property(object.handle.proxy, subject, key, type, value)
         }
-        try await sync()
+        if flush { try await sync() }
     }
 
     /// Links `output`'s output ports to `input`'s input ports, channel by channel, and returns
     /// the new links' ids once the daemon has created them all. The links are owned by this
     /// connection: they go when it does, unless `linger` keeps them in the graph.
     public func link(output: ObjectID, input: ObjectID, linger: Bool = false) async throws(PipeWireError) -> [ObjectID] {
-        let pending = try loop.withLock { () throws(PipeWireError) -> [CreatedObject] in
-            try checkUsable()
-            let pairs = graph.portPairs(from: output, to: input)
-            guard !pairs.isEmpty else { throw PipeWireError.noMatchingPorts(output: output, input: input) }
-            return pairs.compactMap { pair in
-                var props: Properties = [
-                    "link.output.node": String(output), "link.output.port": String(pair.output.id),
-                    "link.input.node": String(input), "link.input.port": String(pair.input.id),
-                ]
-                if linger { props["object.linger"] = "true" }
-                return create(
-                    factory: "link-factory", kind: .link, props: props,
-                    description: "link \(output):\(pair.output.id) → \(input):\(pair.input.id)")
+        try await link([(output, input)], linger: linger)[0].get()
+    }
+
+    /// Links several node pairs at once: every request goes out before any reply is awaited,
+    /// so n streams cost one round trip, not n. Returns each pair's link ids, or its error.
+    public func link(_ nodePairs: [(output: ObjectID, input: ObjectID)], linger: Bool = false) async -> [Result<[ObjectID], PipeWireError>] {
+        let requests = loop.withLock { () -> [Result<[CreatedObject], PipeWireError>] in
+            nodePairs.map { output, input in
+                do throws(PipeWireError) { try checkUsable() } catch { return .failure(error) }
+                let pairs = graph.portPairs(from: output, to: input)
+                guard !pairs.isEmpty else { return .failure(.noMatchingPorts(output: output, input: input)) }
+                return .success(pairs.compactMap { pair in
+                    var props: Properties = [
+                        "link.output.node": String(output), "link.output.port": String(pair.output.id),
+                        "link.input.node": String(input), "link.input.port": String(pair.input.id),
+                    ]
+                    if linger { props["object.linger"] = "true" }
+                    return create(
+                        factory: "link-factory", kind: .link, props: props,
+                        description: "link \(output):\(pair.output.id) → \(input):\(pair.input.id)")
+                })
             }
         }
-        var ids: [ObjectID] = []
-        do {
-            for object in pending { ids.append(try await object.bound.value(on: loop, what: object.description)) }
-        } catch {
-            loop.withLock { for object in pending { releaseCreated(object) } }
-            throw error
+        var results: [Result<[ObjectID], PipeWireError>] = []
+        for request in requests {
+            guard case .success(let pending) = request else {
+                results.append(request.map { _ in [] })
+                continue
+            }
+            var ids: [ObjectID] = []
+            do throws(PipeWireError) {
+                for object in pending { ids.append(try await object.bound.value(on: loop, what: object.description)) }
+                results.append(.success(ids))
+            } catch {
+                loop.withLock { for object in pending { releaseCreated(object) } }
+                results.append(.failure(error))
+            }
         }
-        return ids
+        return results
     }
 
     /// Gives a node one DSP port per channel on its output side (or input side), as a session
@@ -263,14 +281,21 @@ public final class PipeWireConnection: @unchecked Sendable {
 
     /// Destroys a link (or any object the daemon lets this client destroy).
     public func destroy(_ id: ObjectID) async throws(PipeWireError) {
+        try await destroy([id])
+    }
+
+    /// Destroys several objects with one round trip.
+    public func destroy(_ ids: [ObjectID]) async throws(PipeWireError) {
         try loop.withLock { () throws(PipeWireError) in
             try checkUsable()
-            if let owned = createdObjects.values.first(where: { $0.globalID == id }) {
-                releaseCreated(owned)
-            }
-            let result = CPipeWire_registry_destroy(registry, id)
-            guard result >= 0 else {
-                throw PipeWireError.requestFailed(operation: "destroy \(id)", code: result, message: "registry destroy failed")
+            for id in ids {
+                if let owned = createdObjects.values.first(where: { $0.globalID == id }) {
+                    releaseCreated(owned)
+                }
+                let result = CPipeWire_registry_destroy(registry, id)
+                guard result >= 0 else {
+                    throw PipeWireError.requestFailed(operation: "destroy \(id)", code: result, message: "registry destroy failed")
+                }
             }
         }
         try await sync()
