@@ -56,16 +56,24 @@ public final class ControlServer: Sendable {
                     ])
                 }
             }
+        // Listen on a temporary name, restrict it, then rename it into place: a client that
+        // sees `path` can connect (a socket file appears at bind, before listen) and it is 0600.
+        let temporary = "\(path).tmp-\(getpid())"
+        unlink(temporary)
         let listener: any Channel
         do {
-            listener = try await bootstrap.bind(unixDomainSocketPath: path).get()
+            listener = try await bootstrap.bind(unixDomainSocketPath: temporary).get()
         } catch {
             throw .socket(path, "cannot listen: \(error)")
         }
-        do {
-            try ControlSocketFile.restrictToOwner(path)
+        do throws(ControlServerError) {
+            try ControlSocketFile.restrictToOwner(temporary)
+            guard rename(temporary, path) == 0 else {
+                throw ControlServerError.socket(path, "cannot move the socket into place: \(String(cString: strerror(errno)))")
+            }
         } catch {
             try? await listener.close()
+            unlink(temporary)
             throw error
         }
         return ControlServer(path: path, limits: limits, listener: listener, connections: connections,
