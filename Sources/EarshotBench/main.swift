@@ -67,6 +67,22 @@ func measure(_ observer: PipeWireConnection, streams: [ObjectID: Int], to target
     if probe.gap { series.gaps += 1 }
 }
 
+/// Path A: `count` placement updates on one open control connection, alternating on-head
+/// (sinks[1]) and off-head (sinks[0]), each timed until every stream plays to its sink.
+func placementSwitches(
+    _ name: String, _ observer: PipeWireConnection, streams: [ObjectID: Int], sinks: [ObjectID], control: ControlLine, count: Int
+) async throws -> Series {
+    var series = Series(name: name)
+    for index in 0..<count {
+        let to = (index + 1) % 2
+        try await measure(observer, streams: streams, to: sinks[to], into: &series) {
+            control.send(#""op":"update","accessory":"\#(address)","placement":"\#(to == 1 ? "on-head" : "off-head")""#)
+        }
+        try control.readLine()
+    }
+    return series
+}
+
 func node(_ observer: PipeWireConnection, _ name: String) throws -> ObjectID {
     guard let id = observer.snapshot().node(named: name)?.id else { throw BenchError("no node \(name)") }
     return id
@@ -104,7 +120,7 @@ func portCounts(_ observer: PipeWireConnection, _ streams: [ObjectID]) async thr
 
 func idleTicks(_ pid: pid_t, seconds: Int) async throws -> Int {
     guard let before = cpuTicks(of: pid) else { return -1 }
-    try await Task.sleep(for: .seconds(seconds))  // the measurement window, not synchronisation
+    try await Task.sleep(for: .seconds(seconds))  // the idle window's deadline: measuring, not synchronising
     guard let after = cpuTicks(of: pid) else { return -1 }
     return after - before
 }
@@ -147,14 +163,7 @@ func cooperative(_ options: Options, streams count: Int, idle: Bool, into result
         let (daemon, control) = try startDaemon(sandbox, options)
         _ = try await observer.waitUntil("Earshot's first decision applied") { $0.configuredDefaultSinkName == speakers }
         log("\(count) stream(s), WirePlumber: A-coop")
-        var a = Series(name: "A-coop")
-        for index in 0..<options.switches {
-            let to = (index + 1) % 2
-            try await measure(observer, streams: streams, to: sinks[to], into: &a) {
-                control.send(#""op":"update","accessory":"\#(address)","placement":"\#(to == 1 ? "on-head" : "off-head")""#)
-            }
-            try control.readLine()
-        }
+        let a = try await placementSwitches("A-coop", observer, streams: streams, sinks: sinks, control: control, count: options.switches)
         if options.cliSwitches > 0 {
             log("\(count) stream(s), WirePlumber: D (earshot accessory update, wpctl set-default)")
             var dEarshot = Series(name: "D-earshot")
@@ -238,14 +247,7 @@ func standalone(_ options: Options, streams count: Int, idle: Bool, into result:
         let (daemon, control) = try startDaemon(sandbox, options)
         _ = try await wait.value(timeout: .seconds(30))
         log("\(count) stream(s), standalone: A-solo")
-        var a = Series(name: "A-solo")
-        for index in 0..<options.switches {
-            let to = (index + 1) % 2
-            try await measure(observer, streams: streams, to: sinks[to], into: &a) {
-                control.send(#""op":"update","accessory":"\#(address)","placement":"\#(to == 1 ? "on-head" : "off-head")""#)
-            }
-            try control.readLine()
-        }
+        let a = try await placementSwitches("A-solo", observer, streams: streams, sinks: sinks, control: control, count: options.switches)
         result.series["C"] = c
         result.series["A-solo"] = a
         result.rss["earshot-solo"] = residentKiB(of: daemon.pid)
