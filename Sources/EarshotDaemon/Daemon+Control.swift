@@ -45,11 +45,12 @@ extension Daemon: DaemonControl {
     }
 
     public func status() async -> DaemonStatus {
-        // The latest ranking, with the reason and previous route of the change that set it.
+        // The latest ranking, with the reason, previous route and trigger of the change that set it.
         var decision = lastDecision
         if let change = lastRouteChange, decision?.changed == false, decision?.defaultSink == change.defaultSink {
             decision?.reason = change.reason
             decision?.previous = change.previous
+            decision?.trigger = change.trigger
         }
         return DaemonStatus(
             mode: mode, remote: connection?.remoteName ?? options.remote ?? "pipewire-0", connected: connection != nil,
