@@ -9,6 +9,8 @@ EARSHOT_PACKAGES=(
     mpv mpv-mpris playerctl                         # a real playing stream and MPRIS peer
     socat jq                                        # control-protocol examples, scripts
     systemd                                         # systemd-analyze verify of the user unit (scripts/install)
+    libsystemd-dev                                  # build: sd-bus, the D-Bus library (session service, MPRIS, BlueZ)
+    python3-dbus libglib2.0-bin                     # the Python reporter example; gdbus as a real D-Bus client in tests
 )
 
 earshot_install_packages() {
