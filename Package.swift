@@ -27,9 +27,11 @@ let package = Package(
         .systemLibrary(name: "CPipeWire"),
         // CPipeWire_* wrappers for the macros and static inlines Swift cannot import.
         .target(name: "CPipeWireShims", dependencies: ["CPipeWire"], cSettings: pipewireCFlags),
-        // The only Swift module that imports C.
+        // sd-bus from libsystemd (apt: libsystemd-dev); links -lsystemd.
+        .systemLibrary(name: "CSystemdBus", pkgConfig: "libsystemd"),
+        // The only Swift module that imports C: PipeWire (PipeWire/) and D-Bus (DBus/).
         .target(
-            name: "PipeWireClient", dependencies: ["CPipeWire", "CPipeWireShims", "AudioGraph"],
+            name: "SystemBridge", dependencies: ["CPipeWire", "CPipeWireShims", "CSystemdBus", "AudioGraph"],
             swiftSettings: strict + pipewireSwiftFlags),
         .target(name: "AudioGraph", swiftSettings: strict),
         .target(name: "RoutingPolicy", dependencies: ["AudioGraph", "TOMLKit"], swiftSettings: strict),
@@ -37,7 +39,7 @@ let package = Package(
         .target(
             name: "EarshotDaemon",
             dependencies: [
-                "AudioGraph", "PipeWireClient", "RoutingPolicy",
+                "AudioGraph", "SystemBridge", "RoutingPolicy",
                 .product(name: "Logging", package: "swift-log"),
                 // The control socket (Unix domain, JSON Lines).
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -48,7 +50,7 @@ let package = Package(
         .target(
             name: "EarshotCommands",
             dependencies: [
-                "AudioGraph", "PipeWireClient", "RoutingPolicy", "EarshotDaemon",
+                "AudioGraph", "SystemBridge", "RoutingPolicy", "EarshotDaemon",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -57,13 +59,13 @@ let package = Package(
         .executableTarget(name: "earshot", dependencies: ["EarshotCommands"], swiftSettings: strict),
         // scripts/bench switch: switch latency, gaps, RSS and idle CPU on a private PipeWire.
         .executableTarget(
-            name: "earshot-bench", dependencies: ["PipeWireClient", "PipeWireTestSupport", "AudioGraph", "EarshotDaemon"],
+            name: "earshot-bench", dependencies: ["SystemBridge", "PipeWireTestSupport", "AudioGraph", "EarshotDaemon"],
             path: "Sources/EarshotBench", swiftSettings: strict),
-        .target(name: "PipeWireTestSupport", dependencies: ["PipeWireClient", "AudioGraph"], swiftSettings: strict),
+        .target(name: "PipeWireTestSupport", dependencies: ["SystemBridge", "AudioGraph"], swiftSettings: strict),
         .testTarget(name: "AudioGraphTests", dependencies: ["AudioGraph"], resources: [.copy("Fixtures")], swiftSettings: strict),
-        .testTarget(name: "PipeWireClientTests", dependencies: ["PipeWireClient", "PipeWireTestSupport", "AudioGraph"], swiftSettings: strict),
+        .testTarget(name: "SystemBridgeTests", dependencies: ["SystemBridge", "PipeWireTestSupport", "AudioGraph"], swiftSettings: strict),
         .testTarget(name: "RoutingPolicyTests", dependencies: ["RoutingPolicy", "AudioGraph"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "EarshotDaemonTests", dependencies: ["EarshotDaemon", "RoutingPolicy", "AudioGraph", "PipeWireTestSupport"], swiftSettings: strict),
-        .testTarget(name: "EarshotCommandsTests", dependencies: ["EarshotCommands", "EarshotDaemon", "PipeWireClient", "PipeWireTestSupport", "AudioGraph"], swiftSettings: strict),
+        .testTarget(name: "EarshotCommandsTests", dependencies: ["EarshotCommands", "EarshotDaemon", "SystemBridge", "PipeWireTestSupport", "AudioGraph"], swiftSettings: strict),
     ]
 )

@@ -1,7 +1,7 @@
 import AudioGraph
 import Foundation
 import EarshotDaemon
-import PipeWireClient
+import SystemBridge
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,6 +1,6 @@
 import AudioGraph
 import Foundation
-import PipeWireClient
+import SystemBridge
 import PipeWireTestSupport
 #if canImport(Glibc)
 import Glibc

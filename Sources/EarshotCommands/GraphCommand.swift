@@ -1,7 +1,7 @@
 import ArgumentParser
 import AudioGraph
 import Foundation
-import PipeWireClient
+import SystemBridge
 
 /// `earshot graph [--json]`: the live graph in routing terms.
 struct GraphCommand: AsyncParsableCommand {

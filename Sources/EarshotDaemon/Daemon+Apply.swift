@@ -1,5 +1,5 @@
 import AudioGraph
-import PipeWireClient
+import SystemBridge
 import RoutingPolicy
 
 /// Applying the current decision to PipeWire (design.md §Two ways to apply a decision).

@@ -1,7 +1,7 @@
 import AudioGraph
 import Foundation
 import Logging
-import PipeWireClient
+import SystemBridge
 import RoutingPolicy
 
 /// The live engine: mirrors the PipeWire graph into the policy, applies each decision

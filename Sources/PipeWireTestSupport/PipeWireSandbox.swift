@@ -1,6 +1,6 @@
 import AudioGraph
 import Foundation
-import PipeWireClient
+import SystemBridge
 #if canImport(Glibc)
 import Glibc
 #endif

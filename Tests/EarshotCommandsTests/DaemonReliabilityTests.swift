@@ -1,7 +1,7 @@
 import AudioGraph
 import EarshotDaemon
 import Foundation
-import PipeWireClient
+import SystemBridge
 import PipeWireTestSupport
 import Testing
 #if canImport(Glibc)
