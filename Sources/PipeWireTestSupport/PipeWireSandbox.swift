@@ -14,9 +14,16 @@ public final class PipeWireSandbox: @unchecked Sendable {
         public var wirePlumber: Bool
         /// Sinks created before the body runs.
         public var sinks: [VirtualSink]
-        public init(wirePlumber: Bool = false, sinks: [VirtualSink] = []) {
+        /// Start a private session bus even without WirePlumber (MPRIS, Earshot's D-Bus service).
+        public var sessionBus: Bool
+        /// Start a second private bus and name it in `DBUS_SYSTEM_BUS_ADDRESS` (a stand-in
+        /// system bus for an `org.bluez` stand-in).
+        public var systemBus: Bool
+        public init(wirePlumber: Bool = false, sinks: [VirtualSink] = [], sessionBus: Bool = false, systemBus: Bool = false) {
             self.wirePlumber = wirePlumber
             self.sinks = sinks
+            self.sessionBus = sessionBus
+            self.systemBus = systemBus
         }
     }
 
@@ -69,6 +76,7 @@ public final class PipeWireSandbox: @unchecked Sendable {
         environment["XDG_CONFIG_HOME"] = configDir.path
         // Never reach the user's session bus; replaced by the sandbox's own when it runs one.
         environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=\(runtimeDir.path)/no-bus"
+        environment["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=\(runtimeDir.path)/no-system-bus"
         self.environment = environment
     }
 
@@ -91,9 +99,14 @@ public final class PipeWireSandbox: @unchecked Sendable {
             throw FixtureError("pipewire did not create \(socketPath) (exit status \(pipewire.exitStatus.map(String.init) ?? "running"))")
         }
         observer = try await connectWhenListening(pipewire)
+        if options.systemBus {
+            environment["DBUS_SYSTEM_BUS_ADDRESS"] = try startBus("system-bus", socket: "system_bus_socket").address
+        }
+        if options.wirePlumber || options.sessionBus {
+            environment["DBUS_SESSION_BUS_ADDRESS"] = try startBus("session-bus", socket: "bus").address
+        }
         if options.wirePlumber {
             hasWirePlumber = true
-            try startSessionBus()
             try spawn("wireplumber", ["wireplumber"])
             _ = try await observer.waitUntil("WirePlumber's default metadata", timeout: .seconds(20)) {
                 $0.defaultMetadata != nil
@@ -106,19 +119,12 @@ public final class PipeWireSandbox: @unchecked Sendable {
         for sink in options.sinks { try await createSink(sink) }
     }
 
-    private func startSessionBus() throws {
-        let address = "unix:path=\(runtimeDir.path)/bus"
-        let (readEnd, writeEnd) = ChildProcess.makePipe()
-        defer { close(readEnd) }
-        let bus = try spawn(
-            "dbus-daemon", ["dbus-daemon", "--session", "--nofork", "--address=\(address)", "--print-address=1"],
-            stdoutFD: writeEnd)
-        close(writeEnd)
-        // dbus-daemon prints its address once it accepts connections.
-        guard Readiness.readLine(from: readEnd, timeout: .seconds(10)) != nil else {
-            throw FixtureError("dbus-daemon did not start (exit status \(bus.exitStatus.map(String.init) ?? "running"))")
-        }
-        environment["DBUS_SESSION_BUS_ADDRESS"] = address
+    private func startBus(_ name: String, socket: String) throws -> PrivateBus {
+        let bus = try PrivateBus(
+            name: name, socket: runtimeDir.appendingPathComponent(socket).path, environment: environment,
+            logFile: root.appendingPathComponent("\(name).log"))
+        lock.withLock { processes.append(bus.process) }
+        return bus
     }
 
     /// Starts a program inside the sandbox; it is stopped with the sandbox.
