@@ -73,6 +73,12 @@ enum ControlText {
             var line = "\(at)  accessory \(text(fields["change"])) \(text(fields["accessory"]))"
             if let placement = fields["configuration"]?["placement"], placement != .null { line += "  placement \(text(placement))" }
             return line
+        case "playback":
+            var players = ""
+            if case .array(let names)? = fields["players"] { players = names.map { text($0) }.joined(separator: ", ") }
+            var line = "\(at)  \(text(fields["action"])) \(players)  (\(text(fields["reason"])))"
+            if let sink = fields["sink"], sink != .null { line += "  sink \(text(sink))" }
+            return line
         default:
             return "\(at)  \(name)  \(JSONValue.object(fields).canonicalText)"
         }

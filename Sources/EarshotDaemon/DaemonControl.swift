@@ -68,6 +68,39 @@ public struct DaemonStatus: Sendable {
 public enum DaemonEvent: Sendable, Hashable {
     case routeChanged(RouteChange)
     case accessoryChanged(AccessoryChange)
+    /// Earshot paused or resumed MPRIS players (headphones came off / went back on).
+    case playbackChanged(PlaybackChange)
+}
+
+public struct PlaybackChange: Sendable, Hashable {
+    public enum Action: String, Sendable, Hashable, Codable { case paused, resumed }
+    /// Why: the worn accessory came off (after its grace), its sink disappeared, or it went
+    /// back on within the resume window.
+    public enum Reason: String, Sendable, Hashable, Codable {
+        case accessoryRemoved = "accessory-removed"
+        case sinkRemoved = "sink-removed"
+        case accessoryReturned = "accessory-returned"
+    }
+
+    /// Wall-clock time, milliseconds since the Unix epoch.
+    public var at: Int64
+    public var action: Action
+    public var reason: Reason
+    /// The MPRIS bus names acted on (`org.mpris.MediaPlayer2.mpv.instance1234`), sorted.
+    public var players: [String]
+    /// The sink (node.name) they were playing on.
+    public var sink: String?
+    /// The accessory whose change caused it (its address or node.name).
+    public var accessory: String?
+
+    public init(at: Int64, action: Action, reason: Reason, players: [String], sink: String?, accessory: String?) {
+        self.at = at
+        self.action = action
+        self.reason = reason
+        self.players = players
+        self.sink = sink
+        self.accessory = accessory
+    }
 }
 
 public struct RouteChange: Sendable, Hashable {

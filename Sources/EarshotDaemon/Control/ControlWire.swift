@@ -185,6 +185,16 @@ public enum ControlWire {
                 "reporter": change.reporter.map(JSONValue.string) ?? .null,
                 "configuration": change.configuration.map { .object(configuration($0)) } ?? .null,
             ])
+        case .playbackChanged(let change):
+            return .object([
+                "event": .string("playback"),
+                "at": .integer(change.at),
+                "action": .string(change.action.rawValue),
+                "reason": .string(change.reason.rawValue),
+                "players": .array(change.players.map(JSONValue.string)),
+                "sink": change.sink.map(JSONValue.string) ?? .null,
+                "accessory": change.accessory.map(JSONValue.string) ?? .null,
+            ])
         }
     }
 
