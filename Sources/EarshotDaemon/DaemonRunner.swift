@@ -23,6 +23,7 @@ public enum DaemonRunner {
             logger.error("control socket \(options.socketPath): \(error)")
             return 1
         }
+        let desktop = await DesktopIntegration.start(daemon: daemon, options: options, logger: logger)
         let configDescription = await daemon.configDescription
         logger.info("earshot daemon: control socket \(options.socketPath), config \(configDescription), state \(options.statePath)")
         let watcher = ConfigWatcher(paths: await daemon.watchedConfigPaths) { cause in
@@ -40,6 +41,7 @@ public enum DaemonRunner {
         await daemon.run()
         stopSignals.forEach { $0.cancel() }
         watcher.stop()
+        await desktop.stop()
         await server.close()
         logger.info("earshot daemon stopped")
         return 0
