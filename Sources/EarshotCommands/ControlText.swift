@@ -23,44 +23,6 @@ enum ControlText {
         return items.map(accessory).joined(separator: "\n")
     }
 
-    /// `earshot status`: how decisions are applied, the default and why; `explain` adds every
-    /// sink's score as a sum of terms and every rejection.
-    static func status(_ value: JSONValue, explain: Bool) -> String {
-        var lines: [String] = []
-        let manager = value["session-manager"].flatMap { $0 == .null ? nil : text($0) }
-        lines.append("mode: \(text(value["mode"]))" + (manager.map { " (session manager: \($0))" } ?? ""))
-        lines.append("pipewire: \(text(value["remote"])), " + (value["connected"] == .bool(true) ? "connected" : "not connected"))
-        guard let decision = value["decision"], decision != .null else {
-            lines.append("default: no decision yet")
-            return lines.joined(separator: "\n")
-        }
-        var head = "default: \(text(decision["default"], none: "(none)"))"
-        if let reason = decision["reason"], reason != .null {
-            head += " (\(text(reason)), previous: \(text(decision["previous"], none: "(none)")))"
-        }
-        lines.append(head)
-        lines.append("trigger: \(text(decision["trigger"]))")
-        if let error = decision["error"], error != .null {
-            lines.append("refused: \(text(error["code"])): \(text(error["message"]))")
-        }
-        lines.append(text(decision["summary"]))
-        guard case .array(let ranking)? = decision["ranking"] else { return lines.joined(separator: "\n") }
-        if !explain {
-            if let winner = ranking.first { lines.append("winner: \(text(winner["node"])): \(sum(winner))") }
-            return lines.joined(separator: "\n")
-        }
-        for (place, sink) in ranking.enumerated() {
-            lines.append("#\(place + 1) \(text(sink["node"])): \(sum(sink))")
-            if case .array(let terms)? = sink["terms"] {
-                for term in terms { lines.append("    \(text(term["value"])) \(text(term["name"])): \(text(term["why"]))") }
-            }
-        }
-        if case .array(let rejected)? = decision["rejected"] {
-            for sink in rejected { lines.append("✗ \(text(sink["node"])): \(text(sink["why"]))") }
-        }
-        return lines.joined(separator: "\n")
-    }
-
     /// One line per event: route changes as `at reason previous -> current accessory`.
     static func event(name: String, _ fields: [String: JSONValue]) -> String {
         let at = time(fields["at"])
@@ -82,11 +44,6 @@ enum ControlText {
         default:
             return "\(at)  \(name)  \(JSONValue.object(fields).canonicalText)"
         }
-    }
-
-    private static func sum(_ sink: JSONValue) -> String {
-        guard case .array(let terms)? = sink["terms"], !terms.isEmpty else { return "\(text(sink["score"])) = 0" }
-        return "\(text(sink["score"])) = " + terms.map { "\(text($0["name"])) \(text($0["value"]))" }.joined(separator: " + ")
     }
 
     private static func text(_ value: JSONValue?, none: String = "none") -> String {

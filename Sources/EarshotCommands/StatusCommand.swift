@@ -1,5 +1,6 @@
 import ArgumentParser
 import AudioGraph
+import EarshotDaemon
 
 /// `earshot status`: the running daemon's mode and its current decision.
 struct StatusCommand: ParsableCommand {
@@ -18,7 +19,7 @@ struct StatusCommand: ParsableCommand {
     func run() throws {
         try ControlActions.exchange(socket: socket.path, .status) { reply in
             let status = reply["status"] ?? .null
-            return json ? status.canonicalText : ControlText.status(status, explain: explain)
+            return json ? status.canonicalText : StatusText.render(status, explain: explain)
         }.emit()
     }
 }

@@ -16,14 +16,23 @@ public enum DaemonRunner {
             for problem in error.errors { logger.error("config: \(problem)") }
             return 1
         }
+        // The D-Bus service before the control socket: once the socket appears, every way in
+        // is ready (tests and scripts wait for the socket).
+        let desktop: DesktopIntegration
+        do {
+            desktop = try await DesktopIntegration.start(daemon: daemon, options: options, logger: logger)
+        } catch {
+            logger.error("D-Bus: \(error)")
+            return 1
+        }
         let server: ControlServer
         do {
             server = try await ControlServer.start(path: options.socketPath, control: daemon)
         } catch {
             logger.error("control socket \(options.socketPath): \(error)")
+            await desktop.stop()
             return 1
         }
-        let desktop = await DesktopIntegration.start(daemon: daemon, options: options, logger: logger)
         let configDescription = await daemon.configDescription
         logger.info("earshot daemon: control socket \(options.socketPath), config \(configDescription), state \(options.statePath)")
         let watcher = ConfigWatcher(paths: await daemon.watchedConfigPaths) { cause in

@@ -7,22 +7,33 @@ import SystemBridge
 final class DesktopIntegration: Sendable {
     /// The session bus, shared by the D-Bus service and the MPRIS controller; nil when none.
     let sessionBus: DBusConnection?
+    /// org.earshot.Earshot1 on the session bus; nil without one.
+    let busService: EarshotBusService?
 
-    private init(sessionBus: DBusConnection?) {
+    private init(sessionBus: DBusConnection?, busService: EarshotBusService?) {
         self.sessionBus = sessionBus
+        self.busService = busService
     }
 
-    static func start(daemon: Daemon, options: DaemonOptions, logger: Logger) async -> DesktopIntegration {
+    /// Throws `DBusError.nameTaken` when another earshot owns the D-Bus name: like a second
+    /// daemon at the control socket, this one must not start (both would route the same audio).
+    static func start(daemon: Daemon, options: DaemonOptions, logger: Logger) async throws(DBusError) -> DesktopIntegration {
         var sessionBus: DBusConnection?
         do {
             sessionBus = try DBusConnection(.session)
         } catch {
             logger.warning("no D-Bus session bus (\(error)): the D-Bus service and MPRIS pause/resume are off")
         }
-        return DesktopIntegration(sessionBus: sessionBus)
+        let busService: EarshotBusService?
+        do { busService = try await EarshotBusService.serve(on: sessionBus, control: daemon, logger: logger) } catch {
+            sessionBus?.close()
+            throw error
+        }
+        return DesktopIntegration(sessionBus: sessionBus, busService: busService)
     }
 
     func stop() async {
+        busService?.stop()
         sessionBus?.close()
     }
 }

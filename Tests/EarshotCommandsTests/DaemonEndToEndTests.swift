@@ -20,8 +20,12 @@ struct DaemonEndToEndTests {
             try daemon.register(placement: "off-head")
             try await daemon.waitForRoute(to: D.speakers, streams: [mpv.id])
 
+            // The daemon's own D-Bus service holds a subscription too: wait for one more.
+            guard case .integer(let before)? = try await waitForStatus(daemon, { _ in true })["subscribers"] else {
+                throw FixtureError("status without a subscriber count")
+            }
             let watch = try sandbox.spawn("watch", [daemon.binary, "watch", "--json", "--route-changes", "2"])
-            _ = try await waitForStatus(daemon) { $0["subscribers"] == .integer(1) }
+            _ = try await waitForStatus(daemon) { $0["subscribers"] == .integer(before + 1) }
             try daemon.place("on-head")
             try await daemon.waitForRoute(to: D.headphones, streams: [mpv.id])
             try daemon.place("off-head")

@@ -1,0 +1,83 @@
+import AudioGraph
+import RoutingPolicy
+import SystemBridge
+
+/// What the service sends: replies and signal arguments. Accessories are built from the
+/// control protocol's JSON (ControlWire), so both transports carry the same fields under the
+/// same names; D-Bus has no null, so none is an empty string.
+enum EarshotBusValues {
+    /// Register, Update, Current: accessory, capabilities, placement, primary-source, secondary-source.
+    static func accessory(_ identity: AccessoryIdentity, _ configuration: AccessoryConfiguration) -> DBusValue {
+        properties(ControlWire.accessory(identity, configuration))
+    }
+
+    /// List: each accessory plus reporter, stale and sinks.
+    static func accessories(_ statuses: [AccessoryStatus]) -> DBusValue {
+        .array(element: "a{sv}", statuses.map { properties(ControlWire.accessory($0)) })
+    }
+
+    /// Status: the socket's status with the decision's headline fields spelled out, the text
+    /// `earshot status --explain` prints, and the whole decision as JSON for tools that want
+    /// every term.
+    static func status(_ status: DaemonStatus) -> DBusValue {
+        let json = ControlWire.status(status)
+        let decision = json["decision"] ?? .null
+        let text = { (key: String) in DBusValue.string(decision[key]?.propertyText ?? "") }
+        return .properties([
+            "mode": .string(status.mode.rawValue),
+            "remote": .string(status.remote),
+            "connected": .boolean(status.connected),
+            "session-manager": .string(status.sessionManager ?? ""),
+            "subscribers": .uint32(UInt32(clamping: status.subscribers)),
+            "default": text("default"),
+            "previous": text("previous"),
+            "reason": text("reason"),
+            "trigger": text("trigger"),
+            "summary": text("summary"),
+            "explanation": .string(StatusText.render(json, explain: true)),
+            "decision": .string(decision == .null ? "" : decision.canonicalText),
+        ])
+    }
+
+    /// The signal for an event: its member name and arguments, in the order of the XML.
+    static func signal(_ event: DaemonEvent) -> (member: String, arguments: [DBusValue]) {
+        switch event {
+        case .routeChanged(let change):
+            return ("RouteChanged", [
+                .string(change.reason.rawValue), .string(change.previous ?? ""), .string(change.current ?? ""),
+                .string(change.accessory ?? ""), .string(change.summary), .int64(change.at),
+            ])
+        case .accessoryChanged(let change):
+            let configuration = change.configuration.map { properties(.object(ControlWire.configuration($0))) } ?? .properties([:])
+            return ("AccessoryChanged", [
+                .string(change.kind.rawValue), .string(change.accessory), .string(change.reporter ?? ""), configuration, .int64(change.at),
+            ])
+        case .playbackChanged(let change):
+            return ("PlaybackChanged", [
+                .string(change.action.rawValue), .string(change.reason.rawValue), .strings(change.players),
+                .string(change.sink ?? ""), .string(change.accessory ?? ""), .int64(change.at),
+            ])
+        }
+    }
+
+    /// A JSON object as `a{sv}`.
+    static func properties(_ object: JSONValue) -> DBusValue {
+        guard case .object(let fields) = object else { return .properties([:]) }
+        return .properties(fields.mapValues(value))
+    }
+
+    /// A JSON value as a D-Bus one: null as "", a list of strings as `as`, an object as `a{sv}`.
+    private static func value(_ json: JSONValue) -> DBusValue {
+        switch json {
+        case .null: return .string("")
+        case .bool(let flag): return .boolean(flag)
+        case .integer(let number): return .int64(number)
+        case .number(let number): return .double(number)
+        case .string(let text): return .string(text)
+        case .object: return properties(json)
+        case .array(let items):
+            let texts = items.compactMap { item -> String? in if case .string(let text) = item { text } else { nil } }
+            return texts.count == items.count ? .strings(texts) : .array(element: "v", items.map { .variant(value($0)) })
+        }
+    }
+}
