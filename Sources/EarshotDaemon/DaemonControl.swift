@@ -1,7 +1,7 @@
 import AudioGraph
 import RoutingPolicy
 
-/// What the control API (socket, later D-Bus) asks of the running daemon. The transport
+/// What the control API (the socket, and D-Bus) asks of the running daemon. The transport
 /// parses and frames; this is the semantics. Implemented by `Daemon`.
 public protocol DaemonControl: Sendable {
     /// register / update / unregister. Returns the accessory's configuration afterwards

@@ -32,6 +32,8 @@ struct DBusServiceTests {
             #expect(updated.status == 0, "\(updated.output)")
             #expect(updated.output.contains(#""placement" s "on-head""#), "\(updated.output)")
             try await daemon.waitForRoute(to: D.headphones, streams: [])
+            let cleared = try sandbox.run(Self.call + ["Update", "sa{sv}", D.address, "1", "primary-source", "s", ""])
+            #expect(cleared.status == 0 && cleared.output.contains(#""primary-source" s """#), "\(cleared.output)")
 
             // Register off-head moved the output off the headphones (the initial pick), on-head back.
             let seen = try await collect(signals, timeout: .seconds(10)) { $0.member == "RouteChanged" && $0.arguments[2] == .string(D.headphones) && $0.arguments[0] == .string("placement-changed") }
