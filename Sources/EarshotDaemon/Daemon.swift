@@ -34,6 +34,11 @@ public actor Daemon {
     var pinsWritten: Set<ObjectID> = []
     var isReconciling = false
     var reconcileAgain = false
+    /// MPRIS pause/resume: the players (nil without a session bus), what was paused, and
+    /// where each stream last played.
+    var mediaPlayers: (any MediaPlayerControl)?
+    var playback = PlaybackPolicy()
+    var lastPlayed = LastPlayedSinks()
     let started = ContinuousClock.now
 
     public init(options: DaemonOptions, logger: Logger) throws(ConfigErrors) {
@@ -102,6 +107,7 @@ public actor Daemon {
         portsRequested = []
         pinsWritten = []
         detectMode(in: graph)
+        lastPlayed.rebuild(from: graph)
         logger.info("connected to PipeWire (\(connection.remoteName)): \(mode.rawValue) mode\(sessionManager.map { ", session manager \($0)" } ?? "")")
         let firstTime = lastDecision == nil
         let outcome = firstTime ? replaceAndStart(graph) : engine.handle(.graphReplaced(graph), at: now)
@@ -139,6 +145,7 @@ public actor Daemon {
     private func handle(_ event: PipeWireEvent) async {
         guard case .changed(let change) = event else { return }
         var outcome = engine.handle(.graphChanged(change), at: now)
+        lastPlayed.record(change, in: engine.graph)
         switch change {
         case .client, .removed:
             let before = mode
@@ -173,6 +180,7 @@ public actor Daemon {
     /// Records a decision, tells subscribers and the log, persists, and applies it.
     func process(_ outcome: PolicyOutcome) async {
         let decision = outcome.decision
+        let previousDecision = lastDecision
         lastDecision = decision
         if decision.changed { lastRouteChange = decision }
         schedule(outcome.nextDeadline)
@@ -188,7 +196,10 @@ public actor Daemon {
             logger.info("decision (\(decision.trigger)): \(decision.defaultSink ?? "(none)") stays; \(decision.summary)")
             if options.verbose { logger.info("\(DecisionText.render(decision, detail: .full))") }
         }
+        let playbackCues = playbackCues(for: decision, after: previousDecision)
+        await pausePlayers(for: playbackCues, at: decision.at)
         await apply()
+        resumePlayers(for: playbackCues)
         // After applying: the switch never waits for the disk (a save fsyncs).
         if decision.changed, decision.reason != nil { saveState() }
     }

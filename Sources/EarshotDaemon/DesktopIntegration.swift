@@ -9,10 +9,13 @@ final class DesktopIntegration: Sendable {
     let sessionBus: DBusConnection?
     /// org.earshot.Earshot1 on the session bus; nil without one.
     let busService: EarshotBusService?
+    /// MPRIS pause/resume's players; nil without a session bus.
+    let mediaPlayers: MPRISPlayers?
 
-    private init(sessionBus: DBusConnection?, busService: EarshotBusService?) {
+    private init(sessionBus: DBusConnection?, busService: EarshotBusService?, mediaPlayers: MPRISPlayers?) {
         self.sessionBus = sessionBus
         self.busService = busService
+        self.mediaPlayers = mediaPlayers
     }
 
     /// Throws `DBusError.nameTaken` when another earshot owns the D-Bus name: like a second
@@ -29,7 +32,9 @@ final class DesktopIntegration: Sendable {
             sessionBus?.close()
             throw error
         }
-        return DesktopIntegration(sessionBus: sessionBus, busService: busService)
+        var mediaPlayers: MPRISPlayers?
+        if let sessionBus { mediaPlayers = await MPRISPlayers.start(on: sessionBus, for: daemon, logger: logger) }
+        return DesktopIntegration(sessionBus: sessionBus, busService: busService, mediaPlayers: mediaPlayers)
     }
 
     func stop() async {

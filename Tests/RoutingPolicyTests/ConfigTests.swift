@@ -68,7 +68,8 @@ struct ConfigTests {
             [weights]
             worn = 7
             [playback]
-            pause-when-removed = true
+            pause-when-removed = false
+            resume-window-ms = 2000
             [[rule]]
             match = { "node.name" = "*hdmi*" }
             ignore = true
@@ -86,9 +87,9 @@ struct ConfigTests {
         #expect(config.classOrder == [.usb, .internal])
         #expect(config.onDelay == 100 && config.offGrace == 900)
         #expect(config.weights.worn == 7 && config.weights.arrival == ScoreWeights().arrival)
-        #expect(config.playback.pauseWhenRemoved)
+        #expect(!config.playback.pauseWhenRemoved && config.playback.resumeWindow == 2000)
         #expect(config.rules.map(\.action) == [.ignore, .priority(-3)])
-        #expect(config.rules.map { $0.location?.description } == ["all.toml:12:1", "all.toml:15:1"])
+        #expect(config.rules.map { $0.location?.description } == ["all.toml:13:1", "all.toml:16:1"])
         #expect(config.accessories.first?.capabilities == [.audioSwitching])
         #expect(config.accessories.first?.address == BluetoothAddress("AA:BB:CC:DD:EE:FF"))
         // What `config show --effective` prints reads back as the same config.

@@ -36,6 +36,7 @@ public enum ConfigRenderer {
         out += ["", "[playback]"]
         key("playback.pause-when-removed", "\(config.playback.pauseWhenRemoved)")
         key("playback.resume-when-worn", "\(config.playback.resumeWhenWorn)")
+        key("playback.resume-window-ms", "\(config.playback.resumeWindow)")
         out.append("")
         if config.rules.isEmpty {
             out += commentedExample(table: "rule[]", header: "[[rule]]", values: [

@@ -92,11 +92,14 @@ public struct StaticAccessory: Sendable, Hashable {
     }
 }
 
+/// MPRIS pause/resume (design.md: a player pauses when headphones go away).
 public struct PlaybackConfig: Sendable, Hashable {
-    /// Pause MPRIS players when the worn accessory comes off.
-    public var pauseWhenRemoved = false
+    /// Pause MPRIS players when the worn accessory they play on comes off or its sink goes.
+    public var pauseWhenRemoved = true
     /// Resume the players Earshot paused when it goes back on.
     public var resumeWhenWorn = true
+    /// How long after pausing a return still resumes; later, the paused players are forgotten.
+    public var resumeWindow: Milliseconds = 15_000
     public init() {}
 }
 

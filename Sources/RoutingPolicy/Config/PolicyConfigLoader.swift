@@ -98,6 +98,7 @@ private struct ConfigBuilder {
             switch key {
             case "pause-when-removed": reader.boolean(value, path).map { config.playback.pauseWhenRemoved = $0 }
             case "resume-when-worn": reader.boolean(value, path).map { config.playback.resumeWhenWorn = $0 }
+            case "resume-window-ms": reader.integer(value, path, in: 0...3_600_000).map { config.playback.resumeWindow = Milliseconds($0) }
             default: break
             }
         }

@@ -1,0 +1,218 @@
+import AudioGraph
+import EarshotDaemon
+import RoutingPolicy
+import Testing
+
+/// MPRIS pause/resume as data: which routing decisions pause, which resume, and what is
+/// remembered in between. Decisions come from a real PolicyEngine.
+@Suite("Playback policy")
+struct PlaybackPolicyTests {
+    static let speakers = "alsa_output.sandbox.analog-stereo"
+    static let headphones = "bluez_output.AA_BB_CC_DD_EE_FF.1"
+    static let accessory = AccessoryIdentity(parsing: "AA:BB:CC:DD:EE:FF")!
+    static let mpv = MediaPlayer(busName: "org.mpris.MediaPlayer2.mpv.instance100", processID: 100, connection: ":1.7")
+    static let vlc = MediaPlayer(busName: "org.mpris.MediaPlayer2.vlc", processID: 200, connection: ":1.9")
+
+    static func sink(_ id: ObjectID, _ name: String, _ props: Properties) -> Node {
+        Node(id: id, props: props.merging(["node.name": name, "media.class": "Audio/Sink", "object.serial": String(id)]) { a, _ in a })
+    }
+
+    static var graph: Graph {
+        var graph = Graph()
+        graph.apply(.node(sink(40, speakers, ["device.bus": "pci", "device.form-factor": "internal"])))
+        graph.apply(.node(sink(43, headphones, ["device.bus": "bluetooth", "device.form-factor": "headphone", "api.bluez5.address": "AA:BB:CC:DD:EE:FF"])))
+        var metadata = Metadata(id: 30, props: ["metadata.name": "default"])
+        metadata.set(subject: 0, key: Graph.configuredSinkKey, type: "Spa:String:JSON", value: #"{"name":"\#(speakers)"}"#)
+        graph.apply(.metadata(metadata))
+        return graph
+    }
+
+    /// An engine and the playback policy fed every decision in turn, as the daemon does.
+    struct Harness {
+        var engine: PolicyEngine
+        var policy = PlaybackPolicy()
+        var last: Decision?
+
+        init(_ configure: (inout PlaybackConfig) -> Void = { _ in }) {
+            var config = PolicyConfig()
+            config.offGrace = 400
+            configure(&config.playback)
+            engine = PolicyEngine(graph: PlaybackPolicyTests.graph, config: config)
+            _ = step(.start, at: 0)
+        }
+
+        @discardableResult
+        mutating func step(_ input: PolicyInput, at now: Milliseconds) -> [PlaybackPolicy.Cue] {
+            let decision = engine.handle(input, at: now).decision
+            let cues = policy.react(to: decision, after: last, config: engine.config.playback)
+            last = decision
+            return cues
+        }
+
+        mutating func place(_ placement: Placement, at now: Milliseconds) -> [PlaybackPolicy.Cue] {
+            step(.accessory(.update(PlaybackPolicyTests.accessory, AccessoryUpdate(placement: .set(placement)))), at: now)
+        }
+
+        /// Registered on-head at 0: the headphones hold the default.
+        static func worn(_ configure: (inout PlaybackConfig) -> Void = { _ in }) -> Harness {
+            var harness = Harness(configure)
+            let configuration = AccessoryConfiguration(capabilities: [.audioSwitching, .placement], placement: .onHead)
+            harness.step(.accessory(.register(PlaybackPolicyTests.accessory, reporter: "org.earshot.test", configuration)), at: 0)
+            return harness
+        }
+
+        /// Worn, then off the head at 1000; the grace ends at 1400 and pauses `players`.
+        static func pausedAt1400(_ players: [MediaPlayer], _ configure: (inout PlaybackConfig) -> Void = { _ in }) -> Harness {
+            var harness = worn(configure)
+            _ = harness.place(.offHead, at: 1000)
+            let cues = harness.step(.timerFired, at: 1400)
+            if case .pause(let pause)? = cues.first { harness.policy.record(players, for: pause, at: 1400, config: harness.engine.config.playback) }
+            return harness
+        }
+    }
+
+    static let removal = PlaybackPolicy.Cue.pause(.init(reason: .accessoryRemoved, sink: headphones, accessory: accessory))
+
+    @Test("off the head: nothing during the grace, a pause when the default leaves the headphones")
+    func pauseAfterGrace() {
+        var harness = Harness.worn()
+        #expect(harness.engine.currentDefault == Self.headphones)
+        #expect(harness.place(.offHead, at: 1000).isEmpty)
+        #expect(harness.step(.timerFired, at: 1400) == [Self.removal])
+        #expect(harness.engine.currentDefault == Self.speakers)
+    }
+
+    @Test("a flap inside the grace pauses nothing")
+    func flap() {
+        var harness = Harness.worn()
+        #expect(harness.place(.offHead, at: 1000).isEmpty)
+        #expect(harness.place(.onHead, at: 1200).isEmpty)
+        #expect(harness.step(.timerFired, at: 1400).isEmpty)
+    }
+
+    @Test("the worn headphones' sink disappears: a pause with reason sink-removed")
+    func sinkRemoved() {
+        var harness = Harness.worn()
+        let cues = harness.step(.graphChanged(.removed(43)), at: 2000)
+        #expect(cues == [.pause(.init(reason: .sinkRemoved, sink: Self.headphones, accessory: Self.accessory))])
+    }
+
+    @Test("the default moving away for another reason (a pick by hand) pauses nothing")
+    func userPick() {
+        var harness = Harness.worn()
+        #expect(harness.step(.userSelectedDefault(Self.speakers), at: 1000).isEmpty)
+        #expect(harness.engine.currentDefault == Self.speakers)
+    }
+
+    @Test("an accessory that never held the default pauses nothing when it comes off")
+    func notHoldingTheDefault() {
+        var harness = Harness.worn()
+        harness.step(.userSelectedDefault(Self.speakers), at: 500)
+        #expect(harness.place(.offHead, at: 1000).isEmpty)
+        #expect(harness.step(.timerFired, at: 1400).isEmpty)
+    }
+
+    @Test("pause-when-removed = false: no pause")
+    func pauseOff() {
+        var harness = Harness.worn { $0.pauseWhenRemoved = false }
+        _ = harness.place(.offHead, at: 1000)
+        #expect(harness.step(.timerFired, at: 1400).isEmpty)
+    }
+
+    @Test("back on within the window: resume exactly the players Earshot paused, once")
+    func resumeWithinWindow() {
+        var harness = Harness.pausedAt1400([Self.mpv, Self.vlc])
+        #expect(harness.policy.pausedPlayers == [Self.mpv, Self.vlc])
+        let cues = harness.place(.onHead, at: 1400 + 15_000)
+        #expect(cues == [.resume(.init(players: [Self.mpv, Self.vlc], sink: Self.headphones, accessory: Self.accessory))])
+        #expect(harness.policy.pausedPlayers.isEmpty)
+        #expect(harness.place(.offHead, at: 20_000).isEmpty)
+        #expect(harness.step(.timerFired, at: 20_400).first.map { if case .pause = $0 { true } else { false } } == true)
+    }
+
+    @Test("back on after the window: nothing resumed, the players are forgotten")
+    func afterWindow() {
+        var harness = Harness.pausedAt1400([Self.mpv]) { $0.resumeWindow = 2000 }
+        #expect(harness.place(.onHead, at: 3401).isEmpty)
+        #expect(harness.policy.pausedPlayers.isEmpty)
+    }
+
+    @Test("a decision after the window forgets the paused players even before a return")
+    func forgottenByLaterDecision() {
+        var harness = Harness.pausedAt1400([Self.mpv]) { $0.resumeWindow = 2000 }
+        harness.step(.graphChanged(.client(Client(id: 99))), at: 5000)
+        #expect(harness.policy.pausedPlayers.isEmpty)
+    }
+
+    @Test("resume-when-worn = false: paused players are not remembered, nothing resumes")
+    func resumeOff() {
+        var harness = Harness.pausedAt1400([Self.mpv]) { $0.resumeWhenWorn = false }
+        #expect(harness.policy.pausedPlayers.isEmpty)
+        #expect(harness.place(.onHead, at: 2000).isEmpty)
+    }
+
+    @Test("a player the user played (or stopped) after the pause is theirs: not resumed")
+    func userTookPlayerBack() {
+        var harness = Harness.pausedAt1400([Self.mpv, Self.vlc])
+        harness.policy.playerStatusChanged(connection: ":1.7", to: "Paused")  // Earshot's own pause echoing back
+        #expect(harness.policy.pausedPlayers == [Self.mpv, Self.vlc])
+        harness.policy.playerStatusChanged(connection: ":1.7", to: "Playing")
+        #expect(harness.place(.onHead, at: 2000) == [.resume(.init(players: [Self.vlc], sink: Self.headphones, accessory: Self.accessory))])
+    }
+
+    @Test("after a sink-removed pause, the headphones coming back worn resume")
+    func sinkReturns() {
+        var harness = Harness.worn()
+        let cues = harness.step(.graphChanged(.removed(43)), at: 2000)
+        guard case .pause(let pause)? = cues.first else { Issue.record("no pause: \(cues)"); return }
+        harness.policy.record([Self.mpv], for: pause, at: 2000, config: harness.engine.config.playback)
+        let back = Self.sink(45, Self.headphones, ["device.bus": "bluetooth", "device.form-factor": "headphone", "api.bluez5.address": "AA:BB:CC:DD:EE:FF"])
+        #expect(harness.step(.graphChanged(.node(back)), at: 3000) == [.resume(.init(players: [Self.mpv], sink: Self.headphones, accessory: Self.accessory))])
+    }
+}
+
+/// Where each stream last played, kept across the instant its links go.
+@Suite("Last played sinks")
+struct LastPlayedSinksTests {
+    static func graph() -> Graph {
+        var graph = PlaybackPolicyTests.graph
+        graph.apply(.client(Client(id: 60, props: ["application.process.id": "100"])))
+        graph.apply(.node(Node(id: 70, props: ["media.class": "Stream/Output/Audio", "client.id": "60", "node.name": "mpv"])))
+        return graph
+    }
+
+    static func link(_ id: ObjectID, to sink: ObjectID) -> Link {
+        Link(id: id, outputNode: 70, outputPort: 71, inputNode: sink, inputPort: sink + 1)
+    }
+
+    @Test("a stream keeps its last sink while unlinked, follows a move, and is dropped when it goes")
+    func follows() {
+        var graph = Self.graph()
+        var sinks = LastPlayedSinks()
+        sinks.rebuild(from: graph)
+        #expect(sinks.processIDs(playingOn: PlaybackPolicyTests.headphones, in: graph).isEmpty)
+        for change in [GraphChange.link(Self.link(80, to: 43)), .removed(80), .removed(43)] {
+            graph.apply(change)
+            sinks.record(change, in: graph)
+        }
+        // The headphones and their links are gone; the stream played there last.
+        #expect(sinks.processIDs(playingOn: PlaybackPolicyTests.headphones, in: graph) == [100])
+        let move = GraphChange.link(Self.link(81, to: 40))
+        graph.apply(move)
+        sinks.record(move, in: graph)
+        #expect(sinks.processIDs(playingOn: PlaybackPolicyTests.headphones, in: graph).isEmpty)
+        #expect(sinks.processIDs(playingOn: PlaybackPolicyTests.speakers, in: graph) == [100])
+        graph.apply(.removed(70))
+        sinks.record(.removed(70), in: graph)
+        #expect(sinks.sinks.isEmpty)
+    }
+
+    @Test("rebuilding from a graph reads the existing links")
+    func rebuild() {
+        var graph = Self.graph()
+        graph.apply(.link(Self.link(80, to: 43)))
+        var sinks = LastPlayedSinks()
+        sinks.rebuild(from: graph)
+        #expect(sinks.processIDs(playingOn: PlaybackPolicyTests.headphones, in: graph) == [100])
+    }
+}
