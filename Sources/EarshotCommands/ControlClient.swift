@@ -50,10 +50,10 @@ final class ControlClient {
         }
     }
 
-    /// The next event of a subscription; waits as long as it takes.
-    func nextEvent() throws(ControlClientError) -> (name: String, fields: [String: JSONValue]) {
+    /// The next event of a subscription; waits until `deadline` (nil: as long as it takes).
+    func nextEvent(until deadline: ContinuousClock.Instant? = nil) throws(ControlClientError) -> (name: String, fields: [String: JSONValue]) {
         while true {
-            if case .event(let name, let fields) = try nextMessage(deadline: nil) { return (name, fields) }
+            if case .event(let name, let fields) = try nextMessage(deadline: deadline) { return (name, fields) }
         }
     }
 

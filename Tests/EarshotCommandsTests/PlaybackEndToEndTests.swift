@@ -1,0 +1,165 @@
+import AudioGraph
+import Foundation
+import PipeWireTestSupport
+import SystemBridge
+import Testing
+
+@testable import EarshotCommands
+
+/// MPRIS pause/resume with a real `earshot daemon`, real mpv + mpv-mpris players on the
+/// sandbox's session bus, WirePlumber moving the streams, and `playerctl` reading them back.
+@Suite("MPRIS pause/resume end to end", .serialized, .timeLimit(.minutes(3)))
+struct PlaybackEndToEndTests {
+    typealias D = DaemonFixture
+    static let sinks: [VirtualSink] = [.speakers(), .headphones()]
+
+    @Test("off the head: after the grace mpv is paused and the output moves; back on within the window it plays again; a player paused by hand stays paused")
+    func pauseAndResume() async throws {
+        try await withSandbox(.init(wirePlumber: true, sinks: Self.sinks)) { sandbox in
+            try DaemonReliabilityTests.writeConfig(sandbox, "[timing]\noff-grace-ms = 300\n")
+            let (mpvProcess, mpv) = try await sandbox.startPlayer(name: "mpv")
+            let (otherProcess, other) = try await sandbox.startPlayer(name: "other")
+            let daemon = try D.start(in: sandbox)
+            try daemon.register(placement: "on-head")
+            try await daemon.waitForRoute(to: D.headphones, streams: [mpv.id, other.id])
+            let players = try await MPRISNames(sandbox)
+            let mpvName = try await players.name(of: mpvProcess.pid)
+            let otherName = try await players.name(of: otherProcess.pid)
+            #expect(try playerStatus(sandbox, mpvName) == "Playing")
+            #expect(try sandbox.run(["playerctl", "-p", short(otherName), "pause"]).status == 0)
+            #expect(try playerStatus(sandbox, otherName) == "Paused")
+
+            let events = try EventSubscription(socket: daemon.socketPath)
+            let removedAt = Int64(Date().timeIntervalSince1970 * 1000)
+            try daemon.place("off-head")
+            let paused = try await events.next("playback")
+            #expect(paused["action"] == .string("paused"))
+            #expect(paused["reason"] == .string("accessory-removed"))
+            #expect(paused["players"] == .array([.string(mpvName)]))
+            #expect(paused["sink"] == .string(D.headphones))
+            #expect(paused["accessory"] == .string(D.address))
+            // Not before the grace: the removal had to hold for off-grace-ms.
+            #expect((paused["at"]?.integerValue ?? 0) - removedAt >= 300)
+            #expect(try playerStatus(sandbox, mpvName) == "Paused")
+            try await daemon.waitForRoute(to: D.speakers, streams: [mpv.id, other.id])
+
+            try daemon.place("on-head")
+            let resumed = try await events.next("playback")
+            #expect(resumed["action"] == .string("resumed"))
+            #expect(resumed["reason"] == .string("accessory-returned"))
+            #expect(resumed["players"] == .array([.string(mpvName)]))
+            #expect(try playerStatus(sandbox, mpvName) == "Playing")
+            #expect(try playerStatus(sandbox, otherName) == "Paused")
+            try await daemon.waitForRoute(to: D.headphones, streams: [mpv.id, other.id])
+            // watch prints the same event as one line.
+            #expect(ControlText.event(name: "playback", paused.objectFields).contains("paused \(mpvName)  (accessory-removed)  sink \(D.headphones)"))
+        }
+    }
+
+    @Test("after the resume window nothing is resumed; the headphones' sink disappearing pauses too")
+    func windowAndSinkRemoval() async throws {
+        try await withSandbox(.init(wirePlumber: true, sinks: Self.sinks)) { sandbox in
+            // A zero window: any return comes after it.
+            try DaemonReliabilityTests.writeConfig(sandbox, "[timing]\noff-grace-ms = 0\n[playback]\nresume-window-ms = 0\n")
+            let (mpvProcess, mpv) = try await sandbox.startPlayer(name: "mpv")
+            let daemon = try D.start(in: sandbox)
+            try daemon.register(placement: "on-head")
+            try await daemon.waitForRoute(to: D.headphones, streams: [mpv.id])
+            let mpvName = try await MPRISNames(sandbox).name(of: mpvProcess.pid)
+            let events = try EventSubscription(socket: daemon.socketPath)
+
+            try daemon.place("off-head")
+            let paused = try await events.next("playback")
+            #expect(paused["action"] == .string("paused"))
+            try daemon.place("on-head")
+            let back = try await events.next("route-change")
+            #expect(back["current"] == .string(D.headphones))
+            try await daemon.waitForRoute(to: D.headphones, streams: [mpv.id])
+            #expect(try playerStatus(sandbox, mpvName) == "Paused")
+
+            #expect(try sandbox.run(["playerctl", "-p", short(mpvName), "play"]).status == 0)
+            #expect(try playerStatus(sandbox, mpvName) == "Playing")
+            try await sandbox.destroySink(named: D.headphones)
+            let gone = try await events.next("playback")
+            #expect(gone["action"] == .string("paused"))
+            #expect(gone["reason"] == .string("sink-removed"))
+            #expect(gone["players"] == .array([.string(mpvName)]))
+            #expect(try playerStatus(sandbox, mpvName) == "Paused")
+            #expect(!daemon.process.logTail(lines: 400).contains("playback resumed"))
+        }
+    }
+
+    // MARK: Helpers
+
+    private func short(_ busName: String) -> String { String(busName.dropFirst("org.mpris.MediaPlayer2.".count)) }
+
+    /// `playerctl -p NAME status`, as a user would read it.
+    private func playerStatus(_ sandbox: PipeWireSandbox, _ busName: String) throws -> String {
+        let result = try sandbox.run(["playerctl", "-p", short(busName), "status"])
+        return result.output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
+
+/// The MPRIS bus names on the sandbox's session bus, by owning process.
+struct MPRISNames {
+    let bus: DBusConnection
+
+    init(_ sandbox: PipeWireSandbox) async throws {
+        guard let address = sandbox.environment["DBUS_SESSION_BUS_ADDRESS"] else { throw FixtureError("the sandbox has no session bus") }
+        bus = try DBusConnection(.address(address))
+    }
+
+    /// Waits until `pid` owns an MPRIS name (mpv-mpris takes it a moment after the stream
+    /// appears); each try is a round trip to the bus.
+    func name(of pid: Int32, timeout: Duration = .seconds(10)) async throws -> String {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let names = try await busCall("ListNames").first?.stringList ?? []
+            for name in names where name.hasPrefix("org.mpris.MediaPlayer2.") {
+                if try await busCall("GetConnectionUnixProcessID", name).first?.integer == Int64(pid) { return name }
+            }
+            await Task.yield()
+        }
+        throw FixtureError("process \(pid) took no MPRIS name within \(timeout)")
+    }
+
+    private func busCall(_ member: String, _ argument: String? = nil) async throws -> [DBusValue] {
+        try await bus.call(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: member,
+            argument.map { [DBusValue.string($0)] } ?? [])
+    }
+}
+
+/// A control-socket subscription, read on a thread of its own so a test can wait for the
+/// next event of a kind with a deadline.
+final class EventSubscription: @unchecked Sendable {
+    private let client: ControlClient
+
+    init(socket: String) throws {
+        client = try ControlClient.connect(path: socket)
+        guard case .success = try client.request(.subscribe) else { throw FixtureError("subscribe refused") }
+    }
+
+    /// The next event named `name` (`playback`, `route-change`), skipping others.
+    func next(_ name: String, timeout: Duration = .seconds(10)) async throws -> JSONValue {
+        let deadline = ContinuousClock.now + timeout
+        return try await offPool { [self] in
+            while true {
+                let event = try self.client.nextEvent(until: deadline)
+                if event.name == name { return JSONValue.object(event.fields) }
+            }
+        }
+    }
+}
+
+extension JSONValue {
+    var integerValue: Int64? {
+        if case .integer(let value) = self { return value }
+        return nil
+    }
+
+    var objectFields: [String: JSONValue] {
+        if case .object(let fields) = self { return fields }
+        return [:]
+    }
+}
