@@ -10,6 +10,7 @@ extension Daemon {
 
     /// A player's PlaybackStatus changed on the bus (from `MPRISPlayers`).
     public func playerStatusChanged(connection: String, to status: String) {
+        logger.debug("MPRIS player \(connection): \(status)")
         playback.playerStatusChanged(connection: connection, to: status)
     }
 

@@ -13,18 +13,21 @@ struct PlaybackEndToEndTests {
     typealias D = DaemonFixture
     static let sinks: [VirtualSink] = [.speakers(), .headphones()]
 
-    @Test("off the head: after the grace mpv is paused and the output moves; back on within the window it plays again; a player paused by hand stays paused")
+    @Test("off the head: after the grace the players are paused and the output moves; back on within the window Earshot's pauses resume, but not a player paused by hand, nor one the user played meanwhile")
     func pauseAndResume() async throws {
         try await withSandbox(.init(wirePlumber: true, sinks: Self.sinks)) { sandbox in
             try DaemonReliabilityTests.writeConfig(sandbox, "[timing]\noff-grace-ms = 300\n")
+            let players = try await MPRISNames(sandbox)
             let (mpvProcess, mpv) = try await sandbox.startPlayer(name: "mpv")
             let (otherProcess, other) = try await sandbox.startPlayer(name: "other")
+            let (userProcess, user) = try await sandbox.startPlayer(name: "user")
+            let streams = [mpv.id, other.id, user.id]
             let daemon = try D.start(in: sandbox)
             try daemon.register(placement: "on-head")
-            try await daemon.waitForRoute(to: D.headphones, streams: [mpv.id, other.id])
-            let players = try await MPRISNames(sandbox)
+            try await daemon.waitForRoute(to: D.headphones, streams: streams)
             let mpvName = try await players.name(of: mpvProcess.pid)
             let otherName = try await players.name(of: otherProcess.pid)
+            let userName = try await players.name(of: userProcess.pid)
             #expect(try playerStatus(sandbox, mpvName) == "Playing")
             #expect(try sandbox.run(["playerctl", "-p", short(otherName), "pause"]).status == 0)
             #expect(try playerStatus(sandbox, otherName) == "Paused")
@@ -35,13 +38,19 @@ struct PlaybackEndToEndTests {
             let paused = try await events.next("playback")
             #expect(paused["action"] == .string("paused"))
             #expect(paused["reason"] == .string("accessory-removed"))
-            #expect(paused["players"] == .array([.string(mpvName)]))
+            #expect(paused["players"] == .array([mpvName, userName].sorted().map(JSONValue.string)))
             #expect(paused["sink"] == .string(D.headphones))
             #expect(paused["accessory"] == .string(D.address))
             // Not before the grace: the removal had to hold for off-grace-ms.
             #expect((paused["at"]?.integerValue ?? 0) - removedAt >= 300)
             #expect(try playerStatus(sandbox, mpvName) == "Paused")
-            try await daemon.waitForRoute(to: D.speakers, streams: [mpv.id, other.id])
+            try await daemon.waitForRoute(to: D.speakers, streams: streams)
+            // The user plays one of them on the speakers, then pauses it: it is theirs now. (Its
+            // Playing must reach the bus before the pause: mpv coalesces a quick play-pause.)
+            let playing = try await players.statusSignal(from: userName, "Playing")
+            #expect(try sandbox.run(["playerctl", "-p", short(userName), "play"]).status == 0)
+            try await playing.value
+            #expect(try sandbox.run(["playerctl", "-p", short(userName), "pause"]).status == 0)
 
             try daemon.place("on-head")
             let resumed = try await events.next("playback")
@@ -50,9 +59,10 @@ struct PlaybackEndToEndTests {
             #expect(resumed["players"] == .array([.string(mpvName)]))
             #expect(try playerStatus(sandbox, mpvName) == "Playing")
             #expect(try playerStatus(sandbox, otherName) == "Paused")
-            try await daemon.waitForRoute(to: D.headphones, streams: [mpv.id, other.id])
+            #expect(try playerStatus(sandbox, userName) == "Paused", "\(daemon.process.logTail(lines: 60))")
+            try await daemon.waitForRoute(to: D.headphones, streams: streams)
             // watch prints the same event as one line.
-            #expect(ControlText.event(name: "playback", paused.objectFields).contains("paused \(mpvName)  (accessory-removed)  sink \(D.headphones)"))
+            #expect(ControlText.event(name: "playback", paused.objectFields).contains("paused \([mpvName, userName].sorted().joined(separator: ", "))  (accessory-removed)  sink \(D.headphones)"))
         }
     }
 
@@ -61,11 +71,12 @@ struct PlaybackEndToEndTests {
         try await withSandbox(.init(wirePlumber: true, sinks: Self.sinks)) { sandbox in
             // A zero window: any return comes after it.
             try DaemonReliabilityTests.writeConfig(sandbox, "[timing]\noff-grace-ms = 0\n[playback]\nresume-window-ms = 0\n")
+            let players = try await MPRISNames(sandbox)
             let (mpvProcess, mpv) = try await sandbox.startPlayer(name: "mpv")
             let daemon = try D.start(in: sandbox)
             try daemon.register(placement: "on-head")
             try await daemon.waitForRoute(to: D.headphones, streams: [mpv.id])
-            let mpvName = try await MPRISNames(sandbox).name(of: mpvProcess.pid)
+            let mpvName = try await players.name(of: mpvProcess.pid)
             let events = try EventSubscription(socket: daemon.socketPath)
 
             try daemon.place("off-head")
@@ -104,9 +115,13 @@ struct PlaybackEndToEndTests {
 struct MPRISNames {
     let bus: DBusConnection
 
+    /// Create it before the players: it holds `org.mpris.MediaPlayer2.mpv` itself, so every
+    /// mpv takes an instance name (`mpv.instance<pid>`), which `playerctl -p` tells apart
+    /// (`-p mpv` would match every instance).
     init(_ sandbox: PipeWireSandbox) async throws {
         guard let address = sandbox.environment["DBUS_SESSION_BUS_ADDRESS"] else { throw FixtureError("the sandbox has no session bus") }
         bus = try DBusConnection(.address(address))
+        try await bus.requestName("org.mpris.MediaPlayer2.mpv")
     }
 
     /// Waits until `pid` owns an MPRIS name (mpv-mpris takes it a moment after the stream
@@ -115,12 +130,37 @@ struct MPRISNames {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             let names = try await busCall("ListNames").first?.stringList ?? []
-            for name in names where name.hasPrefix("org.mpris.MediaPlayer2.") {
+            for name in names where name.hasPrefix("org.mpris.MediaPlayer2.mpv.instance") {
                 if try await busCall("GetConnectionUnixProcessID", name).first?.integer == Int64(pid) { return name }
             }
             await Task.yield()
         }
         throw FixtureError("process \(pid) took no MPRIS name within \(timeout)")
+    }
+
+    /// Starts waiting for a PropertiesChanged of `busName`'s PlaybackStatus to `status`; the
+    /// task ends when it is seen, or fails after `timeout`.
+    func statusSignal(from busName: String, _ status: String, timeout: Duration = .seconds(10)) async throws -> Task<Void, any Error> {
+        guard let owner = try await busCall("GetNameOwner", busName).first?.string else { throw FixtureError("\(busName) has no owner") }
+        let (signals, continuation) = AsyncStream.makeStream(of: String.self)
+        let rule = "type='signal',sender='\(owner)',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',path='/org/mpris/MediaPlayer2'"
+        try await bus.addMatch(rule) { signal in
+            if let seen = signal.arguments.dropFirst().first?.dictionary?["PlaybackStatus"]?.string { continuation.yield(seen) }
+        }
+        return Task {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await seen in signals where seen == status { return }
+                    throw FixtureError("no more signals")
+                }
+                group.addTask {
+                    try await Task.sleep(for: timeout)  // the deadline, not a synchronisation
+                    throw FixtureError("\(busName) never signalled \(status) within \(timeout)")
+                }
+                defer { group.cancelAll() }
+                try await group.next()
+            }
+        }
     }
 
     private func busCall(_ member: String, _ argument: String? = nil) async throws -> [DBusValue] {
