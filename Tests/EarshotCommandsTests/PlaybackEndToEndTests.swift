@@ -28,9 +28,9 @@ struct PlaybackEndToEndTests {
             let mpvName = try await players.name(of: mpvProcess.pid)
             let otherName = try await players.name(of: otherProcess.pid)
             let userName = try await players.name(of: userProcess.pid)
-            #expect(try playerStatus(sandbox, mpvName) == "Playing")
+            #expect(try await playerStatus(sandbox, mpvName, becomes: "Playing") == "Playing")
             #expect(try sandbox.run(["playerctl", "-p", short(otherName), "pause"]).status == 0)
-            #expect(try playerStatus(sandbox, otherName) == "Paused")
+            #expect(try await playerStatus(sandbox, otherName, becomes: "Paused") == "Paused")
 
             let events = try EventSubscription(socket: daemon.socketPath)
             let removedAt = Int64(Date().timeIntervalSince1970 * 1000)
@@ -43,13 +43,13 @@ struct PlaybackEndToEndTests {
             #expect(paused["accessory"] == .string(D.address))
             // Not before the grace: the removal had to hold for off-grace-ms.
             #expect((paused["at"]?.integerValue ?? 0) - removedAt >= 300)
-            #expect(try playerStatus(sandbox, mpvName) == "Paused")
+            #expect(try await playerStatus(sandbox, mpvName, becomes: "Paused") == "Paused")
             try await daemon.waitForRoute(to: D.speakers, streams: streams)
             // The user plays one of them on the speakers, then pauses it: it is theirs now. (Its
             // Playing must reach the bus before the pause: mpv coalesces a quick play-pause.)
             let playing = try await players.statusSignal(from: userName, "Playing")
             #expect(try sandbox.run(["playerctl", "-p", short(userName), "play"]).status == 0)
-            try await playing.value
+            _ = try await playing.value
             #expect(try sandbox.run(["playerctl", "-p", short(userName), "pause"]).status == 0)
 
             try daemon.place("on-head")
@@ -57,9 +57,9 @@ struct PlaybackEndToEndTests {
             #expect(resumed["action"] == .string("resumed"))
             #expect(resumed["reason"] == .string("accessory-returned"))
             #expect(resumed["players"] == .array([.string(mpvName)]))
-            #expect(try playerStatus(sandbox, mpvName) == "Playing")
-            #expect(try playerStatus(sandbox, otherName) == "Paused")
-            #expect(try playerStatus(sandbox, userName) == "Paused", "\(daemon.process.logTail(lines: 60))")
+            #expect(try await playerStatus(sandbox, mpvName, becomes: "Playing") == "Playing")
+            #expect(try await playerStatus(sandbox, otherName, becomes: "Paused") == "Paused")
+            #expect(try await playerStatus(sandbox, userName, becomes: "Paused") == "Paused", "\(daemon.process.logTail(lines: 60))")
             try await daemon.waitForRoute(to: D.headphones, streams: streams)
             // watch prints the same event as one line.
             #expect(ControlText.event(name: "playback", paused.objectFields).contains("paused \([mpvName, userName].sorted().joined(separator: ", "))  (accessory-removed)  sink \(D.headphones)"))
@@ -86,17 +86,23 @@ struct PlaybackEndToEndTests {
             let back = try await events.next("route-change")
             #expect(back["current"] == .string(D.headphones))
             try await daemon.waitForRoute(to: D.headphones, streams: [mpv.id])
-            #expect(try playerStatus(sandbox, mpvName) == "Paused")
+            #expect(try await playerStatus(sandbox, mpvName, becomes: "Paused") == "Paused")
 
             #expect(try sandbox.run(["playerctl", "-p", short(mpvName), "play"]).status == 0)
-            #expect(try playerStatus(sandbox, mpvName) == "Playing")
+            #expect(try await playerStatus(sandbox, mpvName, becomes: "Playing") == "Playing")
+            let signal = try await players.signal(
+                "type='signal',interface='org.earshot.Earshot1',member='PlaybackChanged',path='/org/earshot/Earshot1'", "PlaybackChanged"
+            ) { _ in true }
             try await sandbox.destroySink(named: D.headphones)
             let gone = try await events.next("playback")
             #expect(gone["action"] == .string("paused"))
             #expect(gone["reason"] == .string("sink-removed"))
             #expect(gone["players"] == .array([.string(mpvName)]))
-            #expect(try playerStatus(sandbox, mpvName) == "Paused")
+            #expect(try await playerStatus(sandbox, mpvName, becomes: "Paused") == "Paused")
             #expect(!daemon.process.logTail(lines: 400).contains("playback resumed"))
+            // The same on D-Bus (org.earshot.Earshot1 PlaybackChanged: action, reason, players, …).
+            let arguments = try await signal.value.arguments
+            #expect(arguments.prefix(3) == [.string("paused"), .string("sink-removed"), .strings([mpvName])])
         }
     }
 
@@ -104,10 +110,17 @@ struct PlaybackEndToEndTests {
 
     private func short(_ busName: String) -> String { String(busName.dropFirst("org.mpris.MediaPlayer2.".count)) }
 
-    /// `playerctl -p NAME status`, as a user would read it.
-    private func playerStatus(_ sandbox: PipeWireSandbox, _ busName: String) throws -> String {
-        let result = try sandbox.run(["playerctl", "-p", short(busName), "status"])
-        return result.output.trimmingCharacters(in: .whitespacesAndNewlines)
+    /// `playerctl -p NAME status`, as a user would read it, read again until it says
+    /// `expected` (mpv applies Pause and Play a moment after answering them) or 10 s passed;
+    /// returns what it said last. Each try is a real round trip through playerctl.
+    private func playerStatus(_ sandbox: PipeWireSandbox, _ busName: String, becomes expected: String) async throws -> String {
+        let deadline = ContinuousClock.now + .seconds(10)
+        var status = ""
+        repeat {
+            status = try sandbox.run(["playerctl", "-p", short(busName), "status"]).output.trimmingCharacters(in: .whitespacesAndNewlines)
+            await Task.yield()
+        } while status != expected && ContinuousClock.now < deadline
+        return status
     }
 }
 
@@ -138,27 +151,36 @@ struct MPRISNames {
         throw FixtureError("process \(pid) took no MPRIS name within \(timeout)")
     }
 
-    /// Starts waiting for a PropertiesChanged of `busName`'s PlaybackStatus to `status`; the
-    /// task ends when it is seen, or fails after `timeout`.
-    func statusSignal(from busName: String, _ status: String, timeout: Duration = .seconds(10)) async throws -> Task<Void, any Error> {
+    /// Starts waiting for a PropertiesChanged of `busName`'s PlaybackStatus to `status`.
+    func statusSignal(from busName: String, _ status: String) async throws -> Task<DBusSignal, any Error> {
         guard let owner = try await busCall("GetNameOwner", busName).first?.string else { throw FixtureError("\(busName) has no owner") }
-        let (signals, continuation) = AsyncStream.makeStream(of: String.self)
         let rule = "type='signal',sender='\(owner)',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',path='/org/mpris/MediaPlayer2'"
+        return try await signal(rule, "\(busName) PlaybackStatus \(status)") {
+            $0.arguments.dropFirst().first?.dictionary?["PlaybackStatus"]?.string == status
+        }
+    }
+
+    /// Starts waiting for the first signal matching `rule` and `predicate`; the task returns
+    /// it, or fails after `timeout`.
+    func signal(
+        _ rule: String, _ what: String, timeout: Duration = .seconds(10), _ predicate: @escaping @Sendable (DBusSignal) -> Bool
+    ) async throws -> Task<DBusSignal, any Error> {
+        let (signals, continuation) = AsyncStream.makeStream(of: DBusSignal.self)
         try await bus.addMatch(rule) { signal in
-            if let seen = signal.arguments.dropFirst().first?.dictionary?["PlaybackStatus"]?.string { continuation.yield(seen) }
+            if predicate(signal) { continuation.yield(signal) }
         }
         return Task {
-            try await withThrowingTaskGroup(of: Void.self) { group in
+            try await withThrowingTaskGroup(of: DBusSignal.self) { group in
                 group.addTask {
-                    for await seen in signals where seen == status { return }
+                    for await signal in signals { return signal }
                     throw FixtureError("no more signals")
                 }
                 group.addTask {
                     try await Task.sleep(for: timeout)  // the deadline, not a synchronisation
-                    throw FixtureError("\(busName) never signalled \(status) within \(timeout)")
+                    throw FixtureError("no signal \(what) within \(timeout)")
                 }
                 defer { group.cancelAll() }
-                try await group.next()
+                return try await group.next()!
             }
         }
     }
