@@ -54,7 +54,8 @@ extension Daemon: DaemonControl {
         }
         return DaemonStatus(
             mode: mode, remote: connection?.remoteName ?? options.remote ?? "pipewire-0", connected: connection != nil,
-            sessionManager: sessionManager, decision: decision, subscribers: subscribers.count)
+            sessionManager: sessionManager, decision: decision, subscribers: subscribers.count,
+            hostAddresses: engine.knownHostAddresses)
     }
 
     public func subscribe() async -> AsyncStream<DaemonEvent> {

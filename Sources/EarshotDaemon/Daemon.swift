@@ -115,8 +115,10 @@ public actor Daemon {
     }
 
     private func replaceAndStart(_ graph: Graph) -> PolicyOutcome {
-        // The first graph: rebuild the engine over it, keeping registrations and config.
+        // The first graph: rebuild the engine over it, keeping registrations, config and the
+        // host addresses learnt before PipeWire was reachable (BlueZ may answer first).
         var fresh = PolicyEngine(graph: graph, config: engine.config)
+        _ = fresh.handle(.hostAddressesChanged(engine.learnedHostAddresses), at: now)
         for registration in engine.accessories.entries.values.map(\.registration).sorted(by: { $0.identity < $1.identity }) {
             _ = fresh.handle(.accessory(.register(registration.identity, reporter: registration.reporter, registration.configuration)), at: now)
         }
@@ -192,7 +194,7 @@ public actor Daemon {
             if options.verbose { logger.info("\(DecisionText.render(decision, detail: .full))") }
             publish(.routeChanged(change))
             persisted.history.append(.init(at: change.at, current: change.current, previous: change.previous, reason: reason.rawValue))
-        } else if decision.trigger.isAccessory || decision.trigger == .configReplaced {
+        } else if decision.trigger.isAccessory || decision.trigger == .configReplaced || decision.trigger == .hostAddressesChanged {
             logger.info("decision (\(decision.trigger)): \(decision.defaultSink ?? "(none)") stays; \(decision.summary)")
             if options.verbose { logger.info("\(DecisionText.render(decision, detail: .full))") }
         }

@@ -53,9 +53,15 @@ public struct DaemonStatus: Sendable {
     public var decision: Decision?
     /// How many clients are subscribed to events now.
     public var subscribers: Int
+    /// This host's Bluetooth addresses in use, with where each came from (config, BlueZ).
+    public var hostAddresses: [HostAddress]
 
-    public init(mode: ApplyMode, remote: String, connected: Bool, sessionManager: String?, decision: Decision?, subscribers: Int = 0) {
+    public init(
+        mode: ApplyMode, remote: String, connected: Bool, sessionManager: String?, decision: Decision?, subscribers: Int = 0,
+        hostAddresses: [HostAddress] = []
+    ) {
         self.subscribers = subscribers
+        self.hostAddresses = hostAddresses
         self.mode = mode
         self.remote = remote
         self.connected = connected

@@ -11,11 +11,15 @@ final class DesktopIntegration: Sendable {
     let busService: EarshotBusService?
     /// MPRIS pause/resume's players; nil without a session bus.
     let mediaPlayers: MPRISPlayers?
+    /// This host's Bluetooth adapters from BlueZ, on a system-bus connection of its own; nil
+    /// without a system bus.
+    let bluez: BlueZAdapterWatcher?
 
-    private init(sessionBus: DBusConnection?, busService: EarshotBusService?, mediaPlayers: MPRISPlayers?) {
+    private init(sessionBus: DBusConnection?, busService: EarshotBusService?, mediaPlayers: MPRISPlayers?, bluez: BlueZAdapterWatcher?) {
         self.sessionBus = sessionBus
         self.busService = busService
         self.mediaPlayers = mediaPlayers
+        self.bluez = bluez
     }
 
     /// Throws `DBusError.nameTaken` when another earshot owns the D-Bus name: like a second
@@ -34,11 +38,15 @@ final class DesktopIntegration: Sendable {
         }
         var mediaPlayers: MPRISPlayers?
         if let sessionBus { mediaPlayers = await MPRISPlayers.start(on: sessionBus, for: daemon, logger: logger) }
-        return DesktopIntegration(sessionBus: sessionBus, busService: busService, mediaPlayers: mediaPlayers)
+        let bluez = await BlueZAdapterWatcher.start(logger: logger) { adapters in
+            await daemon.adapterAddressesChanged(adapters)
+        }
+        return DesktopIntegration(sessionBus: sessionBus, busService: busService, mediaPlayers: mediaPlayers, bluez: bluez)
     }
 
     func stop() async {
         busService?.stop()
         sessionBus?.close()
+        await bluez?.stop()
     }
 }

@@ -10,6 +10,9 @@ public enum StatusText {
         let manager = value["session-manager"].flatMap { $0 == .null ? nil : text($0) }
         lines.append("mode: \(text(value["mode"]))" + (manager.map { " (session manager: \($0))" } ?? ""))
         lines.append("pipewire: \(text(value["remote"])), " + (value["connected"] == .bool(true) ? "connected" : "not connected"))
+        if case .array(let hosts)? = value["host-addresses"] {
+            lines.append("host addresses: " + (hosts.isEmpty ? "none known" : hosts.map(hostAddress).joined(separator: ", ")))
+        }
         guard let decision = value["decision"], decision != .null else {
             lines.append("default: no decision yet")
             return lines.joined(separator: "\n")
@@ -39,6 +42,12 @@ public enum StatusText {
             for sink in rejected { lines.append("✗ \(text(sink["node"])): \(text(sink["why"]))") }
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// `11:22:33:44:55:66 (config, bluez hci0)`.
+    private static func hostAddress(_ host: JSONValue) -> String {
+        guard case .array(let origins)? = host["from"] else { return text(host["address"]) }
+        return "\(text(host["address"])) (\(origins.map { text($0) }.joined(separator: ", ")))"
     }
 
     private static func sum(_ sink: JSONValue) -> String {

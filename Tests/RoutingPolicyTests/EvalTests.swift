@@ -92,7 +92,7 @@ struct EvalTests {
         ])
         #expect(explanation.terms[0].details.map(\.name) == ["rank", "weight"])
         #expect(decision.rejected.map { [$0.node, decision.why($0)] } == [
-            [Sinks.headset, "§1 accessory 50:C2:ED:12:34:56 is playing for another host (primary 77:88:99:AA:BB:CC; this host is 11:22:33:44:55:66)"],
+            [Sinks.headset, "§1 accessory 50:C2:ED:12:34:56 is playing for another host (primary 77:88:99:AA:BB:CC; this host is 11:22:33:44:55:66 (--host-address))"],
         ])
     }
 

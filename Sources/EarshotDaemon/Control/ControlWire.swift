@@ -151,6 +151,15 @@ public enum ControlWire {
             "session-manager": status.sessionManager.map(JSONValue.string) ?? .null,
             "decision": status.decision.map(Self.decision) ?? .null,
             "subscribers": .integer(Int64(status.subscribers)),
+            "host-addresses": .array(status.hostAddresses.map(Self.hostAddress)),
+        ])
+    }
+
+    /// `{"address": "11:22:33:44:55:66", "from": ["config", "bluez hci0"]}`.
+    public static func hostAddress(_ host: HostAddress) -> JSONValue {
+        .object([
+            "address": .string(host.address.description),
+            "from": .array(host.origins.map { .string($0.description) }),
         ])
     }
 

@@ -15,8 +15,8 @@ public struct Decision: Sendable, Hashable {
     public var error: AccessoryError?
     /// The config the scores came from, for rule locations and weights in explanations.
     public var config: PolicyConfig
-    /// This host's Bluetooth addresses as the policy knew them.
-    public var hostAddresses: [BluetoothAddress]
+    /// This host's Bluetooth addresses as the policy knew them, with where each came from.
+    public var hostAddresses: [HostAddress]
 
     public var changed: Bool { defaultSink != previous }
 

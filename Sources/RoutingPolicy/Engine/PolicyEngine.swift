@@ -16,8 +16,14 @@ public struct PolicyEngine: Sendable {
     public internal(set) var restoreHold: String?
     /// For each worn accessory that took the output, the default it took it from.
     public internal(set) var restoreTargets: [AccessoryIdentity: String] = [:]
-    public internal(set) var hostAddresses: [BluetoothAddress]
-    private let extraHostAddresses: [BluetoothAddress]
+    /// This host's Bluetooth addresses, for scoring: `knownHostAddresses` without origins.
+    public internal(set) var hostAddresses: [BluetoothAddress] = []
+    /// This host's addresses with where each came from: the config's, then the command line's,
+    /// then the learnt ones.
+    public internal(set) var knownHostAddresses: [HostAddress] = []
+    /// Addresses learnt while running (BlueZ's adapters), as the last `.hostAddressesChanged` said.
+    public internal(set) var learnedHostAddresses: [HostAddress] = []
+    private let commandLineHostAddresses: [HostAddress]
     var sinks = SinkTable()
     var scratch = RankingScratch()
 
@@ -25,8 +31,8 @@ public struct PolicyEngine: Sendable {
     public init(graph: Graph, config: PolicyConfig, hostAddresses: [BluetoothAddress] = []) {
         self.graph = graph
         self.config = config
-        extraHostAddresses = hostAddresses
-        self.hostAddresses = Self.union(config.hostAddresses, hostAddresses)
+        commandLineHostAddresses = hostAddresses.map { HostAddress($0, from: [.commandLine]) }
+        refreshHostAddresses()
         currentDefault = graph.configuredDefaultSinkName ?? graph.effectiveDefaultSinkName
         lastUserChoice = graph.configuredDefaultSinkName
         rebuildSinks(arrivedAt: nil)
@@ -50,6 +56,7 @@ public struct PolicyEngine: Sendable {
         case .userSelectedDefault(let name): decision = userSelected(name, at: now)
         case .timerFired: decision = fireTimer(at: now)
         case .configReplaced(let config): decision = replaceConfig(config, at: now)
+        case .hostAddressesChanged(let learned): decision = replaceLearnedHostAddresses(learned, at: now)
         }
         return PolicyOutcome(decision: decision, nextDeadline: nextDeadline)
     }
@@ -80,7 +87,7 @@ public struct PolicyEngine: Sendable {
 
     private mutating func replaceConfig(_ newConfig: PolicyConfig, at now: Milliseconds) -> Decision {
         config = newConfig
-        hostAddresses = Self.union(newConfig.hostAddresses, extraHostAddresses)
+        refreshHostAddresses()
         let arrivals = Dictionary(sinks.features.map { ($0.id, $0.arrivedAt) }, uniquingKeysWith: { a, _ in a })
         sinks = SinkTable()
         for node in graph.nodes.values {
@@ -94,6 +101,20 @@ public struct PolicyEngine: Sendable {
             restoreTargets[identity] = nil
         }
         return decide(.configReplaced, reason: .configChanged, at: now)
+    }
+
+    /// Another host address may make an accessory eligible or rule it out (§1), and a primary
+    /// source that is now this host ranks higher (§2.2): decided like a change of its sources.
+    private mutating func replaceLearnedHostAddresses(_ learned: [HostAddress], at now: Milliseconds) -> Decision {
+        learnedHostAddresses = learned
+        refreshHostAddresses()
+        return decide(.hostAddressesChanged, reason: .sourceChanged, at: now)
+    }
+
+    private mutating func refreshHostAddresses() {
+        let fromConfig = config.hostAddresses.map { HostAddress($0, from: [.config]) }
+        knownHostAddresses = HostAddress.merge(fromConfig, commandLineHostAddresses, learnedHostAddresses)
+        hostAddresses = knownHostAddresses.map(\.address)
     }
 
     /// Ends the override and any restore hold; on coming off, hands the output back (§4, §5).
@@ -146,7 +167,7 @@ public struct PolicyEngine: Sendable {
         let winner = ranking.first
         var decision = Decision(
             at: now, trigger: trigger, defaultSink: winner?.node, previous: previous, reason: nil,
-            ranking: ranking, rejected: rejected, error: error, config: config, hostAddresses: hostAddresses)
+            ranking: ranking, rejected: rejected, error: error, config: config, hostAddresses: knownHostAddresses)
         if trigger == .initial {
             decision.reason = .initial
         } else if decision.changed {
@@ -165,10 +186,5 @@ public struct PolicyEngine: Sendable {
         }
         currentDefault = winner?.node
         return decision
-    }
-
-    private static func union(_ a: [BluetoothAddress], _ b: [BluetoothAddress]) -> [BluetoothAddress] {
-        var seen = Set<BluetoothAddress>()
-        return (a + b).filter { seen.insert($0).inserted }
     }
 }

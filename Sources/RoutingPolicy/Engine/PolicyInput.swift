@@ -14,6 +14,9 @@ public enum PolicyInput: Sendable {
     /// The deadline the last outcome asked for has come; fires the one transition due first.
     case timerFired
     case configReplaced(PolicyConfig)
+    /// The addresses learnt while running (BlueZ's adapters) are now these; they replace the
+    /// previously learnt ones and add to the config's `host-addresses`.
+    case hostAddressesChanged([HostAddress])
 }
 
 /// A decision, and when to send `.timerFired` next (nil: no timer pending).

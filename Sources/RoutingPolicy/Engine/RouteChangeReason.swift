@@ -24,6 +24,8 @@ public enum DecisionTrigger: Sendable, Hashable, CustomStringConvertible {
     case graphReplaced
     case userSelected(String)
     case configReplaced
+    /// This host's learnt Bluetooth addresses changed (a BlueZ adapter came or went).
+    case hostAddressesChanged
     /// `.timerFired` with nothing due (a stale or early daemon timer).
     case nothingDue
     /// A request refused before it named a valid accessory.
@@ -42,6 +44,7 @@ public enum DecisionTrigger: Sendable, Hashable, CustomStringConvertible {
         case .graphReplaced: "graph replaced"
         case .userSelected(let name): "select \(name)"
         case .configReplaced: "config replaced"
+        case .hostAddressesChanged: "host addresses"
         case .nothingDue: "timer (nothing due)"
         case .refused(let verb, let subject): "\(verb) \(subject)"
         }

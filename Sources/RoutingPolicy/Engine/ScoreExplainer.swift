@@ -2,7 +2,7 @@
 /// decision is shown, never in the scoring loop.
 struct ScoreExplainer {
     let config: PolicyConfig
-    let hostAddresses: [BluetoothAddress]
+    let hostAddresses: [HostAddress]
 
     func explain(_ sink: RankedSink) -> ScoreExplanation {
         let s = sink.score
@@ -69,7 +69,7 @@ struct ScoreExplainer {
         case .otherHost(let identity, let primary, let secondary):
             let sources = [primary.map { "primary \($0)" }, secondary.map { "secondary \($0)" }].compactMap { $0 }.joined(separator: ", ")
             let hosts = hostAddresses.isEmpty
-                ? "no host address is known: set host-addresses or pass --host-address"
+                ? "no host address is known: set host-addresses, pass --host-address, or let the daemon read BlueZ's adapters"
                 : "this host is \(hostAddresses.map(\.description).joined(separator: ", "))"
             return "§1 accessory \(identity) is playing for another host (\(sources); \(hosts))"
         case .manualOnly(let identity, let entry):

@@ -27,6 +27,15 @@ public struct DBusSignal: Sendable {
     public let interface: String
     public let member: String
     public let arguments: [DBusValue]
+
+    /// Public so code that interprets signals can be tested without a bus.
+    public init(sender: String?, path: String, interface: String, member: String, arguments: [DBusValue]) {
+        self.sender = sender
+        self.path = path
+        self.interface = interface
+        self.member = member
+        self.arguments = arguments
+    }
 }
 
 /// The right to answer one method call.
