@@ -11,6 +11,7 @@ EARSHOT_PACKAGES=(
     systemd                                         # systemd-analyze verify of the user unit (scripts/install)
     libsystemd-dev                                  # build: sd-bus, the D-Bus library (session service, MPRIS, BlueZ)
     python3-dbus libglib2.0-bin                     # the Python reporter example; gdbus as a real D-Bus client in tests
+    python3-gi                                      # the stand-in org.bluez of the tests (scripts/testing/bluez-standin)
 )
 
 earshot_install_packages() {
@@ -33,6 +34,11 @@ earshot_require_components() {
         command -v "$command" >/dev/null || missing+=("$command")
     done
     [ -f /usr/lib/mpv-mpris/mpris.so ] || missing+=("/usr/lib/mpv-mpris/mpris.so")
+    # The Debian interpreter the tests run Python with (not whichever python3 is first in PATH).
+    local module
+    for module in dbus gi; do
+        /usr/bin/python3 -c "import $module" 2>/dev/null || missing+=("python3 module $module (/usr/bin/python3)")
+    done
     if [ ${#missing[@]} -gt 0 ]; then
         echo "error: missing real components: ${missing[*]}" >&2
         return 1
