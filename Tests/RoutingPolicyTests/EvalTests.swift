@@ -87,7 +87,7 @@ struct EvalTests {
         #expect(explanation.total == 11_000_000_007)
         #expect(terms == [
             ["worn", "10000000000", "§2.2 accessory AA:BB:CC:DD:EE:FF is on-head since 5000 ms; recency rank 1 of 1 worn (most recent highest)"],
-            ["primary-source", "1000000000", "§2.2 its primary source is this host, not only its secondary"],
+            ["primary-source", "1000000000", "§2.2 its primary source 11:22:33:44:55:66 (--host-address) is this host, not only its secondary"],
             ["class-order", "7", "§2.6 class headphones, 7 place(s) from the bottom of class-order [headphones, headset, usb, speaker, internal, other, hdmi]"],
         ])
         #expect(explanation.terms[0].details.map(\.name) == ["rank", "weight"])

@@ -96,6 +96,7 @@ struct HostAddressTests {
         let decision = engine.handle(.hostAddressesChanged([Self.hci0]), at: 3).decision
         // The headset went on later (higher worn rank), but the headphones' primary source is now this host.
         let headphones = try #require(decision.ranking.first { $0.node == Sinks.headphones })
-        #expect(decision.explanation(of: headphones).terms.contains { $0.name == "primary-source" })
+        let term = try #require(decision.explanation(of: headphones).terms.first { $0.name == "primary-source" })
+        #expect(term.why == "§2.2 its primary source 11:22:33:44:55:66 (bluez hci0) is this host, not only its secondary")
     }
 }

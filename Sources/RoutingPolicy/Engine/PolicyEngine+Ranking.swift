@@ -70,7 +70,10 @@ extension PolicyEngine {
                         score.placement = entry.timing.effective
                         score.wornSince = entry.timing.wornSince
                         scratch.worn.append(RecencyEntry(time: entry.timing.wornSince ?? 0, index: ranking.count))
-                        if primaryIsHost { score.primarySource = weights.primarySource }
+                        if primaryIsHost {
+                            score.primarySource = weights.primarySource
+                            score.primarySourceAddress = configuration.primarySource
+                        }
                     }
                 } else if slot != overrideSlot {
                     rejected.append(RejectedSink(node: sink.name, rejection: .manualOnly(identity, staticEntry: -1)))

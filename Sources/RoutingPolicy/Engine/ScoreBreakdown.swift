@@ -20,6 +20,8 @@ public struct ScoreBreakdown: Sendable, Hashable {
     var accessory: AccessoryIdentity?
     var placement: Placement?
     var wornSince: Milliseconds?
+    /// The primary source that earned `primarySource`: one of this host's addresses.
+    var primarySourceAddress: BluetoothAddress?
     /// 1 for the oldest of `wornOf` worn accessories, `wornOf` for the most recently put on.
     var wornRank: Int32 = 0
     var wornOf: Int32 = 0

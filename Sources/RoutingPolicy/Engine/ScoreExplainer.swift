@@ -31,7 +31,7 @@ struct ScoreExplainer {
         if s.primarySource != 0 {
             terms.append(ScoreTerm(
                 name: "primary-source", value: s.primarySource,
-                why: "§2.2 its primary source is this host, not only its secondary"))
+                why: "§2.2 its primary source \(s.primarySourceAddress.map(hostAddressWithOrigin) ?? "this host") is this host, not only its secondary"))
         }
         if s.arrival != 0 {
             let at = s.arrivedAt.map { " at \($0) ms" } ?? ""
@@ -79,6 +79,11 @@ struct ScoreExplainer {
         case .gone:
             return "§1 gone: no such sink in the graph"
         }
+    }
+
+    /// `11:22:33:44:55:66 (bluez hci0)`: the address with where the policy learnt it is this host's.
+    private func hostAddressWithOrigin(_ address: BluetoothAddress) -> String {
+        hostAddresses.first { $0.address == address }?.description ?? address.description
     }
 
     private var origin: String { config.file.map { " (\($0))" } ?? " (built-in)" }
