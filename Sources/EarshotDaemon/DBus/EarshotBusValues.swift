@@ -29,6 +29,7 @@ enum EarshotBusValues {
             "connected": .boolean(status.connected),
             "session-manager": .string(status.sessionManager ?? ""),
             "subscribers": .uint32(UInt32(clamping: status.subscribers)),
+            "host-addresses": .strings(status.hostAddresses.map(\.description)),
             "default": text("default"),
             "previous": text("previous"),
             "reason": text("reason"),
