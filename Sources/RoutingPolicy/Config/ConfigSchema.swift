@@ -26,7 +26,7 @@ public enum ConfigSchema {
 
     public static let keys: [ConfigKey] = [
         ConfigKey(path: "host-addresses", type: "array of strings", defaultValue: "[]", range: "Bluetooth addresses AA:BB:CC:DD:EE:FF",
-                  meaning: "This host's Bluetooth adapter addresses; an accessory whose sources are set and none is one of these plays for another host."),
+                  meaning: "This host's Bluetooth adapter addresses, added to those the daemon reads from BlueZ (all there are without BlueZ); an accessory whose sources are set and none is one of these plays for another host."),
         ConfigKey(path: "restore-previous", type: "boolean", defaultValue: "\(defaults.restorePrevious)", range: "true, false",
                   meaning: "When a worn accessory comes off, return to the sink that was default before it took the output."),
         ConfigKey(path: "class-order", type: "array of strings", defaultValue: list(defaults.classOrder.map(\.rawValue)), range: "distinct classes of: \(classes)",
