@@ -106,3 +106,19 @@ const char *CPipeWire_type_link(void) { return PW_TYPE_INTERFACE_Link; }
 const char *CPipeWire_type_device(void) { return PW_TYPE_INTERFACE_Device; }
 const char *CPipeWire_type_client(void) { return PW_TYPE_INTERFACE_Client; }
 const char *CPipeWire_type_metadata(void) { return PW_TYPE_INTERFACE_Metadata; }
+
+struct spa_source *CPipeWire_loop_add_timer(struct pw_loop *loop, spa_source_timer_func_t func, void *data) {
+    return pw_loop_add_timer(loop, func, data);
+}
+
+int CPipeWire_loop_update_timer(struct pw_loop *loop, struct spa_source *source, uint64_t deadline_nsec) {
+    struct timespec value = {
+        .tv_sec = (time_t)(deadline_nsec / SPA_NSEC_PER_SEC),
+        .tv_nsec = (long)(deadline_nsec % SPA_NSEC_PER_SEC),
+    };
+    return pw_loop_update_timer(loop, source, &value, NULL, true);
+}
+
+void CPipeWire_loop_destroy_source(struct pw_loop *loop, struct spa_source *source) {
+    pw_loop_destroy_source(loop, source);
+}

@@ -46,6 +46,12 @@ int CPipeWire_metadata_set_property(struct pw_metadata *metadata, uint32_t subje
 int CPipeWire_node_set_port_config_dsp(struct pw_node *node, enum spa_direction direction,
                                        uint32_t rate, uint32_t channels, const uint32_t *positions);
 
+// --- loop timers (pw_loop_* are method macros over spa_loop_utils) --------------------
+struct spa_source *CPipeWire_loop_add_timer(struct pw_loop *loop, spa_source_timer_func_t func, void *data);
+// Arms the timer for `deadline_nsec` (CLOCK_MONOTONIC, absolute), or disarms it for 0.
+int CPipeWire_loop_update_timer(struct pw_loop *loop, struct spa_source *source, uint64_t deadline_nsec);
+void CPipeWire_loop_destroy_source(struct pw_loop *loop, struct spa_source *source);
+
 // --- helpers -------------------------------------------------------------------------
 // spa_hook_remove is static inline; hooks must be unlinked before their memory is freed.
 void CPipeWire_hook_remove(struct spa_hook *hook);

@@ -3,6 +3,8 @@
 final class LoopPromise<Value: Sendable>: @unchecked Sendable {
     private var result: Result<Value, PipeWireError>?
     private var continuation: CheckedContinuation<Value, any Error>?
+    /// Cancels the waiter's deadline.
+    private var onSettle: (() -> Void)?
 
     var isSettled: Bool { result != nil }
 
@@ -14,24 +16,27 @@ final class LoopPromise<Value: Sendable>: @unchecked Sendable {
         result = outcome
         continuation?.resume(with: outcome.mapError { $0 as any Error })
         continuation = nil
+        onSettle?()
+        onSettle = nil
     }
 
     /// Waits for the result; `loop` provides the lock that guards this promise. A daemon
-    /// that never answers fails the wait after `timeout` instead of hanging the caller.
+    /// that never answers fails the wait after `timeout` instead of hanging the caller: the
+    /// deadline is a timer on the loop itself, cancelled as soon as the result comes.
     func value(on loop: ThreadLoop, timeout: Duration = .seconds(10), what: String = "PipeWire") async throws(PipeWireError) -> Value {
-        let deadline = Task { [self] in
-            try await Task.sleep(for: timeout)  // the deadline; normally cancelled long before
-            loop.withLock { fail(.timedOut(what)) }
-        }
-        defer { deadline.cancel() }
+        // Settled already (the usual case for all but the first of a batch): no deadline.
+        if let result = loop.withLock({ result }) { return try result.get() }
+        let nanoseconds = UInt64(timeout.components.seconds) * 1_000_000_000 + UInt64(timeout.components.attoseconds / 1_000_000_000)
         do {
             return try await withCheckedThrowingContinuation { continuation in
                 loop.withLock {
                     if let result {
                         continuation.resume(with: result.mapError { $0 as any Error })
-                    } else {
-                        self.continuation = continuation
+                        return
                     }
+                    self.continuation = continuation
+                    let deadline = loop.deadlines.add(at: LoopDeadlines.now() + nanoseconds) { [self] in fail(.timedOut(what)) }
+                    onSettle = { loop.deadlines.cancel(deadline) }
                 }
             }
         } catch let error as PipeWireError {

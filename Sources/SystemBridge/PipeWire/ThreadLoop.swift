@@ -7,6 +7,8 @@ import Glibc
 /// with the loop lock held. Callers from other threads take the lock around every C call.
 final class ThreadLoop: @unchecked Sendable {
     let raw: OpaquePointer
+    /// The deadlines of waits on this loop (loop lock held).
+    let deadlines: LoopDeadlines
 
     init(name: String) throws(PipeWireError) {
         LibPipeWire.initialized
@@ -14,6 +16,7 @@ final class ThreadLoop: @unchecked Sendable {
             throw PipeWireError.requestFailed(operation: "pw_thread_loop_new", code: -errno, message: "cannot create the loop")
         }
         self.raw = raw
+        deadlines = LoopDeadlines(loop: pw_thread_loop_get_loop(raw))
     }
 
     var loop: UnsafeMutablePointer<pw_loop> { pw_thread_loop_get_loop(raw) }
@@ -41,5 +44,8 @@ final class ThreadLoop: @unchecked Sendable {
         pw_thread_loop_stop(raw)
     }
 
-    deinit { pw_thread_loop_destroy(raw) }
+    deinit {
+        withLock { deadlines.destroy() }
+        pw_thread_loop_destroy(raw)
+    }
 }
