@@ -16,7 +16,13 @@ public struct MetadataEntry: Sendable, Hashable, Codable {
     /// The `name` of a `{"name": …}` JSON value, as used by the `default.*` keys.
     public var jsonName: String? { MetadataEntry.name(inJSON: value) }
 
+    /// `{"name":"…"}` for `name`: the value Earshot writes to the `default.*` keys.
+    public static func json(name: String) -> String {
+        DefaultNameJSON.fastText(name) ?? JSONValue.object(["name": .string(name)]).canonicalText
+    }
+
     public static func name(inJSON text: String) -> String? {
+        if let name = DefaultNameJSON.fastName(text) { return name }
         guard let object = try? JSONValue.parse(text), case .object(let fields) = object,
             case .string(let name)? = fields["name"]
         else { return nil }

@@ -17,7 +17,9 @@ extension Daemon {
             var keys: [String] = []
             if engine.graph.configuredDefaultSinkName != target, pendingOwnWrite != target { keys.append(Graph.configuredSinkKey) }
             if engine.graph.effectiveDefaultSinkName != target { keys.append(Graph.effectiveSinkKey) }
-            if !keys.isEmpty { await writeDefault(target, keys: keys, on: connection) }
+            // No round trip before relinking: the links go out right behind the writes, and
+            // the relink's own round trips settle both.
+            if !keys.isEmpty { await writeDefault(target, keys: keys, on: connection, flush: false) }
             await reconcileStreams()
         case .disconnected:
             return
@@ -44,12 +46,12 @@ extension Daemon {
         }
     }
 
-    private func writeDefault(_ name: String, keys: [String], on connection: PipeWireConnection) async {
-        let value = JSONValue.object(["name": .string(name)]).canonicalText
+    private func writeDefault(_ name: String, keys: [String], on connection: PipeWireConnection, flush: Bool = true) async {
+        let value = MetadataEntry.json(name: name)
         if keys.contains(Graph.configuredSinkKey) { pendingOwnWrite = name }
         for key in keys {
             do {
-                try await connection.setMetadata(key: key, type: "Spa:String:JSON", value: value, flush: key == keys.last)
+                try await connection.setMetadata(key: key, type: "Spa:String:JSON", value: value, flush: flush && key == keys.last)
             } catch {
                 logger.error("cannot set \(key) to \(name): \(error)")
                 if key == Graph.configuredSinkKey { pendingOwnWrite = nil }

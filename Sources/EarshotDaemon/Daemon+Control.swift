@@ -23,7 +23,7 @@ extension Daemon: DaemonControl {
             reporter: engine.accessories[identity]?.registration.reporter, configuration: configuration)))
         await process(outcome)
         // After applying: the switch is not delayed by the disk.
-        saveState()
+        await saveStateAndWait()
         return .success(configuration)
     }
 

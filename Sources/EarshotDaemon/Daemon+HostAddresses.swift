@@ -12,6 +12,6 @@ extension Daemon {
             _ = engine.handle(.hostAddressesChanged(adapters), at: now)
             return
         }
-        await process(engine.handle(.hostAddressesChanged(adapters), at: now))
+        if await process(engine.handle(.hostAddressesChanged(adapters), at: now)) { saveState() }
     }
 }

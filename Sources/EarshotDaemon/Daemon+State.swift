@@ -27,15 +27,27 @@ extension Daemon {
         }
     }
 
+    /// Queues a save of the current state (written off the actor, in order).
     func saveState() {
+        writer.enqueue(currentState())
+    }
+
+    /// Saves the current state and returns once it is on disk (a request's reply waits for
+    /// it, so a client that got its answer knows the change survives a crash).
+    func saveStateAndWait() async {
+        await writer.save(currentState())
+    }
+
+    /// Waits for every queued save: at shutdown.
+    public func flushState() async {
+        await writer.flush()
+    }
+
+    private func currentState() -> PersistedState {
         persisted.registrations = engine.accessories.entries.values.map(\.registration).sorted { $0.identity < $1.identity }
         if persisted.history.count > PersistedState.historyLimit {
             persisted.history.removeFirst(persisted.history.count - PersistedState.historyLimit)
         }
-        do {
-            try store.save(persisted)
-        } catch {
-            logger.error("cannot save state to \(store.path): \(error)")
-        }
+        return persisted
     }
 }

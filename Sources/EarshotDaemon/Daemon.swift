@@ -11,6 +11,7 @@ public actor Daemon {
     let options: DaemonOptions
     let logger: Logger
     let store: StateStore
+    let writer: StateWriter
     var configSource: ConfigSource
     var engine: PolicyEngine
     var connection: PipeWireConnection?
@@ -45,6 +46,7 @@ public actor Daemon {
         self.options = options
         self.logger = logger
         store = StateStore(path: options.statePath)
+        writer = StateWriter(store: store, logger: logger)
         configSource = ConfigSource.resolve(
             explicit: options.configPath, environment: options.environment, fileExists: FileManager.default.fileExists(atPath:))
         let config = try configSource.load()
@@ -81,9 +83,9 @@ public actor Daemon {
             backoff = .milliseconds(50)
             reportedAbsence = false
             await attach(connection)
-            for await event in connection.events {
+            for await batch in connection.events {
                 guard !isStopped else { break }
-                await handle(event)
+                await handle(batch)
             }
             detach(connection)
         }
@@ -111,7 +113,7 @@ public actor Daemon {
         logger.info("connected to PipeWire (\(connection.remoteName)): \(mode.rawValue) mode\(sessionManager.map { ", session manager \($0)" } ?? "")")
         let firstTime = lastDecision == nil
         let outcome = firstTime ? replaceAndStart(graph) : engine.handle(.graphReplaced(graph), at: now)
-        await process(outcome)
+        if await process(outcome) { saveState() }
     }
 
     private func replaceAndStart(_ graph: Graph) -> PolicyOutcome {
@@ -144,8 +146,36 @@ public actor Daemon {
 
     // MARK: Inputs
 
-    private func handle(_ event: PipeWireEvent) async {
-        guard case .changed(let change) = event else { return }
+    /// A burst of graph events (all that arrived since the last turn): each goes through the
+    /// engine and every route change is reported, but the result is applied once, for the
+    /// graph after the burst. A switch's own link events come back in such bursts; applying
+    /// after each of them re-ran the same checks and relink scan tens of times per switch.
+    private func handle(_ batch: [PipeWireEvent]) async {
+        var last: PolicyOutcome?
+        var routeChanged = false
+        var resumes: [[PlaybackPolicy.Cue]] = []
+        for case .changed(let change) in batch {
+            let outcome = take(change)
+            let noted = note(outcome)
+            if noted.routeChanged { routeChanged = true }
+            if !noted.cues.isEmpty {
+                // Paused at this decision: the rest of the burst (a sink's streams relinked
+                // elsewhere) would hide which players were playing on the sink.
+                await pausePlayers(for: noted.cues, at: outcome.decision.at)
+                resumes.append(noted.cues)
+            }
+            last = outcome
+        }
+        guard let last else { return }
+        schedule(last.nextDeadline)
+        await apply()
+        for cues in resumes { resumePlayers(for: cues) }
+        // After applying: the switch never waits for the disk.
+        if routeChanged { saveState() }
+    }
+
+    /// One graph change into the engine (and the mode, the user's picks, Earshot's links).
+    private func take(_ change: GraphChange) -> PolicyOutcome {
         var outcome = engine.handle(.graphChanged(change), at: now)
         lastPlayed.record(change, in: engine.graph)
         switch change {
@@ -170,22 +200,37 @@ public actor Daemon {
         // is only now read from the queue: that removal is not about Earshot's link (forgetting
         // it would make the link look foreign, and its stream would never move again).
         if case .removed(let id) = change, connection?.ownsLiveObject(id) != true { forgetOwned(id) }
-        await process(outcome)
+        return outcome
     }
 
     func timerFired() async {
+        var routeChanged = false
         while let due = engine.nextDeadline, due <= now {
-            await process(engine.handle(.timerFired, at: now))
+            if await process(engine.handle(.timerFired, at: now)) { routeChanged = true }
         }
+        if routeChanged { saveState() }
     }
 
-    /// Records a decision, tells subscribers and the log, persists, and applies it.
-    func process(_ outcome: PolicyOutcome) async {
+    /// Records a decision, tells subscribers and the log, and applies it. Returns whether the
+    /// route changed: the caller saves the state then (after applying: a save fsyncs).
+    @discardableResult
+    func process(_ outcome: PolicyOutcome) async -> Bool {
+        let noted = note(outcome)
+        schedule(outcome.nextDeadline)
+        await pausePlayers(for: noted.cues, at: outcome.decision.at)
+        await apply()
+        resumePlayers(for: noted.cues)
+        return noted.routeChanged
+    }
+
+    /// Records a decision and tells subscribers and the log: whether the route changed, and
+    /// what it means for the media players (paused before applying, resumed after).
+    private func note(_ outcome: PolicyOutcome) -> (routeChanged: Bool, cues: [PlaybackPolicy.Cue]) {
         let decision = outcome.decision
         let previousDecision = lastDecision
+        var routeChanged = false
         lastDecision = decision
         if decision.changed { lastRouteChange = decision }
-        schedule(outcome.nextDeadline)
         if decision.changed, let reason = decision.reason {
             let change = RouteChange(
                 at: Self.wallClock, reason: reason, previous: decision.previous, current: decision.defaultSink,
@@ -194,16 +239,12 @@ public actor Daemon {
             if options.verbose { logger.info("\(DecisionText.render(decision, detail: .full))") }
             publish(.routeChanged(change))
             persisted.history.append(.init(at: change.at, current: change.current, previous: change.previous, reason: reason.rawValue))
+            routeChanged = true
         } else if decision.trigger.isAccessory || decision.trigger == .configReplaced || decision.trigger == .hostAddressesChanged {
             logger.info("decision (\(decision.trigger)): \(decision.defaultSink ?? "(none)") stays; \(decision.summary)")
             if options.verbose { logger.info("\(DecisionText.render(decision, detail: .full))") }
         }
-        let playbackCues = playbackCues(for: decision, after: previousDecision)
-        await pausePlayers(for: playbackCues, at: decision.at)
-        await apply()
-        resumePlayers(for: playbackCues)
-        // After applying: the switch never waits for the disk (a save fsyncs).
-        if decision.changed, decision.reason != nil { saveState() }
+        return (routeChanged, playbackCues(for: decision, after: previousDecision))
     }
 
     private func schedule(_ deadline: Milliseconds?) {

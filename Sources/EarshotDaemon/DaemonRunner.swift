@@ -48,6 +48,7 @@ public enum DaemonRunner {
             return source
         }
         await daemon.run()
+        await daemon.flushState()
         stopSignals.forEach { $0.cancel() }
         watcher.stop()
         await desktop.stop()

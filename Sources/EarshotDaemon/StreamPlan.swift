@@ -35,16 +35,28 @@ public struct StreamPlan: Sendable, Equatable {
     ) -> StreamPlan {
         var plan = StreamPlan()
         let defaultNode = defaultSink.flatMap { graph.node(named: $0) }
-        for stream in graph.playbackStreams {
+        let streams = graph.playbackStreams
+        guard !streams.isEmpty else { return plan }
+        // One pass over ports and links (this runs on every burst of graph events), not one
+        // scan of each per stream.
+        let streamIDs = Set(streams.map(\.id))
+        var withOutputs: Set<ObjectID> = []
+        for port in graph.ports.values where port.direction == .output {
+            if let node = port.nodeID, streamIDs.contains(node) { withOutputs.insert(node) }
+        }
+        var foreignLinked: Set<ObjectID> = []
+        for link in graph.links.values where streamIDs.contains(link.outputNode) {
+            if ownedLinks[link.outputNode]?[link.id] == nil { foreignLinked.insert(link.outputNode) }
+        }
+        for stream in streams {
             if stream.props["node.autoconnect"] == "false" { continue }
-            if graph.ports(of: stream.id, direction: .output).isEmpty {
+            if !withOutputs.contains(stream.id) {
                 if !portsRequested.contains(stream.id) { plan.configurePorts.append(stream.id) }
                 continue
             }
             let owned = ownedLinks[stream.id] ?? [:]
-            let foreign = graph.outgoingLinks(of: stream.id).filter { owned[$0.id] == nil }
             // Someone else linked it (by hand, or a pinned target was honoured): leave it be.
-            if !foreign.isEmpty { continue }
+            if foreignLinked.contains(stream.id) { continue }
             let target: Node?
             if let pinned = stream.props["target.object"] ?? stream.props["node.target"] {
                 // Pinned streams are linked to their target once and never moved.

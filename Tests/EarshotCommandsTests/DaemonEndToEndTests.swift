@@ -62,11 +62,13 @@ struct DaemonEndToEndTests {
             let writes = Task { () -> [String] in
                 var names: [String] = []
                 var ready = false
-                for await event in counter.events {
-                    if case .ready = event { ready = true }
-                    if ready, case .changed(.metadataProperty(_, 0, Graph.configuredSinkKey?, _, let value?)) = event,
-                        let name = MetadataEntry.name(inJSON: value)
-                    { names.append(name) }
+                for await batch in counter.events {
+                    for event in batch {
+                        if case .ready = event { ready = true }
+                        if ready, case .changed(.metadataProperty(_, 0, Graph.configuredSinkKey?, _, let value?)) = event,
+                            let name = MetadataEntry.name(inJSON: value)
+                        { names.append(name) }
+                    }
                 }
                 return names
             }
@@ -149,10 +151,12 @@ struct DaemonEndToEndTests {
             let gaps = Task { () -> Int in
                 var graph = Graph()
                 var gaps = 0
-                for await event in monitor.events {
-                    guard case .changed(let change) = event else { continue }
-                    graph.apply(change)
-                    if graph.nodes[mpv.id] != nil, graph.outgoingLinks(of: mpv.id).isEmpty { gaps += 1 }
+                // Checked after every change, not per batch: a gap inside a batch counts too.
+                for await batch in monitor.events {
+                    for case .changed(let change) in batch {
+                        graph.apply(change)
+                        if graph.nodes[mpv.id] != nil, graph.outgoingLinks(of: mpv.id).isEmpty { gaps += 1 }
+                    }
                 }
                 return gaps
             }

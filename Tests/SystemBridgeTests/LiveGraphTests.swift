@@ -15,7 +15,10 @@ struct LiveGraphTests {
             #expect(connection.snapshot().sinks.isEmpty)
 
             try await sandbox.createSink(.headphones())
-            let graph = try await connection.waitUntil("headphones") { $0.node(named: "bluez_output.AA_BB_CC_DD_EE_FF.1") != nil }
+            // The node comes before its ports: wait for both.
+            let graph = try await connection.waitUntil("headphones and their ports") { graph in
+                graph.node(named: "bluez_output.AA_BB_CC_DD_EE_FF.1").map { graph.ports(of: $0.id, direction: .input).count == 2 } ?? false
+            }
             let sink = try #require(graph.node(named: "bluez_output.AA_BB_CC_DD_EE_FF.1"))
             #expect(sink.isAudioSink)
             #expect(graph.bluetoothAddress(of: sink) == "AA:BB:CC:DD:EE:FF")
@@ -41,11 +44,13 @@ struct LiveGraphTests {
             connection.close()
             var replayed = Graph()
             var sawReady = false
-            for await event in connection.events {
-                switch event {
-                case .changed(let change): replayed.apply(change)
-                case .ready(let graph): sawReady = true; #expect(graph.sinks.count == 1)
-                case .disconnected: Issue.record("unexpected disconnect")
+            for await batch in connection.events {
+                for event in batch {
+                    switch event {
+                    case .changed(let change): replayed.apply(change)
+                    case .ready(let graph): sawReady = true; #expect(graph.sinks.count == 1)
+                    case .disconnected: Issue.record("unexpected disconnect")
+                    }
                 }
             }
             #expect(sawReady)
@@ -162,8 +167,8 @@ struct LiveGraphTests {
             defer { connection.close() }
             try sandbox.killPipeWire()
             var reported: PipeWireError?
-            for await event in connection.events {
-                if case .disconnected(let error) = event { reported = error }
+            for await batch in connection.events {
+                for case .disconnected(let error) in batch { reported = error }
             }
             #expect(reported != nil)
             await #expect(throws: PipeWireError.self) { try await connection.sync() }

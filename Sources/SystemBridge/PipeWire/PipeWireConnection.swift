@@ -9,16 +9,16 @@ import CPipeWireShims
 ///
 /// libpipewire runs on the connection's own thread (a `pw_thread_loop`); every C callback
 /// runs there with the loop lock held, and every command takes that lock, so the mutable
-/// state below is only touched under it. Changes flow out on `events`, in order.
+/// state below is only touched under it. Changes flow out on `events`, in order, in batches.
 /// When the daemon goes away the connection reports `.disconnected` and fails every waiter;
 /// connect again with a new connection. `close()` (or deinit) frees everything.
 public final class PipeWireConnection: @unchecked Sendable {
-    public let events: AsyncStream<PipeWireEvent>
+    public let events: PipeWireEvents
     /// The remote this connection talks to, for messages.
     public let remoteName: String
 
     let loop: ThreadLoop
-    private let eventSink: AsyncStream<PipeWireEvent>.Continuation
+    private let eventQueue: EventQueue
     private var context: OpaquePointer?
     private var core: OpaquePointer?
     private var registry: OpaquePointer?
@@ -54,16 +54,17 @@ public final class PipeWireConnection: @unchecked Sendable {
             throw error
         }
         let graph = connection.snapshot()
-        connection.eventSink.yield(.ready(graph))
+        connection.loop.withLock { connection.eventQueue.append(.ready(graph)) }
         return connection
     }
 
     private init(remote: String?, applicationName: String) throws(PipeWireError) {
         remoteName = remote ?? getenv("PIPEWIRE_REMOTE").map { String(cString: $0) } ?? "pipewire-0"
-        (events, eventSink) = AsyncStream.makeStream(of: PipeWireEvent.self, bufferingPolicy: .unbounded)
         coreHook.initialize(to: spa_hook())
         registryHook.initialize(to: spa_hook())
         loop = try ThreadLoop(name: "earshot-pipewire")
+        eventQueue = EventQueue(loop: loop)
+        events = PipeWireEvents(queue: eventQueue)
         guard let context = pw_context_new(loop.loop, nil, 0) else {
             throw PipeWireError.requestFailed(operation: "pw_context_new", code: -errno, message: "cannot create a context")
         }
@@ -122,7 +123,7 @@ public final class PipeWireConnection: @unchecked Sendable {
             pw_context_destroy(context)
             self.context = nil
         }
-        eventSink.finish()
+        loop.withLock { eventQueue.finish() }
     }
 
     // MARK: Reading the graph
@@ -377,15 +378,15 @@ public final class PipeWireConnection: @unchecked Sendable {
         graphWaiters.removeAll()
         for object in createdObjects.values { object.bound.fail(error) }
         if report {
-            eventSink.yield(.disconnected(error))
-            eventSink.finish()
+            eventQueue.append(.disconnected(error))
+            eventQueue.finish()
         }
     }
 
     /// Applies a change; if it changed anything, reports it and wakes the waiters it satisfies.
     func record(_ change: GraphChange) {
         guard graph.apply(change) else { return }
-        eventSink.yield(.changed(change))
+        eventQueue.append(.changed(change))
         guard !graphWaiters.isEmpty else { return }
         for (token, waiter) in graphWaiters where waiter.predicate(graph) {
             graphWaiters[token] = nil

@@ -1,6 +1,6 @@
 import AudioGraph
 
-/// What a connection reports, in order, on `PipeWireConnection.events`.
+/// What a connection reports, in order, in the batches of `PipeWireConnection.events`.
 public enum PipeWireEvent: Sendable, Equatable {
     /// One change to the graph; apply it to a `Graph` to follow along.
     case changed(GraphChange)
