@@ -92,6 +92,8 @@ struct LiveGraphTests {
             let connection = try await PipeWireConnection.connect(remote: sandbox.socketPath)
             defer { connection.close() }
             let (stream, other, wirePlumberLinks) = try await playerLinkedByWirePlumber(sandbox)
+            // The observer saw the player's ports; this connection may not have yet.
+            _ = try await connection.waitUntil("the player's ports") { !$0.portPairs(from: stream.id, to: other.id).isEmpty }
 
             let links = try await connection.link(output: stream.id, input: other.id)
             #expect(links.count == 2)
