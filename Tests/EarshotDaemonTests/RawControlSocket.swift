@@ -45,23 +45,23 @@ final class RawControlSocket: @unchecked Sendable {
     }
 
     /// Sends one request line and reads the next line as JSON.
-    func request(_ line: String, timeout: Duration = .seconds(10)) async throws -> JSONValue {
+    func request(_ line: String, timeout: Duration = .seconds(30)) async throws -> JSONValue {
         try await send(line + "\n")
         return try await readJSON(timeout: timeout)
     }
 
-    func readJSON(timeout: Duration = .seconds(10)) async throws -> JSONValue {
+    func readJSON(timeout: Duration = .seconds(30)) async throws -> JSONValue {
         guard let line = try await readLine(timeout: timeout) else { throw Timeout(description: "connection closed before a reply") }
         return try JSONValue.parse(line)
     }
 
     /// The next line, or nil at end of input; throws at the deadline.
-    func readLine(timeout: Duration = .seconds(10)) async throws -> String? {
+    func readLine(timeout: Duration = .seconds(30)) async throws -> String? {
         try await offPool { try self.blockingReadLine(timeout: timeout) }
     }
 
     /// Waits for the server to close the connection, discarding what it sends until then.
-    func waitForClose(timeout: Duration = .seconds(10)) async throws {
+    func waitForClose(timeout: Duration = .seconds(30)) async throws {
         while try await readLine(timeout: timeout) != nil {}
     }
 
