@@ -1,4 +1,5 @@
 import AudioGraph
+import EarshotDaemon
 import Foundation
 
 /// The text forms of control replies and events, read from the JSON the daemon sent (the CLI
@@ -23,7 +24,8 @@ enum ControlText {
         return items.map(accessory).joined(separator: "\n")
     }
 
-    /// One line per event: route changes as `at reason previous -> current accessory`.
+    /// One line per event: route changes as `at reason previous -> current accessory`, host
+    /// addresses as `at host addresses A (config), B (bluez hci0)  added B`.
     static func event(name: String, _ fields: [String: JSONValue]) -> String {
         let at = time(fields["at"])
         switch name {
@@ -41,6 +43,12 @@ enum ControlText {
             var line = "\(at)  \(text(fields["action"])) \(players)  (\(text(fields["reason"])))"
             if let sink = fields["sink"], sink != .null { line += "  sink \(text(sink))" }
             return line
+        case "host-addresses":
+            var line = "\(at)  host addresses \(hostAddresses(fields["addresses"]))"
+            let added = list(fields["added"], empty: ""), removed = list(fields["removed"], empty: "")
+            if !added.isEmpty { line += "  added \(added)" }
+            if !removed.isEmpty { line += "  removed \(removed)" }
+            return line
         default:
             return "\(at)  \(name)  \(JSONValue.object(fields).canonicalText)"
         }
@@ -49,6 +57,12 @@ enum ControlText {
     private static func text(_ value: JSONValue?, none: String = "none") -> String {
         guard let value, value != .null else { return none }
         return value.propertyText ?? none
+    }
+
+    /// `11:22:33:44:55:66 (config, bluez hci0), …`, as `earshot status` lists them.
+    private static func hostAddresses(_ value: JSONValue?) -> String {
+        guard case .array(let entries)? = value, !entries.isEmpty else { return "none known" }
+        return entries.map(StatusText.hostAddress).joined(separator: ", ")
     }
 
     private static func list(_ value: JSONValue?, empty: String) -> String {

@@ -1,12 +1,13 @@
 import ArgumentParser
 import Foundation
 
-/// `earshot watch`: route changes (and accessory events) as they happen.
+/// `earshot watch`: route changes (and the other events) as they happen.
 struct WatchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "watch", abstract: "Print route changes as they happen: at, reason, previous -> current, accessory.",
         discussion: """
-            One line per event until interrupted. Accessory registrations and updates are shown too.
+            One line per event until interrupted. Accessory registrations and updates, media players paused
+            and resumed, and changes of this host's Bluetooth addresses are shown too.
             Exit codes: 1 refused, 2 usage, 3 daemon not reachable or gone.
             """)
 

@@ -18,7 +18,9 @@ extension Daemon {
         guard config != engine.config || source != configSource else { return }
         configSource = source
         logger.info("config reloaded from \(source) (\(cause))")
-        await process(engine.handle(.configReplaced(config), at: now))
+        let outcome = engine.handle(.configReplaced(config), at: now)
+        announceHostAddresses()
+        await process(outcome)
         saveState()
     }
 

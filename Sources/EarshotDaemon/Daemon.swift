@@ -40,6 +40,8 @@ public actor Daemon {
     var mediaPlayers: (any MediaPlayerControl)?
     var playback = PlaybackPolicy()
     var lastPlayed = LastPlayedSinks()
+    /// The host addresses subscribers were last told about (at start, the config's).
+    var announcedHostAddresses: [HostAddress] = []
     let started = ContinuousClock.now
 
     public init(options: DaemonOptions, logger: Logger) throws(ConfigErrors) {
@@ -51,6 +53,7 @@ public actor Daemon {
             explicit: options.configPath, environment: options.environment, fileExists: FileManager.default.fileExists(atPath:))
         let config = try configSource.load()
         engine = PolicyEngine(graph: Graph(), config: config)
+        announcedHostAddresses = engine.knownHostAddresses
     }
 
     /// Milliseconds since the daemon started: the policy's clock.

@@ -13,7 +13,8 @@ public protocol DaemonControl: Sendable {
     func list() async -> [AccessoryStatus]
     /// status: mode, connection and the current decision with its explanation.
     func status() async -> DaemonStatus
-    /// subscribe: route changes and accessory events from now on, until the stream is dropped.
+    /// subscribe: route changes, accessory, playback and host-address events from now on,
+    /// until the stream is dropped.
     func subscribe() async -> AsyncStream<DaemonEvent>
 }
 
@@ -76,6 +77,8 @@ public enum DaemonEvent: Sendable, Hashable {
     case accessoryChanged(AccessoryChange)
     /// Earshot paused or resumed MPRIS players (headphones came off / went back on).
     case playbackChanged(PlaybackChange)
+    /// This host's Bluetooth addresses in use changed (BlueZ's adapters, a config reload).
+    case hostAddressesChanged(HostAddressesChange)
 }
 
 public struct PlaybackChange: Sendable, Hashable {

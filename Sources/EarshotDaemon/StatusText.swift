@@ -44,8 +44,9 @@ public enum StatusText {
         return lines.joined(separator: "\n")
     }
 
-    /// `11:22:33:44:55:66 (config, bluez hci0)`.
-    private static func hostAddress(_ host: JSONValue) -> String {
+    /// `11:22:33:44:55:66 (config, bluez hci0)`: one entry of `host-addresses`, also in
+    /// `earshot watch`'s host-addresses lines.
+    public static func hostAddress(_ host: JSONValue) -> String {
         guard case .array(let origins)? = host["from"] else { return text(host["address"]) }
         return "\(text(host["address"])) (\(origins.map { text($0) }.joined(separator: ", ")))"
     }

@@ -19,6 +19,14 @@ struct ControlProtocolDocTests {
         return String(text[start.upperBound..<end.lowerBound])
     }
 
+    /// The ```json block whose text contains `marker` (an event's example line).
+    static func jsonExample(containing marker: String) throws -> String {
+        let text = try String(contentsOf: document, encoding: .utf8)
+        let blocks = text.components(separatedBy: "```json\n").dropFirst().compactMap { $0.components(separatedBy: "\n```").first }
+        guard let block = blocks.first(where: { $0.contains(marker) }) else { throw Failure("no ```json block with \(marker) in \(document.path)") }
+        return block
+    }
+
     @Test("the Python example registers, updates, subscribes and prints events until the daemon closes")
     func python() async throws {
         try await ControlFixture.with { fixture in

@@ -204,6 +204,14 @@ public enum ControlWire {
                 "sink": change.sink.map(JSONValue.string) ?? .null,
                 "accessory": change.accessory.map(JSONValue.string) ?? .null,
             ])
+        case .hostAddressesChanged(let change):
+            return .object([
+                "event": .string("host-addresses"),
+                "at": .integer(change.at),
+                "addresses": .array(change.addresses.map(Self.hostAddress)),
+                "added": .array(change.added.map { .string($0.description) }),
+                "removed": .array(change.removed.map { .string($0.description) }),
+            ])
         }
     }
 

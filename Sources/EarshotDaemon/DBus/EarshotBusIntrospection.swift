@@ -57,7 +57,7 @@ enum EarshotBusIntrospection {
     </method>
 
     <method name="Status">
-      <annotation name="org.gtk.GDBus.DocString" value="How decisions are applied and the current one: mode s (cooperative, standalone, disconnected), remote s, connected b, session-manager s, subscribers u, default s, previous s, reason s, trigger s, summary s, explanation s (what earshot status --explain prints: every score as named terms, every rejection), decision s (the decision as JSON, as earshot eval --format json prints it; empty before the first)."/>
+      <annotation name="org.gtk.GDBus.DocString" value="How decisions are applied and the current one: mode s (cooperative, standalone, disconnected), remote s, connected b, session-manager s, subscribers u, host-addresses as (this host's Bluetooth addresses in use, each with its origins), default s, previous s, reason s, trigger s, summary s, explanation s (what earshot status --explain prints: every score as named terms, every rejection), decision s (the decision as JSON, as earshot eval --format json prints it; empty before the first)."/>
       <arg name="status" type="a{sv}" direction="out"/>
     </method>
 
@@ -87,6 +87,14 @@ enum EarshotBusIntrospection {
       <arg name="players" type="as"/>
       <arg name="sink" type="s"/>
       <arg name="accessory" type="s"/>
+      <arg name="at" type="x"/>
+    </signal>
+
+    <signal name="HostAddressesChanged">
+      <annotation name="org.gtk.GDBus.DocString" value="This host's Bluetooth addresses in use changed (BlueZ's adapters, or host-addresses in a reloaded config), or where one came from did. addresses: every one now, each with its origins as Status's host-addresses spells it (11:22:33:44:55:66 (config, bluez hci0)). added, removed: the addresses in use now that were not before, and those no longer in use (both empty when only origins changed). at: milliseconds since the Unix epoch."/>
+      <arg name="addresses" type="as"/>
+      <arg name="added" type="as"/>
+      <arg name="removed" type="as"/>
       <arg name="at" type="x"/>
     </signal>
   </interface>

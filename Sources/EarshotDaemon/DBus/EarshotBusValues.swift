@@ -58,6 +58,12 @@ enum EarshotBusValues {
                 .string(change.action.rawValue), .string(change.reason.rawValue), .strings(change.players),
                 .string(change.sink ?? ""), .string(change.accessory ?? ""), .int64(change.at),
             ])
+        case .hostAddressesChanged(let change):
+            // Each address with its origins as Status's host-addresses spells it.
+            return ("HostAddressesChanged", [
+                .strings(change.addresses.map(\.description)), .strings(change.added.map(\.description)),
+                .strings(change.removed.map(\.description)), .int64(change.at),
+            ])
         }
     }
 
