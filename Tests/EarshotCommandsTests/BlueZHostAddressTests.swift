@@ -1,4 +1,5 @@
 import AudioGraph
+@testable import EarshotCommands
 import Foundation
 import PipeWireTestSupport
 import Testing
@@ -18,43 +19,68 @@ struct BlueZHostAddressTests {
         try await withSandbox(.init(sinks: [.speakers(), .headphones()], systemBus: true)) { sandbox in
             try Self.writeConfig(sandbox, "host-addresses = [\"\(Self.configured)\"]\n")
             let daemon = try D.start(in: sandbox)
+            let events = try EventSubscription(socket: daemon.socketPath)
             // BlueZ is not running yet: the config's address only, and the accessory plays elsewhere.
             try Self.register(daemon, primarySource: Self.adapterA)
-            try await Self.waitForStatus(daemon, default: D.speakers, hosts: ["\(Self.configured) (config)"])
+            let before = try await Self.statusOnceRouted(to: D.speakers, daemon, events)
+            #expect(Self.hostAddresses(in: before) == ["\(Self.configured) (config)"])
 
             let bluez = try BlueZStandIn(sandbox: sandbox, adapters: ["hci0": Self.adapterA])
             defer { bluez.stop() }
-            let worn = try await Self.waitForStatus(
-                daemon, default: D.headphones, hosts: ["\(Self.configured) (config)", "\(Self.adapterA) (bluez hci0)"])
+            let plugged = try await Self.nextHostAddresses(events, daemon, ["\(Self.configured) (config)", "\(Self.adapterA) (bluez hci0)"])
+            #expect(plugged["added"] == .array([.string(Self.adapterA)]))
+            #expect(plugged["removed"] == .array([]))
+            let toHeadphones = try await Self.nextRoute(events, daemon, to: D.headphones)
+            #expect(toHeadphones["reason"] == .string("source-changed"))
+            let worn = try Self.status(daemon)
+            #expect(Self.hostAddresses(in: worn) == ["\(Self.configured) (config)", "\(Self.adapterA) (bluez hci0)"])
             #expect(worn["decision"]?["reason"] == .string("source-changed"))
             #expect(worn["decision"]?["trigger"] == .string("host addresses"))
+            // `earshot watch` prints the event as one line.
+            #expect(ControlText.event(name: "host-addresses", plugged.objectFields)
+                .hasSuffix("  host addresses \(Self.configured) (config), \(Self.adapterA) (bluez hci0)  added \(Self.adapterA)"))
 
             try bluez.send("remove hci0")
-            let elsewhere = try await Self.waitForStatus(daemon, default: D.speakers, hosts: ["\(Self.configured) (config)"])
+            let unplugged = try await Self.nextHostAddresses(events, daemon, ["\(Self.configured) (config)"])
+            #expect(unplugged["removed"] == .array([.string(Self.adapterA)]))
+            try await Self.nextRoute(events, daemon, to: D.speakers)
+            let elsewhere = try Self.status(daemon)
             #expect(Self.rejection(of: D.headphones, in: elsewhere)?.contains("is playing for another host (primary \(Self.adapterA); this host is \(Self.configured) (config))") == true)
 
+            // Another adapter: the host addresses change, the output does not (checked by the
+            // next step's route change being the first since).
             try bluez.send("add hci1 \(Self.adapterB)")
-            let other = try await Self.waitForStatus(
-                daemon, default: D.speakers, hosts: ["\(Self.configured) (config)", "\(Self.adapterB) (bluez hci1)"])
+            try await Self.nextHostAddresses(events, daemon, ["\(Self.configured) (config)", "\(Self.adapterB) (bluez hci1)"])
+            let other = try Self.status(daemon)
+            #expect(other["decision"]?["default"] == .string(D.speakers))
             #expect(Self.rejection(of: D.headphones, in: other)?.contains("\(Self.adapterB) (bluez hci1)") == true)
 
             try bluez.send("add hci0 \(Self.adapterA)")
-            try await Self.waitForStatus(
-                daemon, default: D.headphones,
-                hosts: ["\(Self.configured) (config)", "\(Self.adapterA) (bluez hci0)", "\(Self.adapterB) (bluez hci1)"])
+            try await Self.nextHostAddresses(
+                events, daemon, ["\(Self.configured) (config)", "\(Self.adapterA) (bluez hci0)", "\(Self.adapterB) (bluez hci1)"])
+            try await Self.nextRoute(events, daemon, to: D.headphones)
 
             // An adapter's Address changing (PropertiesChanged) counts as well.
             try bluez.send("remove hci0")
-            try await Self.waitForStatus(daemon, default: D.speakers, hosts: ["\(Self.configured) (config)", "\(Self.adapterB) (bluez hci1)"])
+            try await Self.nextHostAddresses(events, daemon, ["\(Self.configured) (config)", "\(Self.adapterB) (bluez hci1)"])
+            try await Self.nextRoute(events, daemon, to: D.speakers)
             try bluez.send("address hci1 \(Self.adapterA)")
-            try await Self.waitForStatus(daemon, default: D.headphones, hosts: ["\(Self.configured) (config)", "\(Self.adapterA) (bluez hci1)"])
+            let readdressed = try await Self.nextHostAddresses(events, daemon, ["\(Self.configured) (config)", "\(Self.adapterA) (bluez hci1)"])
+            #expect(readdressed["added"] == .array([.string(Self.adapterA)]))
+            #expect(readdressed["removed"] == .array([.string(Self.adapterB)]))
+            try await Self.nextRoute(events, daemon, to: D.headphones)
+            #expect(Self.hostAddresses(in: try Self.status(daemon)) == ["\(Self.configured) (config)", "\(Self.adapterA) (bluez hci1)"])
 
             // BlueZ vanishes: back to the config's host-addresses, which still decide.
             bluez.stop()
-            try await Self.waitForStatus(daemon, default: D.speakers, hosts: ["\(Self.configured) (config)"])
+            try await Self.nextHostAddresses(events, daemon, ["\(Self.configured) (config)"])
+            try await Self.nextRoute(events, daemon, to: D.speakers)
             let moved = try daemon.earshot("accessory", "update", D.address, "--primary-source", Self.configured)
             #expect(moved.status == 0, "\(moved.output)")
-            try await Self.waitForStatus(daemon, default: D.headphones, hosts: ["\(Self.configured) (config)"])
+            // The next event is that update's, not another host-addresses one.
+            #expect(try await events.nextAny()["event"] == .string("accessory"))
+            try await Self.nextRoute(events, daemon, to: D.headphones)
+            #expect(Self.hostAddresses(in: try Self.status(daemon)) == ["\(Self.configured) (config)"])
 
             let text = try daemon.earshot("status")
             #expect(text.output.contains("host addresses: \(Self.configured) (config)\n"), "\(text.output)")
@@ -74,13 +100,30 @@ struct BlueZHostAddressTests {
             let bluez = try BlueZStandIn(sandbox: sandbox, adapters: ["hci0": Self.adapterA])
             defer { bluez.stop() }
             let daemon = try D.start(in: sandbox)
-            try await Self.waitForStatus(daemon, "BlueZ's adapter known before any decision") { status in
-                status["decision"] == .null && Self.hostAddresses(in: status) == ["\(Self.adapterA) (bluez hci0)"]
+            let events = try EventSubscription(socket: daemon.socketPath)
+            // BlueZ may have answered before the subscription: then the status already says so.
+            if Self.hostAddresses(in: try Self.status(daemon)) != ["\(Self.adapterA) (bluez hci0)"] {
+                try await Self.nextHostAddresses(events, daemon, ["\(Self.adapterA) (bluez hci0)"])
             }
+            let learnt = try Self.status(daemon)
+            #expect(learnt["decision"] == .null, "BlueZ's adapter known before any decision")
+            #expect(learnt["connected"] == .bool(false))
+            #expect(Self.hostAddresses(in: learnt) == ["\(Self.adapterA) (bluez hci0)"])
+
             try await sandbox.restartPipeWire()
             for sink in sinks { try await sandbox.addSink(sink) }
+            // The daemon connected and applied its decision over its first graph (the engine
+            // rebuilt): with nothing registered yet, the headphones (no session manager here, so
+            // only the daemon writes the default). Registering only then makes the rebuilt engine
+            // decide whether the adapter is this host's. (No route-change event to wait for: the
+            // learnt addresses were decided on before `initial`, which then changes nothing.)
+            _ = try await sandbox.observer.waitUntil("the daemon's first default", timeout: .seconds(10)) {
+                $0.configuredDefaultSinkName == D.headphones
+            }
             try Self.register(daemon, primarySource: Self.adapterA)
-            try await Self.waitForStatus(daemon, default: D.headphones, hosts: ["\(Self.adapterA) (bluez hci0)"])
+            let routed = try Self.status(daemon)
+            #expect(routed["decision"]?["default"] == .string(D.headphones), "the adapter was forgotten: \(routed.canonicalText)")
+            #expect(Self.hostAddresses(in: routed) == ["\(Self.adapterA) (bluez hci0)"])
 
             try sandbox.killPipeWire()
             try await sandbox.restartPipeWire()
@@ -89,23 +132,45 @@ struct BlueZHostAddressTests {
             _ = try await sandbox.observer.waitUntil("the headphones as default after the restart", timeout: .seconds(10)) {
                 $0.configuredDefaultSinkName == D.headphones
             }
-            try await Self.waitForStatus(daemon, "connected, headphones, the adapter still known") { status in
-                status["connected"] == .bool(true) && status["decision"]?["default"] == .string(D.headphones)
-                    && Self.hostAddresses(in: status) == ["\(Self.adapterA) (bluez hci0)"]
-            }
+            let restarted = try Self.status(daemon)
+            #expect(restarted["connected"] == .bool(true))
+            #expect(restarted["decision"]?["default"] == .string(D.headphones))
+            #expect(Self.hostAddresses(in: restarted) == ["\(Self.adapterA) (bluez hci0)"])
         }
     }
 
-    @Test("without a system bus the daemon routes with the config's host-addresses and says so once")
+    @Test("without a system bus the daemon routes with the config's host-addresses and says so once; a config reload changes them")
     func noSystemBus() async throws {
         try await withSandbox(.init(sinks: [.speakers(), .headphones()])) { sandbox in
             try Self.writeConfig(sandbox, "host-addresses = [\"\(Self.configured)\"]\n")
             let daemon = try D.start(in: sandbox)
+            let events = try EventSubscription(socket: daemon.socketPath)
             try Self.register(daemon, primarySource: Self.configured)
-            try await Self.waitForStatus(daemon, default: D.headphones, hosts: ["\(Self.configured) (config)"])
+            let routed = try await Self.statusOnceRouted(to: D.headphones, daemon, events)
+            #expect(Self.hostAddresses(in: routed) == ["\(Self.configured) (config)"])
             let log = daemon.process.logTail(lines: 400)
             #expect(log.components(separatedBy: "no D-Bus system bus").count == 2, "said once:\n\(log)")
             #expect(!log.contains("error"), "\(log)")
+
+            // The config's list is reread on a reload (the daemon watches the file): another
+            // address joins, then the accessory's own source leaves and the output with it.
+            try Self.writeConfig(sandbox, "host-addresses = [\"\(Self.configured)\", \"\(Self.adapterA)\"]\n")
+            let joined = try await Self.nextHostAddresses(events, daemon, ["\(Self.configured) (config)", "\(Self.adapterA) (config)"])
+            #expect(joined["added"] == .array([.string(Self.adapterA)]))
+            try Self.writeConfig(sandbox, "host-addresses = [\"\(Self.adapterA)\"]\n")
+            let left = try await Self.nextHostAddresses(events, daemon, ["\(Self.adapterA) (config)"])
+            #expect(left["removed"] == .array([.string(Self.configured)]))
+            let away = try await Self.nextRoute(events, daemon, to: D.speakers)
+            #expect(away["reason"] == .string("config-changed"))
+
+            // A reload that leaves the addresses as they were sends no host-addresses event:
+            // the next event is the accessory update after it.
+            try Self.writeConfig(sandbox, "host-addresses = [\"\(Self.adapterA)\"]\n[timing]\noff-grace-ms = 700\n")
+            try await daemon.process.waitForLog(containing: "config reloaded from", occurrences: 3)
+            let update = try daemon.earshot("accessory", "update", D.address, "--primary-source", Self.adapterA)
+            #expect(update.status == 0, "\(update.output)")
+            #expect(try await events.nextAny()["event"] == .string("accessory"))
+            try await Self.nextRoute(events, daemon, to: D.headphones)
         }
     }
 
@@ -125,30 +190,48 @@ struct BlueZHostAddressTests {
         guard result.status == 0 else { throw FixtureError("register failed (\(result.status)): \(result.output)\n\(daemon.process.logTail())") }
     }
 
-    /// The status once the decision's default is `sink` and the host addresses in use read
-    /// `hosts` (`address (origin, …)`), polled through the real CLI up to the deadline.
-    @discardableResult
-    static func waitForStatus(_ daemon: D, default sink: String, hosts: [String], timeout: Duration = .seconds(10)) async throws -> JSONValue {
-        try await waitForStatus(daemon, "default \(sink) and host addresses \(hosts)", timeout: timeout) { status in
-            status["decision"]?["default"] == .string(sink) && hostAddresses(in: status) == hosts
+    /// `earshot status --json`, read once.
+    static func status(_ daemon: D) throws -> JSONValue {
+        let result = try daemon.earshot("status", "--json")
+        guard result.status == 0, let status = try? JSONValue.parse(result.output) else {
+            throw FixtureError("status failed (\(result.status)): \(result.output)\n\(daemon.process.logTail())")
         }
+        return status
     }
 
-    @discardableResult
-    static func waitForStatus(_ daemon: D, _ what: String, timeout: Duration = .seconds(10), _ predicate: (JSONValue) -> Bool) async throws -> JSONValue {
-        let deadline = ContinuousClock.now + timeout
-        var last = ""
-        while ContinuousClock.now < deadline {
-            let result = try daemon.earshot("status", "--json")
-            last = result.output
-            if result.status == 0, let status = try? JSONValue.parse(result.output), predicate(status) { return status }
-            await Task.yield()
-        }
-        throw FixtureError("status never had \(what); last: \(last)\n\(daemon.process.logTail())")
+    /// The status once the daemon's decision has `sink` as the default: at once when it already
+    /// has (decided before the subscription), otherwise after the route change to it.
+    static func statusOnceRouted(to sink: String, _ daemon: D, _ events: EventSubscription) async throws -> JSONValue {
+        let status = try status(daemon)
+        if status["decision"]?["default"] == .string(sink) { return status }
+        _ = try await events.next("route-change") { $0["current"] == .string(sink) }
+        return try Self.status(daemon)
     }
 
-    static func hostAddresses(in status: JSONValue) -> [String]? {
-        guard case .array(let entries)? = status["host-addresses"] else { return nil }
+    /// The next host-addresses event, which must list `hosts` (`address (origin, …)`).
+    @discardableResult
+    static func nextHostAddresses(_ events: EventSubscription, _ daemon: D, _ hosts: [String]) async throws -> JSONValue {
+        let event = try await events.next("host-addresses")
+        guard hostAddresses(in: event, key: "addresses") == hosts else {
+            throw FixtureError("host-addresses event \(event.canonicalText), expected \(hosts)\n\(daemon.process.logTail())")
+        }
+        return event
+    }
+
+    /// The next route change, which must be to `sink`.
+    @discardableResult
+    static func nextRoute(_ events: EventSubscription, _ daemon: D, to sink: String) async throws -> JSONValue {
+        let event = try await events.next("route-change")
+        guard event["current"] == .string(sink) else {
+            throw FixtureError("route change \(event.canonicalText), expected one to \(sink)\n\(daemon.process.logTail())")
+        }
+        return event
+    }
+
+    /// The host addresses of a status (`host-addresses`) or a host-addresses event
+    /// (`addresses`) as `address (origin, …)`.
+    static func hostAddresses(in object: JSONValue, key: String = "host-addresses") -> [String]? {
+        guard case .array(let entries)? = object[key] else { return nil }
         return entries.map { entry in
             guard case .string(let address)? = entry["address"], case .array(let origins)? = entry["from"] else { return "?" }
             let names = origins.compactMap { origin -> String? in

@@ -1,4 +1,5 @@
 import AudioGraph
+@testable import EarshotCommands
 import Foundation
 import SystemBridge
 import PipeWireTestSupport
@@ -21,11 +22,11 @@ struct DaemonEndToEndTests {
             try await daemon.waitForRoute(to: D.speakers, streams: [mpv.id])
 
             // The daemon's own D-Bus service holds a subscription too: wait for one more.
-            guard case .integer(let before)? = try await waitForStatus(daemon, { _ in true })["subscribers"] else {
+            guard case .integer(let before)? = try readStatus(daemon)["subscribers"] else {
                 throw FixtureError("status without a subscriber count")
             }
             let watch = try sandbox.spawn("watch", [daemon.binary, "watch", "--json", "--route-changes", "2"])
-            _ = try await waitForStatus(daemon) { $0["subscribers"] == .integer(before + 1) }
+            try await waitForSubscribers(daemon, before + 1)
             try daemon.place("on-head")
             try await daemon.waitForRoute(to: D.headphones, streams: [mpv.id])
             try daemon.place("off-head")
@@ -73,11 +74,14 @@ struct DaemonEndToEndTests {
                 return names
             }
             try await counter.sync()
+            let events = try EventSubscription(socket: daemon.socketPath)
             let wpctl = try sandbox.run(["wpctl", "set-default", String(speakers.id)])
             #expect(wpctl.status == 0)
+            let followed = try await events.next("route-change")
+            #expect(followed["current"] == .string(D.speakers))
+            #expect(followed["reason"] == .string("user-override"))
             try await daemon.waitForRoute(to: D.speakers, streams: [mpv.id])
-            let status = try await waitForStatus(daemon) { $0["decision"]?["default"] == .string(D.speakers) }
-            #expect(status["decision"]?["reason"] == .string("user-override"))
+            #expect(try readStatus(daemon)["decision"]?["reason"] == .string("user-override"))
             try await counter.sync()
             try await counter.sync()
             counter.close()
@@ -110,9 +114,14 @@ struct DaemonEndToEndTests {
             let (_, mpv) = try await sandbox.startPlayer()
             try daemon.register(placement: "on-head")
             try await daemon.waitForRoute(to: D.headphones, streams: [mpv.id])
+            let events = try EventSubscription(socket: daemon.socketPath)
             try await sandbox.destroySink(named: D.headphones)
+            let away = try await events.next("route-change")
+            #expect(away["current"] == .string(D.speakers))
+            #expect(away["reason"] == .string("old-device-unavailable"))
             try await daemon.waitForRoute(to: D.speakers, streams: [mpv.id])
-            let status = try await waitForStatus(daemon) { $0["decision"]?["default"] == .string(D.speakers) }
+            let status = try readStatus(daemon)
+            #expect(status["decision"]?["default"] == .string(D.speakers))
             #expect(status["mode"] == .string(wirePlumber ? "cooperative" : "standalone"))
             #expect(status["decision"]?["reason"] == .string("old-device-unavailable"))
         }
@@ -125,11 +134,14 @@ struct DaemonEndToEndTests {
             try daemon.register(placement: "on-head")
             let (_, mpv) = try await sandbox.startPlayer()
             try await daemon.waitForRoute(to: D.headphones, streams: [mpv.id])
+            let events = try EventSubscription(socket: daemon.socketPath)
             let written = try sandbox.run(["pw-metadata", "-n", "default", "0", "default.configured.audio.sink", #"{"name":"\#(D.speakers)"}"#, "Spa:String:JSON"])
             #expect(written.status == 0)
+            let followed = try await events.next("route-change")
+            #expect(followed["current"] == .string(D.speakers))
+            #expect(followed["reason"] == .string("user-override"))
             try await daemon.waitForRoute(to: D.speakers, streams: [mpv.id])
-            let status = try await waitForStatus(daemon) { $0["decision"]?["default"] == .string(D.speakers) }
-            #expect(status["decision"]?["reason"] == .string("user-override"))
+            #expect(try readStatus(daemon)["decision"]?["reason"] == .string("user-override"))
             // The override holds until a placement transition or a sink arrives; a sink arrives,
             // and the worn headphones (ranked above a newly arrived sink) take the output again.
             try await sandbox.createSink(VirtualSink(name: "alsa_output.usb-dac", description: "USB DAC", formFactor: "headphone", bus: "usb"))
@@ -170,8 +182,7 @@ struct DaemonEndToEndTests {
             try await monitor.sync()
             monitor.close()
             #expect(await gaps.value == 0)
-            let status = try await waitForStatus(daemon) { _ in true }
-            #expect(status["mode"] == .string("standalone"))
+            #expect(try readStatus(daemon)["mode"] == .string("standalone"))
         }
     }
 
@@ -208,41 +219,45 @@ struct DaemonEndToEndTests {
             try "# nothing yet\n".write(to: file, atomically: true, encoding: .utf8)
             let daemon = try D.start(in: sandbox)
             _ = try await sandbox.observer.waitUntil("headphones default") { $0.configuredDefaultSinkName == D.headphones }
+            let events = try EventSubscription(socket: daemon.socketPath)
 
             try "[[rule]]\nmatch = { \"node.name\" = \"bluez_output.*\" }\nignore = true\n".write(to: file, atomically: true, encoding: .utf8)
+            let change = try await events.next("route-change")
+            #expect(change["reason"] == .string("config-changed"))
+            #expect(change["current"] == .string(D.speakers))
             _ = try await sandbox.observer.waitUntil("the rule applied") { $0.configuredDefaultSinkName == D.speakers }
-            let status = try await waitForStatus(daemon) { $0["decision"]?["default"] == .string(D.speakers) }
+            let status = try readStatus(daemon)
+            #expect(status["decision"]?["default"] == .string(D.speakers))
             #expect(status["decision"]?["reason"] == .string("config-changed"))
 
             try "[timing]\noff-grace-ms = \"soon\"\n".write(to: file, atomically: true, encoding: .utf8)
             daemon.process.signal(SIGHUP)
-            try await waitForLog(daemon, containing: "earshot.toml:2:")
-            _ = try await waitForStatus(daemon) { $0["connected"] == .bool(true) }
+            try await daemon.process.waitForLog(containing: "earshot.toml:2:", timeout: .seconds(10))
+            #expect(try readStatus(daemon)["connected"] == .bool(true))
             #expect(sandbox.observer.snapshot().configuredDefaultSinkName == D.speakers)
         }
     }
 
     // MARK: Helpers
 
-    /// Polls `earshot status --json` (each call a real round trip) until `predicate` holds.
-    private func waitForStatus(_ daemon: D, timeout: Duration = .seconds(10), _ predicate: (JSONValue) -> Bool) async throws -> JSONValue {
-        let deadline = ContinuousClock.now + timeout
-        var last = ""
-        while ContinuousClock.now < deadline {
-            let result = try daemon.earshot("status", "--json")
-            last = result.output
-            if result.status == 0, let status = try? JSONValue.parse(result.output), predicate(status) { return status }
-            await Task.yield()
-        }
-        throw FixtureError("status never matched; last: \(last)\n\(daemon.process.logTail())")
+    /// `earshot status --json`, read once.
+    private func readStatus(_ daemon: D) throws -> JSONValue {
+        let result = try daemon.earshot("status", "--json")
+        guard result.status == 0 else { throw FixtureError("status failed (\(result.status)): \(result.output)\n\(daemon.process.logTail())") }
+        return try JSONValue.parse(result.output)
     }
 
-    private func waitForLog(_ daemon: D, containing text: String, timeout: Duration = .seconds(10)) async throws {
-        let deadline = ContinuousClock.now + timeout
+    /// Waits until `count` clients are subscribed. Nothing tells another client that one
+    /// subscribed (`earshot watch` prints nothing until the first event), so this asks
+    /// `status` again, 20 ms apart, up to 10 s: the one wait here on a condition, not an event.
+    private func waitForSubscribers(_ daemon: D, _ count: Int64) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        var last = JSONValue.null
         while ContinuousClock.now < deadline {
-            if daemon.process.logTail(lines: 200).contains(text) { return }
-            _ = try daemon.earshot("status", "--json")  // a round trip, so the daemon has run
+            last = try readStatus(daemon)["subscribers"] ?? .null
+            if last == .integer(count) { return }
+            try await Task.sleep(for: .milliseconds(20))  // retry backoff: no event for a new subscriber
         }
-        throw FixtureError("daemon log never said \(text):\n\(daemon.process.logTail())")
+        throw FixtureError("never \(count) subscribers (last \(last.canonicalText))\n\(daemon.process.logTail())")
     }
 }

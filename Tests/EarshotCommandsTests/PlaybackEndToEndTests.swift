@@ -28,9 +28,9 @@ struct PlaybackEndToEndTests {
             let mpvName = try await players.name(of: mpvProcess.pid)
             let otherName = try await players.name(of: otherProcess.pid)
             let userName = try await players.name(of: userProcess.pid)
-            #expect(try await playerStatus(sandbox, mpvName, becomes: "Playing") == "Playing")
+            #expect(try await playerStatus(players, sandbox, mpvName, becomes: "Playing") == "Playing")
             #expect(try sandbox.run(["playerctl", "-p", short(otherName), "pause"]).status == 0)
-            #expect(try await playerStatus(sandbox, otherName, becomes: "Paused") == "Paused")
+            #expect(try await playerStatus(players, sandbox, otherName, becomes: "Paused") == "Paused")
 
             let events = try EventSubscription(socket: daemon.socketPath)
             let removedAt = Int64(Date().timeIntervalSince1970 * 1000)
@@ -43,7 +43,7 @@ struct PlaybackEndToEndTests {
             #expect(paused["accessory"] == .string(D.address))
             // Not before the grace: the removal had to hold for off-grace-ms.
             #expect((paused["at"]?.integerValue ?? 0) - removedAt >= 300)
-            #expect(try await playerStatus(sandbox, mpvName, becomes: "Paused") == "Paused")
+            #expect(try await playerStatus(players, sandbox, mpvName, becomes: "Paused") == "Paused")
             try await daemon.waitForRoute(to: D.speakers, streams: streams)
             // The user plays one of them on the speakers, then pauses it: it is theirs now. (Its
             // Playing must reach the bus before the pause: mpv coalesces a quick play-pause.)
@@ -57,9 +57,9 @@ struct PlaybackEndToEndTests {
             #expect(resumed["action"] == .string("resumed"))
             #expect(resumed["reason"] == .string("accessory-returned"))
             #expect(resumed["players"] == .array([.string(mpvName)]))
-            #expect(try await playerStatus(sandbox, mpvName, becomes: "Playing") == "Playing")
-            #expect(try await playerStatus(sandbox, otherName, becomes: "Paused") == "Paused")
-            #expect(try await playerStatus(sandbox, userName, becomes: "Paused") == "Paused", "\(daemon.process.logTail(lines: 60))")
+            #expect(try await playerStatus(players, sandbox, mpvName, becomes: "Playing") == "Playing")
+            #expect(try await playerStatus(players, sandbox, otherName, becomes: "Paused") == "Paused")
+            #expect(try await playerStatus(players, sandbox, userName, becomes: "Paused") == "Paused", "\(daemon.process.logTail(lines: 60))")
             try await daemon.waitForRoute(to: D.headphones, streams: streams)
             // watch prints the same event as one line.
             #expect(ControlText.event(name: "playback", paused.objectFields).contains("paused \([mpvName, userName].sorted().joined(separator: ", "))  (accessory-removed)  sink \(D.headphones)"))
@@ -86,10 +86,10 @@ struct PlaybackEndToEndTests {
             let back = try await events.next("route-change")
             #expect(back["current"] == .string(D.headphones))
             try await daemon.waitForRoute(to: D.headphones, streams: [mpv.id])
-            #expect(try await playerStatus(sandbox, mpvName, becomes: "Paused") == "Paused")
+            #expect(try await playerStatus(players, sandbox, mpvName, becomes: "Paused") == "Paused")
 
             #expect(try sandbox.run(["playerctl", "-p", short(mpvName), "play"]).status == 0)
-            #expect(try await playerStatus(sandbox, mpvName, becomes: "Playing") == "Playing")
+            #expect(try await playerStatus(players, sandbox, mpvName, becomes: "Playing") == "Playing")
             let signal = try await players.signal(
                 "type='signal',interface='org.earshot.Earshot1',member='PlaybackChanged',path='/org/earshot/Earshot1'", "PlaybackChanged"
             ) { _ in true }
@@ -98,7 +98,7 @@ struct PlaybackEndToEndTests {
             #expect(gone["action"] == .string("paused"))
             #expect(gone["reason"] == .string("sink-removed"))
             #expect(gone["players"] == .array([.string(mpvName)]))
-            #expect(try await playerStatus(sandbox, mpvName, becomes: "Paused") == "Paused")
+            #expect(try await playerStatus(players, sandbox, mpvName, becomes: "Paused") == "Paused")
             #expect(!daemon.process.logTail(lines: 400).contains("playback resumed"))
             // The same on D-Bus (org.earshot.Earshot1 PlaybackChanged: action, reason, players, …).
             let arguments = try await signal.value.arguments
@@ -110,17 +110,18 @@ struct PlaybackEndToEndTests {
 
     private func short(_ busName: String) -> String { String(busName.dropFirst("org.mpris.MediaPlayer2.".count)) }
 
-    /// `playerctl -p NAME status`, as a user would read it, read again until it says
-    /// `expected` (mpv applies Pause and Play a moment after answering them) or 10 s passed;
-    /// returns what it said last. Each try is a real round trip through playerctl.
-    private func playerStatus(_ sandbox: PipeWireSandbox, _ busName: String, becomes expected: String) async throws -> String {
-        let deadline = ContinuousClock.now + .seconds(10)
-        var status = ""
-        repeat {
-            status = try sandbox.run(["playerctl", "-p", short(busName), "status"]).output.trimmingCharacters(in: .whitespacesAndNewlines)
-            await Task.yield()
-        } while status != expected && ContinuousClock.now < deadline
-        return status
+    /// `playerctl -p NAME status`, as a user would read it, once the player says `expected`
+    /// (mpv applies Pause and Play a moment after answering them): read at once, and if it says
+    /// something else, read again after the player announces `expected` (PropertiesChanged),
+    /// which is listened for before the first read; at most 10 s. Returns what it said last.
+    private func playerStatus(_ players: MPRISNames, _ sandbox: PipeWireSandbox, _ busName: String, becomes expected: String) async throws -> String {
+        let announced = try await players.statusSignal(from: busName, expected)
+        defer { announced.cancel() }
+        let read = { try sandbox.run(["playerctl", "-p", self.short(busName), "status"]).output.trimmingCharacters(in: .whitespacesAndNewlines) }
+        let now = try read()
+        guard now != expected else { return now }
+        _ = try? await announced.value  // no announcement within the deadline: the read below says what it is
+        return try read()
     }
 }
 
@@ -137,18 +138,40 @@ struct MPRISNames {
         try await bus.requestName("org.mpris.MediaPlayer2.mpv")
     }
 
-    /// Waits until `pid` owns an MPRIS name (mpv-mpris takes it a moment after the stream
-    /// appears); each try is a round trip to the bus.
+    /// The MPRIS name `pid` owns (mpv-mpris takes it a moment after the stream appears): the
+    /// names taken are listened for first, then the names already there are looked at, then
+    /// each name taken afterwards, until `timeout`.
     func name(of pid: Int32, timeout: Duration = .seconds(10)) async throws -> String {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            let names = try await busCall("ListNames").first?.stringList ?? []
-            for name in names where name.hasPrefix("org.mpris.MediaPlayer2.mpv.instance") {
-                if try await busCall("GetConnectionUnixProcessID", name).first?.integer == Int64(pid) { return name }
+        let prefix = "org.mpris.MediaPlayer2.mpv.instance"
+        let (taken, continuation) = AsyncStream.makeStream(of: String.self)
+        try await bus.addMatch("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged'") { signal in
+            let arguments = signal.arguments
+            if arguments.count == 3, let name = arguments[0].string, name.hasPrefix(prefix), arguments[2].string?.isEmpty == false {
+                continuation.yield(name)
             }
-            await Task.yield()
         }
-        throw FixtureError("process \(pid) took no MPRIS name within \(timeout)")
+        defer { continuation.finish() }
+        for name in try await busCall("ListNames").first?.stringList ?? [] where name.hasPrefix(prefix) {
+            if try await owner(of: name) == pid { return name }
+        }
+        return try await withThrowingTaskGroup(of: String.self) { group in
+            group.addTask {
+                for await name in taken where try await self.owner(of: name) == pid { return name }
+                throw FixtureError("no more names")
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)  // the deadline, not a synchronisation
+                throw FixtureError("process \(pid) took no MPRIS name within \(timeout)")
+            }
+            defer { group.cancelAll() }
+            return try await group.next()!
+        }
+    }
+
+    /// The process that owns `name` (nil once it left the bus).
+    private func owner(of name: String) async throws -> Int32? {
+        guard let pid = try? await busCall("GetConnectionUnixProcessID", name).first?.integer else { return nil }
+        return Int32(pid)
     }
 
     /// Starts waiting for a PropertiesChanged of `busName`'s PlaybackStatus to `status`.
@@ -189,28 +212,6 @@ struct MPRISNames {
         try await bus.call(
             destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: member,
             argument.map { [DBusValue.string($0)] } ?? [])
-    }
-}
-
-/// A control-socket subscription, read on a thread of its own so a test can wait for the
-/// next event of a kind with a deadline.
-final class EventSubscription: @unchecked Sendable {
-    private let client: ControlClient
-
-    init(socket: String) throws {
-        client = try ControlClient.connect(path: socket)
-        guard case .success = try client.request(.subscribe) else { throw FixtureError("subscribe refused") }
-    }
-
-    /// The next event named `name` (`playback`, `route-change`), skipping others.
-    func next(_ name: String, timeout: Duration = .seconds(10)) async throws -> JSONValue {
-        let deadline = ContinuousClock.now + timeout
-        return try await offPool { [self] in
-            while true {
-                let event = try self.client.nextEvent(until: deadline)
-                if event.name == name { return JSONValue.object(event.fields) }
-            }
-        }
     }
 }
 

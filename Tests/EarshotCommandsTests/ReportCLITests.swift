@@ -172,7 +172,7 @@ struct ReportCLITests {
             try await daemon.waitForRoute(to: D.headphones, streams: [mpv.id])
             try daemon.restart()
             // The reporter notices the closed connection while idle and registers again with on-head.
-            try await waitForLog(input.process, containing: "registered \(D.address) again (on-head)")
+            try await input.process.waitForLog(containing: "registered \(D.address) again (on-head)")
             try input.send("off-head\n")
             try await daemon.waitForRoute(to: D.speakers, streams: [mpv.id])
             try daemon.restart()
@@ -184,26 +184,6 @@ struct ReportCLITests {
             guard case .array(let entries)? = shown["accessories"] ?? shown as JSONValue? else { throw FixtureError("no list") }
             #expect(entries.first?["placement"] == .string("in-ear"))
             #expect(entries.first?["stale"] == .bool(false))
-        }
-    }
-
-    /// Waits for `text` in a child's log: the log file's changes wake the wait (inotify), bounded.
-    private func waitForLog(_ process: ChildProcess, containing text: String, timeout: Duration = .seconds(15)) async throws {
-        guard let log = process.logFile else { throw FixtureError("\(process.name) has no log") }
-        let inotify = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
-        defer { Glibc.close(inotify) }
-        inotify_add_watch(inotify, log.path, UInt32(IN_MODIFY))
-        let deadline = ContinuousClock.now + timeout
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while !process.logTail(lines: 200).contains(text) {
-            let left = ContinuousClock.now.duration(to: deadline)
-            guard left > .zero, !process.hasExited else {
-                throw FixtureError("\(process.name) never logged \(text):\n\(process.logTail(lines: 200))")
-            }
-            var poller = pollfd(fd: inotify, events: Int16(POLLIN), revents: 0)
-            _ = poll(&poller, 1, Int32(min(left.components.seconds * 1000 + 1, 1000)))
-            _ = read(inotify, &buffer, buffer.count)
-            await Task.yield()
         }
     }
 }
