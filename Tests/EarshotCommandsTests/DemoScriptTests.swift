@@ -1,0 +1,43 @@
+import Foundation
+import PipeWireTestSupport
+import Testing
+
+/// The scripted demo `scripts/run` plays where no PipeWire runs (README's first command), played
+/// for real: scripts/sandbox starts its own PipeWire, WirePlumber, session bus and mpv, and
+/// scripts/demo drives the test build's `earshot` through on-head, off-head and back.
+@Suite("scripts/demo", .timeLimit(.minutes(2)))
+struct DemoScriptTests {
+    @Test("the demo moves mpv to the headphones and back, pauses it when they come off and resumes it when they go back on")
+    func demo() throws {
+        guard let binary = EarshotBinary.url?.path else { throw CocoaError(.fileNoSuchFile) }
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-demo-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(at: root) }
+        var environment = ProcessInfo.processInfo.environment
+        // The sandbox makes its own runtime dir; these keep anything else off the user's.
+        environment["XDG_STATE_HOME"] = root.appendingPathComponent("state").path
+        environment["XDG_CONFIG_HOME"] = root.appendingPathComponent("config").path
+        environment["XDG_RUNTIME_DIR"] = root.path
+        let repository = EarshotBinary.repository
+        let log = root.appendingPathComponent("demo.log")
+        // ChildProcess, not Foundation's Process: the sandbox stops its daemons with SIGTERM,
+        // which must not arrive blocked (Process passes on the test thread's signal mask).
+        let sandbox = try ChildProcess(
+            name: "scripts/sandbox",
+            arguments: [repository.appendingPathComponent("scripts/sandbox").path, repository.appendingPathComponent("scripts/demo").path, binary],
+            environment: environment, logFile: log)
+        let status = sandbox.waitForExit(timeout: .seconds(90))
+        if status == nil { sandbox.stop() }
+        let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        #expect(status == 0, "\(output)")
+        let steps = output.components(separatedBy: "\n== ")
+        let on = try #require(steps.first { $0.hasPrefix("headphones on") })
+        #expect(on.contains("placement-changed  alsa_output.sandbox.analog-stereo -> bluez_output.AA_BB_CC_DD_EE_FF.1"), "\(on)")
+        let off = try #require(steps.first { $0.hasPrefix("headphones off") })
+        #expect(off.contains("mpv (MPRIS): Paused"), "\(off)")
+        #expect(off.contains("mpv                  → alsa_output.sandbox.analog-stereo"), "\(off)")
+        let back = try #require(steps.first { $0.hasPrefix("headphones back on") })
+        #expect(back.contains("mpv (MPRIS): Playing"), "\(back)")
+        #expect(back.contains("mpv                  → bluez_output.AA_BB_CC_DD_EE_FF.1"), "\(back)")
+    }
+}
