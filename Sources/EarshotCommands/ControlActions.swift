@@ -31,12 +31,18 @@ enum ControlActions {
     /// `earshot watch`: subscribes, then prints each event as it comes until the daemon goes
     /// away (exit 3) or the process is interrupted.
     /// Streams events; with `routeChanges`, returns after that many route changes.
-    static func watch(socket: String?, json: Bool, routeChanges: Int? = nil, write: (String) -> Void) -> CommandOutcome {
+    /// `subscribed` runs once the daemon has accepted the subscription: from then on no event
+    /// is missed, which is what a script waits for before it changes anything.
+    static func watch(
+        socket: String?, json: Bool, routeChanges: Int? = nil, subscribed: (String) -> Void = { _ in }, write: (String) -> Void
+    ) -> CommandOutcome {
         do {
-            let client = try ControlClient.connect(path: socket ?? ControlSocketPath.default())
+            let path = socket ?? ControlSocketPath.default()
+            let client = try ControlClient.connect(path: path)
             if case .failure(let error) = try client.request(.subscribe) {
                 return CommandOutcome(standardError: "earshot: refused: \(error.code.rawValue): \(error.message)\n", exitCode: refused)
             }
+            subscribed(path)
             var remaining = routeChanges
             while remaining.map({ $0 > 0 }) ?? true {
                 let (name, fields) = try client.nextEvent()

@@ -25,7 +25,10 @@ struct WatchCommand: ParsableCommand {
 
     func run() throws {
         // Unbuffered: a line must show (or reach a pipe) when its event happens.
-        try ControlActions.watch(socket: socket.path, json: json, routeChanges: routeChanges) { line in
+        try ControlActions.watch(
+            socket: socket.path, json: json, routeChanges: routeChanges,
+            subscribed: { path in FileHandle.standardError.write(Data("earshot watch: subscribed at \(path)\n".utf8)) }
+        ) { line in
             FileHandle.standardOutput.write(Data((line + "\n").utf8))
         }.emit()
     }
