@@ -44,9 +44,9 @@ struct DBusConnectionTests {
                 _ = try await second.call(destination: "org.earshot.Test", path: "/org/earshot/Test", interface: "org.earshot.Test", member: "Fail")
             }
             // A real outside client.
-            let gdbus = try runTool(
+            let gdbus = try Shell.run(
                 ["gdbus", "call", "--address", bus.address, "--dest", "org.earshot.Test", "--object-path", "/org/earshot/Test",
-                 "--method", "org.earshot.Test.Hello", "x", "1"], in: directory)
+                 "--method", "org.earshot.Test.Hello", "x", "1"], environment: ProcessInfo.processInfo.environment).standardOutput
             #expect(gdbus.contains("'Hello:si'"), "\(gdbus)")
             // Signals, matched by rule.
             let (signals, continuation) = AsyncStream.makeStream(of: DBusSignal.self)
@@ -96,18 +96,4 @@ func withPrivateBus(_ body: (PrivateBus, URL) async throws -> Void) async throws
         logFile: directory.appendingPathComponent("dbus.log"))
     defer { bus.stop() }
     try await body(bus, directory)
-}
-
-func runTool(_ arguments: [String], in directory: URL) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = arguments
-    process.currentDirectoryURL = directory
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(decoding: data, as: UTF8.self)
 }
