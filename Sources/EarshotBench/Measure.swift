@@ -17,11 +17,13 @@ func monotonicNanos() -> UInt64 {
 final class SwitchProbe: @unchecked Sendable {
     private let lock = NSLock()
     private var _done: UInt64?
-    private var _gap = false
+    private var _gap: String?
     var done: UInt64? { lock.withLock { _done } }
-    var gap: Bool { lock.withLock { _gap } }
+    var gap: Bool { lock.withLock { _gap != nil } }
+    /// What the observer saw at the first gap: the unlinked streams and every link of the others.
+    var gapDescription: String? { lock.withLock { _gap } }
     func markDone(_ at: UInt64) { lock.withLock { if _done == nil { _done = at } } }
-    func markGap() { lock.withLock { _gap = true } }
+    func markGap(_ description: @autoclosure () -> String) { lock.withLock { if _gap == nil { _gap = description() } } }
 }
 
 /// The condition a switch ends on: every following stream linked to `target` only, one link
@@ -38,7 +40,12 @@ func routed(streams: [ObjectID: Int], target: ObjectID, probe: SwitchProbe) -> @
             linked.insert(link.outputNode)
             if link.inputNode == target { toTarget[link.outputNode, default: 0] += 1 } else { elsewhere = true }
         }
-        if linked.count < streams.count { probe.markGap() }
+        if linked.count < streams.count {
+            probe.markGap(
+                "unlinked \(streams.keys.filter { !linked.contains($0) }.sorted()); links "
+                    + graph.links.values.filter { streams[$0.outputNode] != nil }.sorted { $0.id < $1.id }
+                    .map { "\($0.id):\($0.outputNode)→\($0.inputNode)" }.joined(separator: " "))
+        }
         guard !elsewhere, streams.allSatisfy({ toTarget[$0.key] == $0.value }) else { return false }
         probe.markDone(now)
         return true

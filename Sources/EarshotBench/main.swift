@@ -64,7 +64,12 @@ func measure(_ observer: PipeWireConnection, streams: [ObjectID: Int], to target
     // Done before the start: it was in place already (only a warm-up asks for that).
     guard done >= start else { return }
     series.millis.append(Double(done - start) / 1e6)
-    if probe.gap { series.gaps += 1 }
+    if let gap = probe.gapDescription {
+        series.gaps += 1
+        // WirePlumber unlinks before relinking (every B, A-coop and D switch has a gap);
+        // the make-before-break paths should have none, so each is shown.
+        if ["A-solo", "C"].contains(series.name) { log("\(series.name): gap in switch \(series.millis.count) to \(target): \(gap)") }
+    }
 }
 
 /// Path A: `count` placement updates on one open control connection, alternating on-head
