@@ -104,23 +104,26 @@ extension Daemon {
                 portsRequested.insert(stream)
                 do { try await connection.configureDSPPorts(ofNode: stream, channels: channels) } catch { logger.warning("cannot configure ports of stream \(stream): \(error)") }
             }
-            // Make: every new link at once (one round trip), then break: Earshot's old links of
-            // the streams whose new links exist, at once. A stream whose new links failed keeps
-            // its old ones: it is never left unlinked.
+            // Make before break, per stream: every new link is requested at once, and each
+            // stream's old links go (from the PipeWire loop, no hop back here) once all of its
+            // new ones exist. A stream whose new links failed keeps its old ones: it is never
+            // left unlinked.
             let linking = plan.moves.filter(\.needsLink)
-            let results = await connection.link(linking.map { ($0.stream, $0.target) })
-            var failed: Set<ObjectID> = []
+            let results = await connection.relink(linking.map { RelinkMove(output: $0.stream, input: $0.target, obsolete: $0.obsoleteLinks) })
             for (move, result) in zip(linking, results) {
                 switch result {
-                case .success(let links):
+                case .success(let links) where !links.isEmpty:
                     for link in links { ownedLinks[move.stream, default: [:]][link] = move.target }
+                    for link in move.obsoleteLinks { ownedLinks[move.stream]?[link] = nil }
+                case .success:
+                    logger.warning("cannot link stream \(move.stream) to \(move.target): no link was created")
                 case .failure(let error):
                     logger.warning("cannot link stream \(move.stream) to \(move.target): \(error)")
-                    failed.insert(move.stream)
                 }
             }
+            // Moves with only the break left: their links to the target exist already.
             var obsolete: [ObjectID] = []
-            for move in plan.moves where !failed.contains(move.stream) {
+            for move in plan.moves where !move.needsLink {
                 for link in move.obsoleteLinks {
                     ownedLinks[move.stream]?[link] = nil
                     obsolete.append(link)

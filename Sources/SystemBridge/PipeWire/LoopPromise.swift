@@ -5,6 +5,8 @@ final class LoopPromise<Value: Sendable>: @unchecked Sendable {
     private var continuation: CheckedContinuation<Value, any Error>?
     /// Cancels the waiter's deadline.
     private var onSettle: (() -> Void)?
+    /// Run on the loop thread when the result comes (true: fulfilled).
+    private var observers: [(Bool) -> Void] = []
 
     var isSettled: Bool { result != nil }
 
@@ -18,6 +20,19 @@ final class LoopPromise<Value: Sendable>: @unchecked Sendable {
         continuation = nil
         onSettle?()
         onSettle = nil
+        let observers = self.observers
+        self.observers = []
+        for observer in observers { observer(outcome.isSuccess) }
+    }
+
+    /// Calls `body` with the loop lock held as soon as the result is in (at once if it is):
+    /// lets the loop thread act on it without a hop through Swift concurrency.
+    func whenSettled(_ body: @escaping (Bool) -> Void) {
+        if let result {
+            body(result.isSuccess)
+        } else {
+            observers.append(body)
+        }
     }
 
     /// Waits for the result; `loop` provides the lock that guards this promise. A daemon
@@ -44,5 +59,11 @@ final class LoopPromise<Value: Sendable>: @unchecked Sendable {
         } catch {
             throw PipeWireError.disconnected("\(error)")
         }
+    }
+}
+
+extension Result {
+    fileprivate var isSuccess: Bool {
+        if case .success = self { true } else { false }
     }
 }

@@ -226,23 +226,30 @@ public final class PipeWireConnection: @unchecked Sendable {
     /// Links several node pairs at once: every request goes out before any reply is awaited,
     /// so n streams cost one round trip, not n. Returns each pair's link ids, or its error.
     public func link(_ nodePairs: [(output: ObjectID, input: ObjectID)], linger: Bool = false) async -> [Result<[ObjectID], PipeWireError>] {
-        let requests = loop.withLock { () -> [Result<[CreatedObject], PipeWireError>] in
-            nodePairs.map { output, input in
-                do throws(PipeWireError) { try checkUsable() } catch { return .failure(error) }
-                let pairs = graph.portPairs(from: output, to: input)
-                guard !pairs.isEmpty else { return .failure(.noMatchingPorts(output: output, input: input)) }
-                return .success(pairs.compactMap { pair in
-                    var props: Properties = [
-                        "link.output.node": String(output), "link.output.port": String(pair.output.id),
-                        "link.input.node": String(input), "link.input.port": String(pair.input.id),
-                    ]
-                    if linger { props["object.linger"] = "true" }
-                    return create(
-                        factory: "link-factory", kind: .link, props: props,
-                        description: "link \(output):\(pair.output.id) → \(input):\(pair.input.id)")
-                })
-            }
-        }
+        let requests = loop.withLock { nodePairs.map { createLinks(from: $0.output, to: $0.input, linger: linger) } }
+        return await boundIDs(of: requests)
+    }
+
+    /// Requests the links from `output`'s output ports to `input`'s input ports (loop lock held).
+    func createLinks(from output: ObjectID, to input: ObjectID, linger: Bool = false) -> Result<[CreatedObject], PipeWireError> {
+        do throws(PipeWireError) { try checkUsable() } catch { return .failure(error) }
+        let pairs = graph.portPairs(from: output, to: input)
+        guard !pairs.isEmpty else { return .failure(.noMatchingPorts(output: output, input: input)) }
+        return .success(pairs.compactMap { pair in
+            var props: Properties = [
+                "link.output.node": String(output), "link.output.port": String(pair.output.id),
+                "link.input.node": String(input), "link.input.port": String(pair.input.id),
+            ]
+            if linger { props["object.linger"] = "true" }
+            return create(
+                factory: "link-factory", kind: .link, props: props,
+                description: "link \(output):\(pair.output.id) → \(input):\(pair.input.id)")
+        })
+    }
+
+    /// Waits for each request's objects to be bound: their global ids, or the request's error
+    /// (its objects are then released).
+    func boundIDs(of requests: [Result<[CreatedObject], PipeWireError>]) async -> [Result<[ObjectID], PipeWireError>] {
         var results: [Result<[ObjectID], PipeWireError>] = []
         for request in requests {
             guard case .success(let pending) = request else {
@@ -287,19 +294,22 @@ public final class PipeWireConnection: @unchecked Sendable {
 
     /// Destroys several objects with one round trip.
     public func destroy(_ ids: [ObjectID]) async throws(PipeWireError) {
-        try loop.withLock { () throws(PipeWireError) in
-            try checkUsable()
-            for id in ids {
-                if let owned = createdObjects.values.first(where: { $0.globalID == id }) {
-                    releaseCreated(owned)
-                }
-                let result = CPipeWire_registry_destroy(registry, id)
-                guard result >= 0 else {
-                    throw PipeWireError.requestFailed(operation: "destroy \(id)", code: result, message: "registry destroy failed")
-                }
+        try loop.withLock { () throws(PipeWireError) in try destroyNow(ids) }
+        try await sync()
+    }
+
+    /// Sends the destroy requests (loop lock held); the caller syncs if it must know they ran.
+    func destroyNow(_ ids: [ObjectID]) throws(PipeWireError) {
+        try checkUsable()
+        for id in ids {
+            if let owned = createdObjects.values.first(where: { $0.globalID == id }) {
+                releaseCreated(owned)
+            }
+            let result = CPipeWire_registry_destroy(registry, id)
+            guard result >= 0 else {
+                throw PipeWireError.requestFailed(operation: "destroy \(id)", code: result, message: "registry destroy failed")
             }
         }
-        try await sync()
     }
 
     /// Creates a metadata object (by default the `default` one a session manager would
