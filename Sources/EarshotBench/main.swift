@@ -246,9 +246,11 @@ func standalone(_ options: Options, streams count: Int, idle: Bool, into result:
             let to = (index + 1) % 2
             try await measure(observer, streams: streams, to: sinks[to], into: &c) { try await relink(to: sinks[to]) }
         }
-        // Hand the streams to Earshot: the observer's links go, Earshot links them.
-        let wait = try observer.arm("Earshot linked every stream to the speakers", routed(streams: streams, target: sinks[0], probe: SwitchProbe()))
+        // Hand the streams to Earshot: the observer's links go, Earshot links them. Armed once
+        // they are gone (armed before, the observer's own links satisfied it at once, and the
+        // first A-solo switch could start with the streams still unlinked: a "gap").
         for link in current.values.flatMap({ $0 }) { try await observer.destroy(link) }
+        let wait = try observer.arm("Earshot linked every stream to the speakers", routed(streams: streams, target: sinks[0], probe: SwitchProbe()))
         let (daemon, control) = try startDaemon(sandbox, options)
         _ = try await wait.value(timeout: .seconds(30))
         log("\(count) stream(s), standalone: A-solo")
