@@ -279,7 +279,7 @@ func report(_ results: [CaseResult]) -> (text: String, json: [String: Any]) {
     }
     for result in results {
         lines.append("")
-        lines.append("\(result.streams) stream(s), \(result.series.values.first?.millis.count ?? 0) switches per path (D: CLI)")
+        lines.append("\(result.streams) stream(s), \(result.series.values.map(\.millis.count).max() ?? 0) switches per path (D: CLI)")
         lines.append("path        p50 ms   p95 ms   p99 ms   max ms  gaps  n")
         for name in ["A-coop", "B", "A-solo", "C", "D-earshot", "D-wpctl"] {
             guard let series = result.series[name] else { continue }
