@@ -145,7 +145,7 @@ struct DBusServiceTests {
                 throw FixtureError("the signal stream ended after \(seen.map(\.member))")
             }
             group.addTask {
-                try await Task.sleep(for: timeout)
+                try await Task.sleep(for: timeout)  // the deadline, raced against the signals
                 throw FixtureError("no matching signal within \(timeout)")
             }
             defer { group.cancelAll() }
