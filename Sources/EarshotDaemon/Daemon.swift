@@ -26,6 +26,10 @@ public actor Daemon {
     var nextSubscriber: UInt64 = 0
     var timerTask: Task<Void, Never>?
     var isStopped = false
+    /// Set at the first PipeWire graph: inputs before it (a restored or early registration,
+    /// BlueZ answering first) decide over an empty graph, and must not make the first real
+    /// decision look like a later one.
+    var hasSeenGraph = false
     /// The configured default Earshot wrote and has not yet seen echoed back.
     var pendingOwnWrite: String?
     /// Standalone: the links Earshot made, per stream, with the node each goes to.
@@ -114,7 +118,8 @@ public actor Daemon {
         detectMode(in: graph)
         lastPlayed.rebuild(from: graph)
         logger.info("connected to PipeWire (\(connection.remoteName)): \(mode.rawValue) mode\(sessionManager.map { ", session manager \($0)" } ?? "")")
-        let firstTime = lastDecision == nil
+        let firstTime = !hasSeenGraph
+        hasSeenGraph = true
         let outcome = firstTime ? replaceAndStart(graph) : engine.handle(.graphReplaced(graph), at: now)
         if await process(outcome) { saveState() }
     }
@@ -122,12 +127,7 @@ public actor Daemon {
     private func replaceAndStart(_ graph: Graph) -> PolicyOutcome {
         // The first graph: rebuild the engine over it, keeping registrations, config and the
         // host addresses learnt before PipeWire was reachable (BlueZ may answer first).
-        var fresh = PolicyEngine(graph: graph, config: engine.config)
-        _ = fresh.handle(.hostAddressesChanged(engine.learnedHostAddresses), at: now)
-        for registration in engine.accessories.entries.values.map(\.registration).sorted(by: { $0.identity < $1.identity }) {
-            _ = fresh.handle(.accessory(.register(registration.identity, reporter: registration.reporter, registration.configuration)), at: now)
-        }
-        engine = fresh
+        engine = engine.rebased(onto: graph, at: now)
         return engine.handle(.start, at: now)
     }
 

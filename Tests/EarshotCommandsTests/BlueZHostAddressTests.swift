@@ -115,8 +115,7 @@ struct BlueZHostAddressTests {
             // The daemon connected and applied its decision over its first graph (the engine
             // rebuilt): with nothing registered yet, the headphones (no session manager here, so
             // only the daemon writes the default). Registering only then makes the rebuilt engine
-            // decide whether the adapter is this host's. (No route-change event to wait for: the
-            // learnt addresses were decided on before `initial`, which then changes nothing.)
+            // decide whether the adapter is this host's.
             _ = try await sandbox.observer.waitUntil("the daemon's first default", timeout: .seconds(10)) {
                 $0.configuredDefaultSinkName == D.headphones
             }

@@ -52,6 +52,21 @@ struct HostAddressTests {
         #expect(back.defaultSink == Sinks.headphones)
     }
 
+    @Test("inputs before the first graph (a registration, BlueZ's adapter) are kept by rebasing, and the first decision is still `initial`, from no default")
+    func rebasedKeepsEarlyInputs() {
+        var early = PolicyEngine(graph: Graph(), config: PolicyConfig())
+        _ = early.handle(.hostAddressesChanged([Self.hci0]), at: 1)
+        _ = early.handle(Requests.register(Sinks.headphonesAddress, placement: .onHead, primary: Sinks.host), at: 2)
+        var engine = early.rebased(onto: Sinks.desktop, at: 3)
+        #expect(engine.currentDefault == nil)
+        let first = engine.handle(.start, at: 3).decision
+        #expect(first.reason == .initial)
+        #expect(first.changed)
+        #expect(first.previous == nil)
+        #expect(first.defaultSink == Sinks.headphones)
+        #expect(engine.knownHostAddresses.map(\.description) == ["11:22:33:44:55:66 (bluez hci0)"])
+    }
+
     @Test("BlueZ gone (no learnt addresses): the config's host-addresses still count")
     func fallsBackToConfig() {
         var engine = Self.wornForAdapter()
