@@ -36,7 +36,7 @@ struct DBusServiceTests {
             #expect(cleared.status == 0 && cleared.output.contains(#""primary-source" s """#), "\(cleared.output)")
 
             // Register off-head moved the output off the headphones (the initial pick), on-head back.
-            let seen = try await collect(signals, timeout: .seconds(10)) { $0.member == "RouteChanged" && $0.arguments[2] == .string(D.headphones) && $0.arguments[0] == .string("placement-changed") }
+            let seen = try await signals.collect(timeout: .seconds(10)) { $0.member == "RouteChanged" && $0.arguments[2] == .string(D.headphones) && $0.arguments[0] == .string("placement-changed") }
             let accessoryChanges = seen.filter { $0.member == "AccessoryChanged" }
             #expect(accessoryChanges.map { $0.arguments[0] } == [.string("registered"), .string("updated")])
             #expect(accessoryChanges.allSatisfy { $0.arguments[1] == .string(D.address) && $0.arguments[2] == .string("org.example.busctl") })
@@ -128,28 +128,6 @@ struct DBusServiceTests {
             let log = reporter.logTail()
             #expect(log.contains("on-head\n") && log.contains("off-head\n"), "\(log)")
             #expect(log.contains("sideways: unknown placement \"sideways\""), "\(log)")
-        }
-    }
-
-    /// The signals up to and including the first that `last` accepts, within `timeout`.
-    private func collect(
-        _ signals: AsyncStream<DBusSignal>, timeout: Duration, until last: @escaping @Sendable (DBusSignal) -> Bool
-    ) async throws -> [DBusSignal] {
-        try await withThrowingTaskGroup(of: [DBusSignal].self) { group in
-            group.addTask {
-                var seen: [DBusSignal] = []
-                for await signal in signals {
-                    seen.append(signal)
-                    if last(signal) { return seen }
-                }
-                throw FixtureError("the signal stream ended after \(seen.map(\.member))")
-            }
-            group.addTask {
-                try await Task.sleep(for: timeout)  // the deadline, raced against the signals
-                throw FixtureError("no matching signal within \(timeout)")
-            }
-            defer { group.cancelAll() }
-            return try await group.next()!
         }
     }
 }

@@ -15,4 +15,6 @@ enum EarshotBusErrorName {
     static let invalidArgs = "org.freedesktop.DBus.Error.InvalidArgs"
     static let unknownMethod = "org.freedesktop.DBus.Error.UnknownMethod"
     static let unknownInterface = "org.freedesktop.DBus.Error.UnknownInterface"
+    static let unknownProperty = "org.freedesktop.DBus.Error.UnknownProperty"
+    static let propertyReadOnly = "org.freedesktop.DBus.Error.PropertyReadOnly"
 }

@@ -61,6 +61,24 @@ enum EarshotBusIntrospection {
       <arg name="status" type="a{sv}" direction="out"/>
     </method>
 
+    <!-- Read-only properties (org.freedesktop.DBus.Properties), from the same status as Status.
+         DefaultSink and HostAddresses are signalled with PropertiesChanged; Mode and Connected
+         are not (the daemon has no event for them): read them when you need them. -->
+    <property name="DefaultSink" type="s" access="read">
+      <annotation name="org.gtk.GDBus.DocString" value="The node.name of the output Earshot chose (the current decision's default); empty before the first decision or when no sink is eligible. PropertiesChanged is sent with each RouteChanged."/>
+    </property>
+    <property name="Mode" type="s" access="read">
+      <annotation name="org.gtk.GDBus.DocString" value="How decisions are applied: cooperative (a session manager such as WirePlumber runs), standalone (none runs: Earshot links the streams), disconnected (not connected to PipeWire). Not signalled."/>
+      <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="false"/>
+    </property>
+    <property name="Connected" type="b" access="read">
+      <annotation name="org.gtk.GDBus.DocString" value="Whether the daemon is connected to PipeWire. Not signalled."/>
+      <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="false"/>
+    </property>
+    <property name="HostAddresses" type="as" access="read">
+      <annotation name="org.gtk.GDBus.DocString" value="This host's Bluetooth addresses in use, each with its origins, as Status's host-addresses (11:22:33:44:55:66 (config, bluez hci0)). PropertiesChanged is sent with each HostAddressesChanged."/>
+    </property>
+
     <signal name="RouteChanged">
       <annotation name="org.gtk.GDBus.DocString" value="The default output changed. reason: initial, new-device-available, old-device-unavailable, placement-changed, source-changed, user-override, config-changed, no-suitable-route. previous, current: node.names. accessory: the one whose change caused it. at: milliseconds since the Unix epoch."/>
       <arg name="reason" type="s"/>
@@ -96,6 +114,29 @@ enum EarshotBusIntrospection {
       <arg name="added" type="as"/>
       <arg name="removed" type="as"/>
       <arg name="at" type="x"/>
+    </signal>
+  </interface>
+
+  <interface name="org.freedesktop.DBus.Properties">
+    <method name="Get">
+      <arg name="interface_name" type="s" direction="in"/>
+      <arg name="property_name" type="s" direction="in"/>
+      <arg name="value" type="v" direction="out"/>
+    </method>
+    <method name="GetAll">
+      <arg name="interface_name" type="s" direction="in"/>
+      <arg name="props" type="a{sv}" direction="out"/>
+    </method>
+    <method name="Set">
+      <annotation name="org.gtk.GDBus.DocString" value="Every property is read-only: Set fails with org.freedesktop.DBus.Error.PropertyReadOnly."/>
+      <arg name="interface_name" type="s" direction="in"/>
+      <arg name="property_name" type="s" direction="in"/>
+      <arg name="value" type="v" direction="in"/>
+    </method>
+    <signal name="PropertiesChanged">
+      <arg name="interface_name" type="s"/>
+      <arg name="changed_properties" type="a{sv}"/>
+      <arg name="invalidated_properties" type="as"/>
     </signal>
   </interface>
 

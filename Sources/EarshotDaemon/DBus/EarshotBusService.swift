@@ -10,7 +10,13 @@ final class EarshotBusService: Sendable {
     static let objectPath = "/org/earshot/Earshot1"
     static let interface = "org.earshot.Earshot1"
 
-    private typealias QueuedCall = (call: DBusMethodCall, method: EarshotBusMethod)
+    /// What a call waiting for the daemon asks for.
+    private enum Request: Sendable {
+        case method(EarshotBusMethod)
+        case property(EarshotBusPropertyRead)
+    }
+
+    private typealias QueuedCall = (call: DBusMethodCall, request: Request)
     private let calls: AsyncStream<QueuedCall>.Continuation
     private let tasks: [Task<Void, Never>]
 
@@ -41,17 +47,25 @@ final class EarshotBusService: Sendable {
         // that does not wait for a reply still has its Register applied before its Update.
         let (queued, calls) = AsyncStream.makeStream(of: QueuedCall.self)
         try await bus.exportObject(path: objectPath) { call in
-            if let method = route(call) { calls.yield((call, method)) }
+            if let request = route(call) { calls.yield((call, request)) }
         }
         let events = await control.subscribe()
         let signalling = Task {
             for await event in events {
                 let signal = EarshotBusValues.signal(event)
                 bus.emitSignal(path: objectPath, interface: interface, member: signal.member, signal.arguments)
+                if let changed = EarshotBusProperty.changedSignal(for: event) {
+                    bus.emitSignal(path: objectPath, interface: EarshotBusPropertyRead.interface, member: "PropertiesChanged", changed)
+                }
             }
         }
         let serving = Task {
-            for await queuedCall in queued { await answer(queuedCall.call, queuedCall.method, control) }
+            for await queuedCall in queued {
+                switch queuedCall.request {
+                case .method(let method): await answer(queuedCall.call, method, control)
+                case .property(let read): await answer(queuedCall.call, read, control)
+                }
+            }
         }
         let service = EarshotBusService(calls: calls, tasks: [signalling, serving])
         do {
@@ -71,12 +85,14 @@ final class EarshotBusService: Sendable {
     }
 
     /// On the bus thread: answers what needs no daemon (introspection, calls that do not fit
-    /// the interface) and returns the method of a call to queue for the daemon.
-    private static func route(_ call: DBusMethodCall) -> EarshotBusMethod? {
+    /// the interface, Set) and returns what a call asks of the daemon, to queue.
+    private static func route(_ call: DBusMethodCall) -> Request? {
         switch call.interface {
         case "org.freedesktop.DBus.Introspectable" where call.member == "Introspect":
             call.reply([.string(EarshotBusIntrospection.xml)])
             return nil
+        case EarshotBusPropertyRead.interface?:
+            return EarshotBusPropertyRead.route(call).map(Request.property)
         case interface?, nil:
             guard let method = EarshotBusMethod(rawValue: call.member) else {
                 call.reply.fail(name: EarshotBusErrorName.unknownMethod, message: "\(interface) has no method \(call.member): its methods are \(EarshotBusMethod.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -87,9 +103,9 @@ final class EarshotBusService: Sendable {
                 call.reply.fail(name: EarshotBusErrorName.invalidArgs, message: "\(method.rawValue) takes \(method.arguments), not \(got)")
                 return nil
             }
-            return method
+            return .method(method)
         case let other?:
-            call.reply.fail(name: EarshotBusErrorName.unknownInterface, message: "\(objectPath) has no interface \(other): it has \(interface) and org.freedesktop.DBus.Introspectable")
+            call.reply.fail(name: EarshotBusErrorName.unknownInterface, message: "\(objectPath) has no interface \(other): it has \(interface), org.freedesktop.DBus.Properties and org.freedesktop.DBus.Introspectable")
             return nil
         }
     }
@@ -120,6 +136,17 @@ final class EarshotBusService: Sendable {
         switch reply {
         case .success(let values): call.reply(values)
         case .failure(let error): call.reply.fail(name: EarshotBusErrorName.name(for: error.code), message: error.message)
+        }
+    }
+}
+
+extension EarshotBusService {
+    /// Get and GetAll, from the status `Status` answers with.
+    private static func answer(_ call: DBusMethodCall, _ read: EarshotBusPropertyRead, _ control: any DaemonControl) async {
+        let status = await control.status()
+        switch read {
+        case .one(let property): call.reply([.variant(property.value(in: status))])
+        case .all: call.reply([EarshotBusProperty.all(in: status)])
         }
     }
 }

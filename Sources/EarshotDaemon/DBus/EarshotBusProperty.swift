@@ -1,0 +1,40 @@
+import SystemBridge
+
+/// The read-only properties of `org.earshot.Earshot1` (served through
+/// `org.freedesktop.DBus.Properties`): a few fields of the daemon's status that desktop
+/// components want to bind to without calling `Status` and picking the `a{sv}` apart.
+enum EarshotBusProperty: String, CaseIterable, Sendable {
+    case defaultSink = "DefaultSink"
+    case mode = "Mode"
+    case connected = "Connected"
+    case hostAddresses = "HostAddresses"
+
+    /// The value now, read from the same status `Status` answers with.
+    func value(in status: DaemonStatus) -> DBusValue {
+        switch self {
+        case .defaultSink: .string(status.decision?.defaultSink ?? "")
+        case .mode: .string(status.mode.rawValue)
+        case .connected: .boolean(status.connected)
+        case .hostAddresses: .strings(status.hostAddresses.map(\.description))
+        }
+    }
+
+    /// GetAll's answer.
+    static func all(in status: DaemonStatus) -> DBusValue {
+        .properties(Dictionary(uniqueKeysWithValues: allCases.map { ($0.rawValue, $0.value(in: status)) }))
+    }
+
+    /// The arguments of the PropertiesChanged an event implies (interface, changed, invalidated),
+    /// or nil. Only DefaultSink and HostAddresses have events; a mode or connection change has
+    /// none, so Mode and Connected are declared with EmitsChangedSignal "false" in the XML
+    /// rather than signalled some of the time.
+    static func changedSignal(for event: DaemonEvent) -> [DBusValue]? {
+        let changed: [String: DBusValue]
+        switch event {
+        case .routeChanged(let change): changed = [defaultSink.rawValue: .string(change.current ?? "")]
+        case .hostAddressesChanged(let change): changed = [hostAddresses.rawValue: .strings(change.addresses.map(\.description))]
+        case .accessoryChanged, .playbackChanged: return nil
+        }
+        return [.string(EarshotBusService.interface), .properties(changed), .strings([])]
+    }
+}

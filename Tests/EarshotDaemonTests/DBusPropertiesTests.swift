@@ -1,0 +1,61 @@
+import AudioGraph
+@testable import EarshotDaemon
+import RoutingPolicy
+import SystemBridge
+import Testing
+
+/// The properties of org.earshot.Earshot1: their values, the PropertiesChanged each event
+/// implies, and that both agree with the introspection XML.
+@Suite("D-Bus properties")
+struct DBusPropertiesTests {
+    static let adapter = HostAddress(BluetoothAddress("11:22:33:44:55:66")!, from: [.bluez(adapter: "hci0")])
+
+    /// `<property name="NAME" type="T" …>` of the XML, with whether it is declared unsignalled.
+    static func declared() -> [String: (type: String, signalled: Bool)] {
+        var found: [String: (type: String, signalled: Bool)] = [:]
+        let xml = EarshotBusIntrospection.xml
+        var rest = xml[...]
+        while let start = rest.range(of: "<property name=\"") {
+            let end = rest.range(of: "</property>", range: start.upperBound..<rest.endIndex)?.upperBound ?? rest.endIndex
+            let element = rest[start.upperBound..<end]
+            let name = element.prefix { $0 != "\"" }
+            let type = element.range(of: "type=\"").map { element[$0.upperBound...].prefix { $0 != "\"" } } ?? ""
+            let quiet = element.contains(#"name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="false""#)
+            found[String(name)] = (String(type), !quiet)
+            rest = rest[end...]
+        }
+        return found
+    }
+
+    @Test("each property's value has the type the XML declares; before the first decision DefaultSink is empty")
+    func valuesMatchTheXML() {
+        let status = DaemonStatus(mode: .cooperative, remote: "pipewire-0", connected: true, sessionManager: "wireplumber", decision: nil, hostAddresses: [Self.adapter])
+        let declared = Self.declared()
+        #expect(Set(declared.keys) == Set(EarshotBusProperty.allCases.map(\.rawValue)))
+        for property in EarshotBusProperty.allCases {
+            #expect(property.value(in: status).signature == declared[property.rawValue]?.type, "\(property)")
+        }
+        #expect(EarshotBusProperty.defaultSink.value(in: status) == .string(""))
+        #expect(EarshotBusProperty.mode.value(in: status) == .string("cooperative"))
+        #expect(EarshotBusProperty.connected.value(in: status) == .boolean(true))
+        #expect(EarshotBusProperty.hostAddresses.value(in: status) == .strings(["11:22:33:44:55:66 (bluez hci0)"]))
+        #expect(EarshotBusProperty.all(in: status).dictionary?.count == 4)
+    }
+
+    @Test("a route change signals DefaultSink, a host-address change HostAddresses; exactly the properties the XML says are signalled")
+    func changedSignals() throws {
+        let route = RouteChange(at: 1, reason: .placementChanged, previous: "alsa_output.pci", current: "bluez_output.AA_BB_CC_DD_EE_FF.1", accessory: nil, summary: "")
+        let routed = try #require(EarshotBusProperty.changedSignal(for: .routeChanged(route)))
+        #expect(routed == [.string("org.earshot.Earshot1"), .properties(["DefaultSink": .string("bluez_output.AA_BB_CC_DD_EE_FF.1")]), .strings([])])
+        #expect(routed.map(\.signature) == ["s", "a{sv}", "as"])
+        let none = RouteChange(at: 1, reason: .noSuitableRoute, previous: "alsa_output.pci", current: nil, accessory: nil, summary: "")
+        #expect(EarshotBusProperty.changedSignal(for: .routeChanged(none))?[1] == .properties(["DefaultSink": .string("")]))
+
+        let plugged = try #require(HostAddressesChange(at: 1, from: [], to: [Self.adapter]))
+        let hosts = try #require(EarshotBusProperty.changedSignal(for: .hostAddressesChanged(plugged)))
+        #expect(hosts[1] == .properties(["HostAddresses": .strings(["11:22:33:44:55:66 (bluez hci0)"])]))
+
+        let signalled = Set([routed, hosts].flatMap { $0[1].dictionary?.keys.map { $0 } ?? [] })
+        #expect(signalled == Set(Self.declared().filter(\.value.signalled).keys))
+    }
+}
