@@ -61,11 +61,11 @@ let package = Package(
         .executableTarget(
             name: "earshot-bench", dependencies: ["SystemBridge", "PipeWireTestSupport", "AudioGraph", "EarshotDaemon"],
             path: "Sources/EarshotBench", swiftSettings: strict),
-        .target(name: "PipeWireTestSupport", dependencies: ["SystemBridge", "AudioGraph"], swiftSettings: strict),
+        .target(name: "PipeWireTestSupport", dependencies: ["SystemBridge", "AudioGraph", "EarshotDaemon", "RoutingPolicy"], swiftSettings: strict),
         .testTarget(name: "AudioGraphTests", dependencies: ["AudioGraph"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "SystemBridgeTests", dependencies: ["SystemBridge", "PipeWireTestSupport", "AudioGraph"], swiftSettings: strict),
         .testTarget(name: "RoutingPolicyTests", dependencies: ["RoutingPolicy", "AudioGraph"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "EarshotDaemonTests", dependencies: ["EarshotDaemon", "RoutingPolicy", "AudioGraph", "PipeWireTestSupport", "SystemBridge"], swiftSettings: strict),
-        .testTarget(name: "EarshotCommandsTests", dependencies: ["EarshotCommands", "EarshotDaemon", "SystemBridge", "PipeWireTestSupport", "AudioGraph"], swiftSettings: strict),
+        .testTarget(name: "EarshotCommandsTests", dependencies: ["EarshotCommands", "EarshotDaemon", "RoutingPolicy", "SystemBridge", "PipeWireTestSupport", "AudioGraph"], swiftSettings: strict),
     ]
 )

@@ -1,6 +1,7 @@
 import AudioGraph
 import EarshotDaemon
 import Foundation
+import PipeWireTestSupport
 import RoutingPolicy
 import Testing
 
@@ -54,7 +55,7 @@ struct ControlCLITests {
     func againstServer() async throws {
         let runtime = try isolatedRuntime()
         defer { try? FileManager.default.removeItem(at: runtime) }
-        let server = try await ControlServer.start(path: "\(runtime.path)/earshot/control", control: StandInDaemonControl())
+        let server = try await ControlServer.start(path: "\(runtime.path)/earshot/control", control: InMemoryDaemonControl(status: DaemonStatus(mode: .cooperative, remote: "pipewire-0", connected: true, sessionManager: "wireplumber", decision: nil)))
         do {
             try await exchanges(runtime: runtime)
             await server.close()
@@ -99,14 +100,14 @@ struct ControlCLITests {
     func watch() async throws {
         let runtime = try isolatedRuntime()
         defer { try? FileManager.default.removeItem(at: runtime) }
-        let control = StandInDaemonControl()
+        let control = InMemoryDaemonControl()
         let server = try await ControlServer.start(path: "\(runtime.path)/earshot/control", control: control)
         let watching = Task { try await runOffPool(["watch"], runtime: runtime) }
         // The event goes out once watch has subscribed: wait for that, with a deadline.
         try await control.waitForSubscriber(timeout: .seconds(20))
         await control.emit(.routeChanged(RouteChange(
             at: 0, reason: .placementChanged, previous: "speakers", current: "headphones", accessory: "AA:BB:CC:DD:EE:FF", summary: "2/2 sinks eligible")))
-        await control.finish()
+        await control.finishSubscriptions()
         let result = try await watching.value
         await server.close()
         #expect(result.status == 3)
@@ -135,73 +136,4 @@ struct ControlCLITests {
 struct CLIFailure: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
-}
-
-/// A stand-in for the daemon behind the control seam, enough for the CLI's exchanges.
-private actor StandInDaemonControl: DaemonControl {
-    private var registrations: [AccessoryIdentity: AccessoryRegistration] = [:]
-    private var subscribers: [AsyncStream<DaemonEvent>.Continuation] = []
-    private var subscriberWaiters: [CheckedContinuation<Void, Never>] = []
-
-    func perform(_ request: AccessoryRequest) async -> Result<AccessoryConfiguration?, AccessoryError> {
-        switch request {
-        case .register(let identity, let reporter, let configuration):
-            registrations[identity] = AccessoryRegistration(identity: identity, reporter: reporter, configuration: configuration, registeredAt: 0)
-            return .success(configuration)
-        case .update(let identity, let update):
-            guard var registration = registrations[identity] else { return .failure(AccessoryError(.unknown, "no registration for \(identity)")) }
-            if case .set(let placement) = update.placement { registration.configuration.placement = placement }
-            registrations[identity] = registration
-            return .success(registration.configuration)
-        case .unregister(let identity):
-            registrations[identity] = nil
-            return .success(nil)
-        }
-    }
-
-    func current(_ identity: AccessoryIdentity) async -> Result<AccessoryConfiguration, AccessoryError> {
-        registrations[identity].map { .success($0.configuration) } ?? .failure(AccessoryError(.unknown, "no registration for \(identity)"))
-    }
-
-    func list() async -> [AccessoryStatus] {
-        registrations.values.map { AccessoryStatus(registration: $0, isStale: false, sinks: []) }
-    }
-
-    func status() async -> DaemonStatus {
-        DaemonStatus(mode: .cooperative, remote: "pipewire-0", connected: true, sessionManager: "wireplumber", decision: nil)
-    }
-
-    func subscribe() async -> AsyncStream<DaemonEvent> {
-        let (stream, continuation) = AsyncStream<DaemonEvent>.makeStream()
-        subscribers.append(continuation)
-        for waiter in subscriberWaiters { waiter.resume() }
-        subscriberWaiters = []
-        return stream
-    }
-
-    func emit(_ event: DaemonEvent) {
-        for subscriber in subscribers { subscriber.yield(event) }
-    }
-
-    func finish() {
-        for subscriber in subscribers { subscriber.finish() }
-    }
-
-    func waitForSubscriber(timeout: Duration) async throws {
-        if !subscribers.isEmpty { return }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await self.awaitSubscriber() }
-            group.addTask {
-                try await Task.sleep(for: timeout)  // the deadline
-                throw CLIFailure("no subscriber within \(timeout)")
-            }
-            try await group.next()
-            group.cancelAll()
-        }
-    }
-
-    private func awaitSubscriber() async {
-        if !subscribers.isEmpty { return }
-        await withCheckedContinuation { subscriberWaiters.append($0) }
-    }
 }

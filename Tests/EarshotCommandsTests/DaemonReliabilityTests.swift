@@ -3,6 +3,7 @@ import EarshotDaemon
 import Foundation
 import SystemBridge
 import PipeWireTestSupport
+import RoutingPolicy
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -112,7 +113,7 @@ struct DaemonReliabilityTests {
             let daemon = try await D.startOffPool(in: sandbox)
             let session = try DaemonSession(path: daemon.socketPath)
             try await session.register(D.address, placement: "off-head")
-            var random = SeededGenerator(seed: seed)
+            var random = SplitMix64(seed: seed)
             let extras: [VirtualSink] = (0..<3).map { index in
                 VirtualSink(name: "alsa_output.usb-soak\(index).analog-stereo", description: "Soak USB \(index)", formFactor: "headset", bus: "usb")
             }
@@ -221,7 +222,7 @@ struct DaemonReliabilityTests {
             let path = Self.statePath(sandbox)
             var daemon = try await D.startOffPool(in: sandbox)
             try await DaemonSession(path: daemon.socketPath).register(D.address, placement: "off-head")
-            var random = SeededGenerator(seed: LongTests.seed)
+            var random = SplitMix64(seed: LongTests.seed)
             let rounds = LongTests.count(short: 6, long: 100)
             var writesAcknowledged = 0
             for round in 0..<rounds {

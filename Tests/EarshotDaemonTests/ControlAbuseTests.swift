@@ -2,6 +2,7 @@ import AudioGraph
 import EarshotDaemon
 import Foundation
 import PipeWireTestSupport
+import RoutingPolicy
 import Testing
 
 /// The long version (EARSHOT_LONG_TESTS=1) sends 1M hostile messages: ≈ 10× the short one's time.
@@ -185,7 +186,7 @@ struct HostileClient {
 
     func run(messages: Int) {
         defer { tally.add(finished: 1) }
-        var random = SplitMix(state: seed)
+        var random = SplitMix64(seed: seed)
         var fd: Int32 = -1
         var sent = 0
         var buffer = [UInt8](repeating: 0, count: 65536)
@@ -270,16 +271,5 @@ struct HostileClient {
             }
         }
         return found
-    }
-}
-
-struct SplitMix {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E9B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,5 +1,6 @@
 import EarshotDaemon
 import Foundation
+import PipeWireTestSupport
 
 /// A control server on an in-memory daemon, in a runtime directory of its own (XDG_RUNTIME_DIR
 /// style, mode 0700), removed afterwards. `traversable` makes the runtime directory and the

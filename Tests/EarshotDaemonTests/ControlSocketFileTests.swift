@@ -1,5 +1,6 @@
 import EarshotDaemon
 import Foundation
+import PipeWireTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc

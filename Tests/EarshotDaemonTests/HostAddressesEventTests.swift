@@ -1,6 +1,7 @@
 import AudioGraph
 @testable import EarshotDaemon
 import Foundation
+import PipeWireTestSupport
 import RoutingPolicy
 import SystemBridge
 import Testing

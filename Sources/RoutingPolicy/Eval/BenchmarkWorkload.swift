@@ -10,7 +10,7 @@ public struct BenchmarkWorkload: Sendable {
     public var inputs: [TimedInput]
 
     public init(sinks sinkCount: Int, events eventCount: Int, seed: UInt64 = 0x5eed) {
-        var random = SplitMix(seed: seed)
+        var random = SplitMix64(seed: seed)
         var graph = Graph()
         var accessories: [AccessoryIdentity] = []
         var nodes: [Node] = []
@@ -81,22 +81,6 @@ public struct BenchmarkWorkload: Sendable {
         self.hostAddresses = [host]
         self.inputs = inputs
     }
-}
-
-/// A small, fast, seedable generator so every bench run replays the same script.
-struct SplitMix {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func next(below bound: Int) -> Int { Int(next() % UInt64(bound)) }
 }
 
 extension String {

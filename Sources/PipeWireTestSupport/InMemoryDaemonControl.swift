@@ -3,14 +3,21 @@ import EarshotDaemon
 import RoutingPolicy
 
 /// A stand-in for `Daemon` behind the control seam: keeps registrations in memory and lets a
-/// test push events. Enough to exercise the transport; the semantics are the daemon's.
-actor InMemoryDaemonControl: DaemonControl {
+/// test push events. Enough to exercise the transports (socket, CLI); the semantics are the
+/// daemon's.
+public actor InMemoryDaemonControl: DaemonControl {
     private var registrations: [AccessoryIdentity: AccessoryRegistration] = [:]
     private var subscribers: [Int: AsyncStream<DaemonEvent>.Continuation] = [:]
     private var nextSubscriber = 0
     private var waitingForSubscriber: [CheckedContinuation<Void, Never>] = []
+    private let reportedStatus: DaemonStatus
 
-    func perform(_ request: AccessoryRequest) async -> Result<AccessoryConfiguration?, AccessoryError> {
+    /// `status` answers what it is given (by default: standalone, connected, no decision).
+    public init(status: DaemonStatus = DaemonStatus(mode: .standalone, remote: "pipewire-0", connected: true, sessionManager: nil, decision: nil)) {
+        reportedStatus = status
+    }
+
+    public func perform(_ request: AccessoryRequest) async -> Result<AccessoryConfiguration?, AccessoryError> {
         switch request {
         case .register(let identity, let reporter, let configuration):
             registrations[identity] = AccessoryRegistration(identity: identity, reporter: reporter, configuration: configuration, registeredAt: 0)
@@ -35,22 +42,20 @@ actor InMemoryDaemonControl: DaemonControl {
         }
     }
 
-    func current(_ identity: AccessoryIdentity) async -> Result<AccessoryConfiguration, AccessoryError> {
+    public func current(_ identity: AccessoryIdentity) async -> Result<AccessoryConfiguration, AccessoryError> {
         guard let registration = registrations[identity] else {
             return .failure(AccessoryError(.unknown, "no registration for \(identity)"))
         }
         return .success(registration.configuration)
     }
 
-    func list() async -> [AccessoryStatus] {
+    public func list() async -> [AccessoryStatus] {
         registrations.values.map { AccessoryStatus(registration: $0, isStale: false, sinks: []) }
     }
 
-    func status() async -> DaemonStatus {
-        return DaemonStatus(mode: .standalone, remote: "pipewire-0", connected: true, sessionManager: nil, decision: nil)
-    }
+    public func status() async -> DaemonStatus { reportedStatus }
 
-    func subscribe() async -> AsyncStream<DaemonEvent> {
+    public func subscribe() async -> AsyncStream<DaemonEvent> {
         let id = nextSubscriber
         nextSubscriber += 1
         // Unbounded, as a daemon's may be: the server must not rely on the stream to drop.
@@ -63,18 +68,32 @@ actor InMemoryDaemonControl: DaemonControl {
     }
 
     /// Returns once someone subscribed (at once if someone has).
-    func waitForSubscriber() async {
+    public func waitForSubscriber() async {
         guard subscribers.isEmpty else { return }
         await withCheckedContinuation { waitingForSubscriber.append($0) }
     }
 
-    var subscriberCount: Int { subscribers.count }
+    /// The same, failing after `timeout`.
+    public func waitForSubscriber(timeout: Duration) async throws {
+        guard subscribers.isEmpty else { return }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await self.waitForSubscriber() }
+            group.addTask {
+                try await Task.sleep(for: timeout)  // the deadline
+                throw FixtureError("no subscriber within \(timeout)")
+            }
+            try await group.next()
+            group.cancelAll()
+        }
+    }
 
-    func emit(_ event: DaemonEvent) {
+    public var subscriberCount: Int { subscribers.count }
+
+    public func emit(_ event: DaemonEvent) {
         for continuation in subscribers.values { continuation.yield(event) }
     }
 
-    func finishSubscriptions() {
+    public func finishSubscriptions() {
         for continuation in subscribers.values { continuation.finish() }
         subscribers = [:]
     }
@@ -83,7 +102,8 @@ actor InMemoryDaemonControl: DaemonControl {
 }
 
 extension DaemonEvent {
-    static func route(_ reason: RouteChangeReason = .placementChanged, from previous: String? = "speakers", to current: String? = "headphones",
+    /// A route change with test defaults.
+    public static func route(_ reason: RouteChangeReason = .placementChanged, from previous: String? = "speakers", to current: String? = "headphones",
                       summary: String = "2/2 sinks eligible") -> DaemonEvent {
         .routeChanged(RouteChange(at: 1_700_000_000_000, reason: reason, previous: previous, current: current, accessory: "AA:BB:CC:DD:EE:FF", summary: summary))
     }
