@@ -79,6 +79,11 @@ struct DBusConnectionTests {
             // The server goes away with the call unanswered: the caller gets an error, not a hang.
             silent.close()
             await #expect(throws: DBusError.self) { _ = try await answer.value }
+            // After close, every request fails at once instead of waiting on a thread that is gone.
+            await #expect(throws: DBusError.disconnected) {
+                _ = try await silent.call(destination: "org.earshot.Nobody", path: "/", interface: "org.earshot.Test", member: "X")
+            }
+            await #expect(throws: DBusError.disconnected) { try await silent.requestName("org.earshot.Late") }
         }
     }
 }

@@ -143,7 +143,7 @@ extension DBusConnection {
     ) async throws(DBusError) -> [DBusValue] {
         let microseconds = UInt64(timeout.components.seconds) * 1_000_000 + UInt64(timeout.components.attoseconds / 1_000_000_000_000)
         let result: Result<[DBusValue], DBusError> = await withCheckedContinuation { continuation in
-            perform { [state] bus in
+            let queued = perform { [state] bus in
                 guard !state.isDisconnected else { return continuation.resume(returning: .failure(.disconnected)) }
                 var message: OpaquePointer?
                 guard sd_bus_message_new_method_call(bus, &message, destination, path, interface, member) >= 0, let message else {
@@ -163,6 +163,7 @@ extension DBusConnection {
                     waiting.complete(.failure(.failed(operation: "calling \(member) on \(destination)", errno: -sent)))
                 }
             }
+            if !queued { continuation.resume(returning: .failure(.disconnected)) }
         }
         return try result.get()
     }

@@ -34,8 +34,9 @@ public final class DBusConnection: @unchecked Sendable {
     private let bus: OpaquePointer
     private let wakeFD: Int32
     private let loop: BusThreadState
-    private let pending = Mutex<[@Sendable (OpaquePointer) -> Void]>([])
-    private let stopped = Mutex(false)
+    /// Work for the bus thread, and whether `close()` has begun: one lock, so no work can be
+    /// queued after the last drain and be left waiting forever.
+    private let queue = Mutex(WorkQueue())
     private var thread: pthread_t?
     /// The well-known bus name the peer sees us by (`:1.42`).
     public let uniqueName: String
@@ -86,37 +87,43 @@ public final class DBusConnection: @unchecked Sendable {
     /// Stops the bus thread, fails calls still waiting, flushes and frees the bus. Idempotent;
     /// must not be called from a handler (the bus thread would wait for itself).
     public func close() {
-        let wasStopped = stopped.withLock { value in
-            defer { value = true }
-            return value
+        let wasClosed = queue.withLock { queue in
+            defer { queue.isClosed = true }
+            return queue.isClosed
         }
-        guard !wasStopped else { return }
+        guard !wasClosed else { return }
         if let thread {
             precondition(pthread_equal(thread, pthread_self()) == 0, "DBusConnection.close() called from one of its own handlers")
             wake()
             pthread_join(thread, nil)
         }
-        loop.failAllCalls()
+        // The thread has ended: this is now the bus thread. Work queued before the close runs
+        // against a closed state (calls fail, replies and signals are flushed out).
+        loop.close()
+        for item in queue.withLock({ $0.takeAll() }) { item(bus) }
         sd_bus_flush_close_unref(bus)
         Glibc.close(wakeFD)
     }
 
     // MARK: - Work on the bus thread
 
-    /// Runs `work` on the bus thread soon.
-    func perform(_ work: @escaping @Sendable (OpaquePointer) -> Void) {
-        pending.withLock { $0.append(work) }
-        wake()
+    /// Runs `work` on the bus thread soon; false (and `work` dropped) once the connection is
+    /// closing, so a caller waiting on it can fail instead.
+    @discardableResult
+    func perform(_ work: @escaping @Sendable (OpaquePointer) -> Void) -> Bool {
+        let queued = queue.withLock { queue in
+            guard !queue.isClosed else { return false }
+            queue.items.append(work)
+            return true
+        }
+        if queued { wake() }
+        return queued
     }
 
     /// Runs `work` on the bus thread and returns what it returned.
     func onBusThread<T: Sendable>(_ work: @escaping @Sendable (OpaquePointer) throws(DBusError) -> T) async throws(DBusError) -> T {
         let result: Result<T, DBusError> = await withCheckedContinuation { continuation in
-            guard !stopped.withLock({ $0 }) else {
-                continuation.resume(returning: .failure(.disconnected))
-                return
-            }
-            perform { [loop] bus in
+            let queued = perform { [loop] bus in
                 guard !loop.isDisconnected else {
                     continuation.resume(returning: .failure(.disconnected))
                     return
@@ -125,6 +132,7 @@ public final class DBusConnection: @unchecked Sendable {
                     continuation.resume(returning: .failure(error))
                 }
             }
+            if !queued { continuation.resume(returning: .failure(.disconnected)) }
         }
         return try result.get()
     }
@@ -152,11 +160,7 @@ public final class DBusConnection: @unchecked Sendable {
     /// The bus thread: run queued work, let sd-bus dispatch, then sleep in `poll` until the
     /// bus fd, a wake-up or sd-bus's own timeout (a method call's deadline).
     private func runLoop() {
-        while !stopped.withLock({ $0 }) {
-            let work = pending.withLock { queue in
-                defer { queue.removeAll(keepingCapacity: true) }
-                return queue
-            }
+        while let work = queue.withLock({ $0.isClosed ? nil : $0.takeAll() }) {
             for item in work { item(bus) }
             var processed: Int32
             repeat { processed = sd_bus_process(bus, nil) } while processed > 0
@@ -192,11 +196,7 @@ public final class DBusConnection: @unchecked Sendable {
 
     /// After the bus broke: keep answering queued work (each sees `isDisconnected`) until closed.
     private func drainAfterDisconnect() {
-        while !stopped.withLock({ $0 }) {
-            let work = pending.withLock { queue in
-                defer { queue.removeAll() }
-                return queue
-            }
+        while let work = queue.withLock({ $0.isClosed ? nil : $0.takeAll() }) {
             for item in work { item(bus) }
             var fds = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
             _ = poll(&fds, 1, -1)
@@ -206,6 +206,17 @@ public final class DBusConnection: @unchecked Sendable {
     }
 
     var state: BusThreadState { loop }
+}
+
+/// Work handed to the bus thread, and whether the connection is closing.
+private struct WorkQueue: ~Copyable {
+    var items: [@Sendable (OpaquePointer) -> Void] = []
+    var isClosed = false
+
+    mutating func takeAll() -> [@Sendable (OpaquePointer) -> Void] {
+        defer { items.removeAll(keepingCapacity: true) }
+        return items
+    }
 }
 
 /// What the bus thread keeps between callbacks: handler boxes and calls waiting for replies.
@@ -227,6 +238,12 @@ final class BusThreadState: @unchecked Sendable {
         isDisconnected = true
         failAllCalls()
         onDisconnect?()
+    }
+
+    /// `close()`: as a disconnect, but the owner asked for it, so nobody is told.
+    func close() {
+        isDisconnected = true
+        failAllCalls()
     }
 
     func failAllCalls() {
