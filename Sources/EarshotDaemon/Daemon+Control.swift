@@ -1,30 +1,15 @@
 import AudioGraph
+import Foundation
 import RoutingPolicy
 
-/// The control API's operations on the live engine.
+/// The control API (socket and D-Bus) and the other sources' ways in. Requests that change
+/// anything are inputs (queued, handled in order); queries read the state between inputs.
 extension Daemon: DaemonControl {
     public func perform(_ request: AccessoryRequest) async -> Result<AccessoryConfiguration?, AccessoryError> {
-        let outcome = engine.handle(.accessory(request), at: now)
-        if let error = outcome.decision.error {
-            lastDecision = outcome.decision
-            return .failure(error)
+        switch await submit(.accessory(request)) {
+        case .accessory(let result): result
+        case .done, .stopped: .failure(AccessoryError(.unknown, "the daemon is stopping; try again when it runs"))
         }
-        let identity = request.identity
-        staleAccessories.remove(identity)
-        let configuration = engine.accessories[identity]?.registration.configuration
-        let kind: AccessoryChange.Kind
-        switch request {
-        case .register: kind = .registered
-        case .update: kind = .updated
-        case .unregister: kind = .unregistered
-        }
-        publish(.accessoryChanged(AccessoryChange(
-            at: Self.wallClock, kind: kind, accessory: identity.description,
-            reporter: engine.accessories[identity]?.registration.reporter, configuration: configuration)))
-        await process(outcome)
-        // After applying: the switch is not delayed by the disk.
-        await saveStateAndWait()
-        return .success(configuration)
     }
 
     public func current(_ identity: AccessoryIdentity) async -> Result<AccessoryConfiguration, AccessoryError> {
@@ -40,36 +25,60 @@ extension Daemon: DaemonControl {
                 case .nodeName(let name): sink.name == name
                 }
             }.compactMap(\.name)
-            return AccessoryStatus(registration: registration, isStale: staleAccessories.contains(registration.identity), sinks: sinks)
+            return AccessoryStatus(
+                registration: registration, isStale: persister.staleAccessories.contains(registration.identity), sinks: sinks)
         }
     }
 
     public func status() async -> DaemonStatus {
-        // The latest ranking, with the reason, previous route and trigger of the change that set it.
-        var decision = lastDecision
-        if let change = lastRouteChange, decision?.changed == false, decision?.defaultSink == change.defaultSink {
-            decision?.reason = change.reason
-            decision?.previous = change.previous
-            decision?.trigger = change.trigger
-        }
-        return DaemonStatus(
-            mode: mode, remote: connection?.remoteName ?? options.remote ?? "pipewire-0", connected: connection != nil,
-            sessionManager: sessionManager, decision: decision, subscribers: subscribers.count,
-            hostAddresses: engine.knownHostAddresses)
+        DaemonStatus(
+            mode: session.mode, remote: session.connection?.remoteName ?? environment.options.remote ?? "pipewire-0",
+            connected: session.connection != nil, sessionManager: session.sessionManager, decision: decisions.forStatus,
+            subscribers: events.subscriberCount, hostAddresses: engine.knownHostAddresses)
     }
 
-    public func subscribe() async -> AsyncStream<DaemonEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: DaemonEvent.self, bufferingPolicy: .unbounded)
-        nextSubscriber += 1
-        let token = nextSubscriber
-        subscribers[token] = continuation
-        continuation.onTermination = { [weak self] _ in
-            Task { await self?.unsubscribe(token) }
+    public nonisolated func subscribe() async -> AsyncStream<DaemonEvent> {
+        events.subscribe()
+    }
+}
+
+/// The other sources: the config watcher, BlueZ, MPRIS.
+extension Daemon {
+    /// Config reload (SIGHUP or the file changing). The file is parsed here, off the actor (the
+    /// running config keeps serving meanwhile); a valid one is submitted as an input, an invalid
+    /// one is logged with file:line:col and the last good config stays.
+    public nonisolated func reloadConfig(because cause: String) async {
+        let options = environment.options
+        let source = ConfigSource.resolve(
+            explicit: options.configPath, environment: options.environment, fileExists: FileManager.default.fileExists(atPath:))
+        do {
+            let config = try source.load()
+            _ = await submit(.configLoaded(config, source, cause: cause))
+        } catch {
+            for problem in error.errors { environment.logger.error("config not reloaded (\(cause)): \(problem)") }
+            let running = await configSource
+            environment.logger.error("keeping the last good config from \(running)")
         }
-        return stream
     }
 
-    private func unsubscribe(_ token: UInt64) {
-        subscribers[token] = nil
+    /// The files whose changes trigger a reload: the explicit config, or every search path.
+    public nonisolated var watchedConfigPaths: [String] {
+        ConfigSource.candidates(explicit: environment.options.configPath, environment: environment.options.environment)
+    }
+
+    /// This host's Bluetooth adapters as BlueZ lists them now (empty when BlueZ is absent):
+    /// they join the config's `host-addresses` for the source-identifier rule (docs/policy.md §1).
+    public nonisolated func adapterAddressesChanged(_ adapters: [HostAddress]) async {
+        _ = await submit(.hostAddressesChanged(adapters))
+    }
+
+    /// Turns pause/resume on; without it (no session bus) nothing is tracked or paused.
+    public func attachMediaPlayers(_ control: any MediaPlayerControl) {
+        playback.players = control
+    }
+
+    /// A player's PlaybackStatus changed on the bus (from `MPRISPlayers`).
+    public nonisolated func playerStatusChanged(connection: String, to status: String) async {
+        _ = await submit(.playerStatusChanged(connection: connection, status: status))
     }
 }

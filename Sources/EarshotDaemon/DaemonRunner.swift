@@ -35,7 +35,7 @@ public enum DaemonRunner {
         }
         let configDescription = await daemon.configDescription
         logger.info("earshot daemon: control socket \(options.socketPath), config \(configDescription), state \(options.statePath)")
-        let watcher = ConfigWatcher(paths: await daemon.watchedConfigPaths) { cause in
+        let watcher = ConfigWatcher(paths: daemon.watchedConfigPaths) { cause in
             Task { await daemon.reloadConfig(because: cause) }
         }
         let stopSignals = [SIGTERM, SIGINT].map { number -> any DispatchSourceSignal in

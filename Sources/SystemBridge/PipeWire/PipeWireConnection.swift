@@ -241,9 +241,11 @@ public final class PipeWireConnection: @unchecked Sendable {
                 "link.input.node": String(input), "link.input.port": String(pair.input.id),
             ]
             if linger { props["object.linger"] = "true" }
-            return create(
+            let object = create(
                 factory: "link-factory", kind: .link, props: props,
                 description: "link \(output):\(pair.output.id) → \(input):\(pair.input.id)")
+            object?.linkEnds = LinkEnds(output: output, input: input)
+            return object
         })
     }
 

@@ -86,6 +86,8 @@ final class CreatedObject {
     let bound = LoopPromise<ObjectID>()
     let description: String
     var globalID: ObjectID?
+    /// For a link: the nodes it joins (what `ownedLinks()` reports).
+    var linkEnds: LinkEnds?
     /// Frees what backs the proxy (the local implementation of an exported object).
     var onRelease: (() -> Void)?
     unowned let connection: PipeWireConnection

@@ -1,0 +1,186 @@
+import AudioGraph
+import RoutingPolicy
+
+/// The one input path: decide, then run the effects in order. `Turn` collects what the
+/// decisions of one input mean for the effects that run once at its end.
+extension Daemon {
+    struct Turn {
+        /// The route changed: the state (its history) is saved.
+        var routeChanged = false
+        /// The registrations changed: the state is saved, durably when a client waits for it.
+        var registrationsChanged = false
+        var durable = false
+        /// Players to resume once the output is back.
+        var resumes: [PlaybackPolicy.Cue] = []
+    }
+
+    func handle(_ input: DaemonInput) async -> InputResult {
+        var turn = Turn()
+        var result = InputResult.done
+        switch input {
+        case .connected(let connection, let graph):
+            await connected(connection, graph: graph, turn: &turn)
+        case .graphChanged(let changes):
+            for change in changes { await consider(take(change), turn: &turn) }
+        case .disconnected(let connection):
+            if session.detach(connection) { logger.warning("PipeWire connection lost; reconnecting") }
+            return .done
+        case .accessory(let request):
+            let answer = decide(request)
+            if case .success = answer.result {
+                turn.registrationsChanged = true
+                turn.durable = true
+            }
+            result = .accessory(answer.result)
+            guard let outcome = answer.outcome else { return result }
+            await consider(outcome, turn: &turn)
+        case .timerFired:
+            while let due = engine.nextDeadline, due <= now { await consider(engine.handle(.timerFired, at: now), turn: &turn) }
+        case .configLoaded(let config, let source, let cause):
+            guard config != engine.config || source != configSource else { return .done }
+            configSource = source
+            logger.info("config reloaded from \(source) (\(cause))")
+            let outcome = engine.handle(.configReplaced(config), at: now)
+            events.announceHostAddresses(engine.knownHostAddresses, at: environment.clock.wallClock)
+            turn.registrationsChanged = true  // a reload may end registrations
+            await consider(outcome, turn: &turn)
+        case .hostAddressesChanged(let adapters):
+            let listed = adapters.isEmpty ? "none" : adapters.map(\.description).joined(separator: ", ")
+            logger.info("BlueZ adapters: \(listed)")
+            let outcome = engine.handle(.hostAddressesChanged(adapters), at: now)
+            events.announceHostAddresses(engine.knownHostAddresses, at: environment.clock.wallClock)
+            // Nothing decided yet: the engine is rebuilt over the first graph and takes the
+            // learnt addresses along; deciding now would pre-empt the initial decision.
+            guard decisions.last != nil else { return .done }
+            await consider(outcome, turn: &turn)
+        case .playerStatusChanged(let connection, let status):
+            logger.debug("MPRIS player \(connection): \(status)")
+            playback.playerStatusChanged(connection: connection, to: status)
+            return .done
+        }
+        await finish(turn)
+        return result
+    }
+
+    // MARK: Deciding
+
+    private func connected(_ connection: any PipeWireCommands, graph: Graph, turn: inout Turn) async {
+        let firstTime = session.attach(connection, graph: graph)
+        applier.reset()
+        playback.rebuild(from: graph)
+        logger.info("connected to PipeWire (\(connection.remoteName)): \(session.mode.rawValue) mode\(session.sessionManager.map { ", session manager \($0)" } ?? "")")
+        let outcome: PolicyOutcome
+        if firstTime {
+            // The first graph: rebuild the engine over it, keeping registrations, config and
+            // the host addresses learnt before PipeWire was reachable (BlueZ may answer first).
+            engine = engine.rebased(onto: graph, at: now)
+            outcome = engine.handle(.start, at: now)
+        } else {
+            outcome = engine.handle(.graphReplaced(graph), at: now)
+        }
+        await consider(outcome, turn: &turn)
+    }
+
+    /// One graph change into the engine, the mode, the players' last sinks, and the echo
+    /// filter: a configured default Earshot did not write is the user's pick.
+    private func take(_ change: GraphChange) -> PolicyOutcome {
+        var outcome = engine.handle(.graphChanged(change), at: now)
+        playback.record(change, in: engine.graph)
+        switch change {
+        case .client, .removed:
+            if session.detectMode(in: engine.graph), session.connection != nil {
+                logger.info("apply mode: \(session.mode.rawValue)\(session.sessionManager.map { " (\($0))" } ?? "")")
+                applier.modeChanged()
+            }
+        case .metadataProperty(let id, 0, Graph.configuredSinkKey?, _, let value?) where engine.graph.metadata[id]?.name == "default":
+            if let name = MetadataEntry.name(inJSON: value), !applier.writer.consumeEcho(of: name), name != engine.currentDefault {
+                // Someone else (wpctl, pavucontrol, GNOME) chose: follow, don't fight. The
+                // graph-change decision before it is superseded, never applied.
+                outcome = engine.handle(.userSelectedDefault(name), at: now)
+            }
+        default:
+            break
+        }
+        return outcome
+    }
+
+    /// A control request into the engine: its outcome, and the answer for the client.
+    private func decide(_ request: AccessoryRequest) -> (outcome: PolicyOutcome?, result: Result<AccessoryConfiguration?, AccessoryError>) {
+        let outcome = engine.handle(.accessory(request), at: now)
+        if let error = outcome.decision.error {
+            decisions.recordRefusal(outcome.decision)
+            return (nil, .failure(error))
+        }
+        let identity = request.identity
+        persister.confirm(identity)
+        let registration = engine.accessories[identity]?.registration
+        let kind: AccessoryChange.Kind
+        switch request {
+        case .register: kind = .registered
+        case .update: kind = .updated
+        case .unregister: kind = .unregistered
+        }
+        events.publish(.accessoryChanged(AccessoryChange(
+            at: environment.clock.wallClock, kind: kind, accessory: identity.description, reporter: registration?.reporter,
+            configuration: registration?.configuration)))
+        return (outcome, .success(registration?.configuration))
+    }
+
+    // MARK: Effects, in order
+
+    /// Records a decision, publishes it and pauses the players it takes the output from, at
+    /// once: later changes of the same burst (their streams relinked) would hide where they played.
+    private func consider(_ outcome: PolicyOutcome, turn: inout Turn) async {
+        let decision = outcome.decision
+        let previous = decisions.last
+        let wallClock = environment.clock.wallClock
+        let change = decisions.record(decision, wallClock: wallClock)
+        DecisionLog.log(decision, change: change, verbose: environment.options.verbose, to: logger)
+        if let change {
+            events.publish(.routeChanged(change))
+            turn.routeChanged = true
+        }
+        let cues = playback.cues(for: decision, after: previous, config: engine.config.playback)
+        guard !cues.isEmpty else { return }
+        for paused in await playback.pause(for: cues, at: decision.at, graph: engine.graph, config: engine.config.playback, wallClock: wallClock) {
+            logger.info("playback paused (\(paused.reason.rawValue)): \(paused.players.joined(separator: ", ")) on \(paused.sink ?? "?")")
+            events.publish(.playbackChanged(paused))
+        }
+        turn.resumes += cues
+    }
+
+    /// Once per input: arm the timer for the engine's next deadline, apply, resume players,
+    /// save. Applying comes before saving: the switch never waits for the disk.
+    private func finish(_ turn: Turn) async {
+        inputs.scheduleTimer(at: engine.nextDeadline, clock: environment.clock)
+        await applier.apply(engine.currentDefault, mode: session.mode, graph: engine.graph, on: session.connection)
+        for resumed in await playback.resume(for: turn.resumes, wallClock: environment.clock.wallClock) {
+            logger.info("playback resumed (\(resumed.reason.rawValue)): \(resumed.players.joined(separator: ", ")) on \(resumed.sink ?? "?")")
+            events.publish(.playbackChanged(resumed))
+        }
+        if turn.routeChanged || turn.registrationsChanged {
+            await persister.save(engine, history: decisions.history, durably: turn.durable)
+        }
+    }
+
+    // MARK: State
+
+    /// Loads the state file into the engine. Restored placements are stale until a reporter
+    /// confirms them: they rank as before the restart (so a restart never moves audio), and
+    /// `list` marks them `stale` until the reporter's next register or update.
+    func restoreState() {
+        let saved = persister.load()
+        decisions = DecisionLog(history: saved.history)
+        for registration in saved.registrations {
+            let request = AccessoryRequest.register(registration.identity, reporter: registration.reporter, registration.configuration)
+            if let error = engine.handle(.accessory(request), at: now).decision.error {
+                logger.warning("saved registration of \(registration.identity) not restored: \(error.message)")
+            } else {
+                persister.markStale(registration.identity)
+            }
+        }
+        if !saved.registrations.isEmpty {
+            logger.info("restored \(saved.registrations.count) registration(s) from \(persister.store.path) (stale until their reporters confirm)")
+        }
+    }
+}

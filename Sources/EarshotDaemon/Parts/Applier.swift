@@ -1,0 +1,99 @@
+import AudioGraph
+import Logging
+
+/// Puts a decided default into PipeWire. One per apply mode (docs/policy.md §8): each owns
+/// the state of its way of applying, for the current connection only.
+protocol Applier: AnyObject {
+    /// A new connection: forget what belonged to the last one.
+    func reset()
+    /// Makes `target` the default on `connection`, given the graph as the daemon sees it.
+    /// Runs on the daemon's actor; no other input is taken until it returns.
+    nonisolated(nonsending) func apply(_ target: String, graph: Graph, on connection: any PipeWireCommands) async
+}
+
+/// Writes the configured default and tells Earshot's own writes from everyone else's.
+/// Shared by both appliers (standalone writes the `default` metadata it provides itself).
+///
+/// PipeWire reports metadata changes in the order they were made, so the writes in flight
+/// form a queue: an echo of one of them is Earshot's (and the writes before it are settled,
+/// echoed or coalesced); any other value is someone else's pick. Two quick decisions (on,
+/// then off before the first echo) leave two writes in flight, and both echoes are ours.
+final class DefaultSinkWriter {
+    /// More writes in flight than this means PipeWire is not answering: the oldest are dropped.
+    static let inFlightLimit = 16
+    private let logger: Logger
+    /// The configured defaults Earshot wrote and has not yet seen echoed back, oldest first.
+    private(set) var inFlight: [String] = []
+
+    init(logger: Logger) { self.logger = logger }
+
+    func reset() { inFlight = [] }
+
+    /// Whether a configured default `name` PipeWire reports is the echo of Earshot's own
+    /// write (then it and every earlier write are settled); false means someone else chose it.
+    func consumeEcho(of name: String) -> Bool {
+        guard let index = inFlight.firstIndex(of: name) else { return false }
+        inFlight.removeSubrange(...index)
+        return true
+    }
+
+    /// Whether the graph or a write in flight already says `target`. While writes of the
+    /// configured default are in flight the graph's value is older than them: only the latest
+    /// write counts (else a decision back to the old value, made before the echo, would never
+    /// be written).
+    func isWritten(_ target: String, key: String, in graph: Graph) -> Bool {
+        switch key {
+        case Graph.configuredSinkKey: inFlight.last.map { $0 == target } ?? (graph.configuredDefaultSinkName == target)
+        default: graph.effectiveDefaultSinkName == target
+        }
+    }
+
+    nonisolated(nonsending) func write(_ name: String, keys: [String], on connection: any PipeWireCommands, flush: Bool) async {
+        let value = MetadataEntry.json(name: name)
+        if keys.contains(Graph.configuredSinkKey) {
+            inFlight.append(name)
+            if inFlight.count > Self.inFlightLimit { inFlight.removeFirst(inFlight.count - Self.inFlightLimit) }
+        }
+        for key in keys {
+            do {
+                try await connection.setDefaultMetadata(
+                    subject: 0, key: key, type: "Spa:String:JSON", value: value, flush: flush && key == keys.last)
+            } catch {
+                logger.error("cannot set \(key) to \(name): \(error)")
+                if key == Graph.configuredSinkKey, let last = inFlight.lastIndex(of: name) { inFlight.remove(at: last) }
+            }
+        }
+    }
+}
+
+/// Both ways of applying, and which one the session's mode selects.
+final class ApplyStage {
+    let writer: DefaultSinkWriter
+    private let cooperative: CooperativeApplier
+    private let standalone: StandaloneApplier
+
+    init(logger: Logger) {
+        writer = DefaultSinkWriter(logger: logger)
+        cooperative = CooperativeApplier(writer: writer, logger: logger)
+        standalone = StandaloneApplier(writer: writer, logger: logger)
+    }
+
+    /// A new connection.
+    func reset() {
+        writer.reset()
+        cooperative.reset()
+        standalone.reset()
+    }
+
+    /// The mode changed (a session manager came or went): a write in flight may never echo.
+    func modeChanged() { writer.reset() }
+
+    nonisolated(nonsending) func apply(_ target: String?, mode: ApplyMode, graph: Graph, on connection: (any PipeWireCommands)?) async {
+        guard let target, let connection else { return }
+        switch mode {
+        case .cooperative: await cooperative.apply(target, graph: graph, on: connection)
+        case .standalone: await standalone.apply(target, graph: graph, on: connection)
+        case .disconnected: return
+        }
+    }
+}

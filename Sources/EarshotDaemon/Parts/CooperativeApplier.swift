@@ -1,0 +1,50 @@
+import AudioGraph
+import Logging
+
+/// A session manager (WirePlumber) runs: write `default.configured.audio.sink` once per
+/// change and let it move the following streams; never touch its links.
+final class CooperativeApplier: Applier {
+    private let writer: DefaultSinkWriter
+    private let logger: Logger
+    /// Pinned streams (by object serial: ids are reused) whose pin Earshot wrote.
+    private var pinsWritten: Set<UInt64> = []
+
+    init(writer: DefaultSinkWriter, logger: Logger) {
+        self.writer = writer
+        self.logger = logger
+    }
+
+    func reset() { pinsWritten = [] }
+
+    nonisolated(nonsending) func apply(_ target: String, graph: Graph, on connection: any PipeWireCommands) async {
+        await keepPinnedStreamsPinned(graph, on: connection)
+        guard !writer.isWritten(target, key: Graph.configuredSinkKey, in: graph) else { return }
+        await writer.write(target, keys: [Graph.configuredSinkKey], on: connection, flush: true)
+    }
+
+    /// WirePlumber 0.4 moves a stream whose `target.object` property names a node when the
+    /// default changes, but honours the same key in the stream's `default` metadata (as
+    /// pavucontrol writes it). So each pinned stream gets its own pin written there, once,
+    /// before any default write could move it.
+    private nonisolated(nonsending) func keepPinnedStreamsPinned(_ graph: Graph, on connection: any PipeWireCommands) async {
+        guard let metadata = graph.defaultMetadata else { return }
+        let streams = graph.playbackStreams
+        pinsWritten.formIntersection(streams.map(\.objectKey))
+        for stream in streams where !pinsWritten.contains(stream.objectKey) {
+            guard let pin = stream.props["target.object"] ?? stream.props["node.target"], !pin.isEmpty,
+                metadata[stream.id, "target.object"] == nil
+            else { continue }
+            pinsWritten.insert(stream.objectKey)
+            do {
+                try await connection.setDefaultMetadata(subject: stream.id, key: "target.object", type: nil, value: pin, flush: true)
+            } catch {
+                logger.warning("cannot pin stream \(stream.id) to \(pin): \(error)")
+            }
+        }
+    }
+}
+
+extension Node {
+    /// Identifies the object across id reuse: its serial, or its id where none is known.
+    var objectKey: UInt64 { serial ?? (UInt64(1) << 63 | UInt64(id)) }
+}

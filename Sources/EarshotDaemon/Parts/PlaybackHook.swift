@@ -1,0 +1,71 @@
+import AudioGraph
+import Logging
+import RoutingPolicy
+
+/// MPRIS pause/resume around each decision (docs/policy.md §7): players are paused before a
+/// decision is applied (so they stop before their audio reaches the new default) and resumed
+/// after. `PlaybackPolicy` decides, the media players act; this part owns both, and where
+/// each stream last played.
+/// A class: its async steps run on the daemon's actor (`nonisolated(nonsending)`), between
+/// which the daemon takes no other input.
+final class PlaybackHook {
+    /// nil without a session bus: then nothing is tracked or paused.
+    var players: (any MediaPlayerControl)?
+    private var policy = PlaybackPolicy()
+    private var lastPlayed = LastPlayedSinks()
+
+    /// A new connection's graph: where each stream plays now.
+    func rebuild(from graph: Graph) { lastPlayed.rebuild(from: graph) }
+
+    /// One graph change, taken before the next one can hide where a stream played.
+    func record(_ change: GraphChange, in graph: Graph) { lastPlayed.record(change, in: graph) }
+
+    func playerStatusChanged(connection: String, to status: String) {
+        policy.playerStatusChanged(connection: connection, to: status)
+    }
+
+    /// What `decision` means for the players: pauses to make now, resumes to make after applying.
+    func cues(for decision: Decision, after previous: Decision?, config: PlaybackConfig) -> [PlaybackPolicy.Cue] {
+        guard players != nil else { return [] }
+        return policy.react(to: decision, after: previous, config: config)
+    }
+
+    /// Pauses the players playing on each paused sink, read from the graph before anything
+    /// relinks their streams. Returns the changes to publish.
+    nonisolated(nonsending) func pause(
+        for cues: [PlaybackPolicy.Cue], at decisionTime: Milliseconds, graph: Graph, config: PlaybackConfig, wallClock: Int64
+    ) async -> [PlaybackChange] {
+        guard let players else { return [] }
+        var changes: [PlaybackChange] = []
+        for case .pause(let pause) in cues {
+            let processIDs = lastPlayed.processIDs(playingOn: pause.sink, in: graph)
+            guard !processIDs.isEmpty else { continue }
+            let paused = await players.pausePlaying(processIDs: processIDs)
+            guard !paused.isEmpty else { continue }
+            policy.record(paused, for: pause, at: decisionTime, config: config)
+            changes.append(Self.change(.paused, pause.reason, paused, sink: pause.sink, accessory: pause.accessory, at: wallClock))
+        }
+        return changes
+    }
+
+    /// Resumes the players of each resume cue (the output is back on the accessory).
+    nonisolated(nonsending) func resume(for cues: [PlaybackPolicy.Cue], wallClock: Int64) async -> [PlaybackChange] {
+        guard let players else { return [] }
+        var changes: [PlaybackChange] = []
+        for case .resume(let resume) in cues {
+            let resumed = await players.resume(resume.players)
+            guard !resumed.isEmpty else { continue }
+            changes.append(Self.change(.resumed, .accessoryReturned, resumed, sink: resume.sink, accessory: resume.accessory, at: wallClock))
+        }
+        return changes
+    }
+
+    private static func change(
+        _ action: PlaybackChange.Action, _ reason: PlaybackChange.Reason, _ players: [MediaPlayer], sink: String,
+        accessory: AccessoryIdentity, at wallClock: Int64
+    ) -> PlaybackChange {
+        PlaybackChange(
+            at: wallClock, action: action, reason: reason, players: players.map(\.busName).sorted(), sink: sink,
+            accessory: accessory.description)
+    }
+}

@@ -1,0 +1,93 @@
+import AudioGraph
+import Logging
+import SystemBridge
+
+/// No session manager: keep the `default` metadata (creating it when nobody provides it),
+/// give new playback streams ports, and link every following stream to the default sink,
+/// make before break. The links Earshot made are the connection's to know (`ownedLinks()`);
+/// this part only remembers which streams it asked for ports and whether it made the metadata.
+final class StandaloneApplier: Applier {
+    private let writer: DefaultSinkWriter
+    private let logger: Logger
+    /// Streams (by object serial: ids are reused) already asked to configure ports.
+    private var portsRequested: Set<UInt64> = []
+    /// Earshot created the `default` metadata on this connection (the graph may not show it yet).
+    private var createdMetadata = false
+
+    init(writer: DefaultSinkWriter, logger: Logger) {
+        self.writer = writer
+        self.logger = logger
+    }
+
+    func reset() {
+        portsRequested = []
+        createdMetadata = false
+    }
+
+    nonisolated(nonsending) func apply(_ target: String, graph: Graph, on connection: any PipeWireCommands) async {
+        guard await ensureDefaultMetadata(graph, on: connection) else { return }
+        let keys = [Graph.configuredSinkKey, Graph.effectiveSinkKey].filter { !writer.isWritten(target, key: $0, in: graph) }
+        // No round trip before relinking: the links go out right behind the writes, and the
+        // relink's own round trips settle both.
+        if !keys.isEmpty { await writer.write(target, keys: keys, on: connection, flush: false) }
+        await relinkStreams(graph, to: target, on: connection)
+    }
+
+    /// Nobody provides the `default` metadata, so Earshot does (it lives as long as Earshot's
+    /// connection).
+    private nonisolated(nonsending) func ensureDefaultMetadata(_ graph: Graph, on connection: any PipeWireCommands) async -> Bool {
+        if graph.defaultMetadata != nil || createdMetadata { return true }
+        do {
+            try await connection.createDefaultMetadata()
+            createdMetadata = true
+            logger.info("created the default metadata (no session manager provides one)")
+            return true
+        } catch {
+            logger.error("cannot create the default metadata: \(error)")
+            return false
+        }
+    }
+
+    /// Links every following stream to the default sink, make before break (new links first,
+    /// then Earshot's old ones), and gives new streams ports.
+    private nonisolated(nonsending) func relinkStreams(_ graph: Graph, to target: String, on connection: any PipeWireCommands) async {
+        let streams = graph.playbackStreams
+        portsRequested.formIntersection(streams.map(\.objectKey))
+        let requestedIDs = Set(streams.filter { portsRequested.contains($0.objectKey) }.map(\.id))
+        let plan = StreamPlan.make(graph: graph, defaultSink: target, ownedLinks: connection.ownedLinks(), portsRequested: requestedIDs)
+        guard !plan.isEmpty else { return }
+        logger.debug("relink plan: \(plan)")
+        let channels = Self.channels(of: target, in: graph)
+        for stream in plan.configurePorts {
+            if let node = graph.nodes[stream] { portsRequested.insert(node.objectKey) }
+            do { try await connection.configureDSPPorts(ofNode: stream, channels: channels) } catch {
+                logger.warning("cannot configure ports of stream \(stream): \(error)")
+            }
+        }
+        // Make before break, per stream: every new link is requested at once, and each
+        // stream's old links go (from the PipeWire loop) once all of its new ones exist. A
+        // stream whose new links failed keeps its old ones: it is never left unlinked.
+        let linking = plan.moves.filter(\.needsLink)
+        let results = await connection.relink(linking.map { RelinkMove(output: $0.stream, input: $0.target, obsolete: $0.obsoleteLinks) })
+        for (move, result) in zip(linking, results) {
+            switch result {
+            case .success(let links) where !links.isEmpty: break
+            case .success: logger.warning("cannot link stream \(move.stream) to \(move.target): no link was created")
+            case .failure(let error): logger.warning("cannot link stream \(move.stream) to \(move.target): \(error)")
+            }
+        }
+        // Moves with only the break left: their links to the target exist already.
+        let obsolete = plan.moves.filter { !$0.needsLink }.flatMap(\.obsoleteLinks)
+        if !obsolete.isEmpty {
+            do { try await connection.destroy(obsolete) } catch { logger.debug("old links already gone: \(error)") }
+        }
+    }
+
+    /// The sink's channel positions (its input ports in order), so a stream's own converter
+    /// up- or downmixes to what the sink plays; stereo when there is no sink.
+    private static func channels(of sinkName: String, in graph: Graph) -> [String] {
+        guard let sink = graph.node(named: sinkName) else { return ["FL", "FR"] }
+        let channels = graph.ports(of: sink.id, direction: .input).compactMap(\.channel)
+        return channels.isEmpty ? ["FL", "FR"] : channels
+    }
+}

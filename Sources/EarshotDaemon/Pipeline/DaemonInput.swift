@@ -1,0 +1,32 @@
+import AudioGraph
+import RoutingPolicy
+
+/// Everything that makes the daemon act, taken one at a time through `Daemon.handle(_:)`.
+/// Each source (PipeWire, the control API, the timer, the config watcher, BlueZ, MPRIS)
+/// submits these; nothing else changes the daemon's state.
+enum DaemonInput: Sendable {
+    /// A connection finished its initial sync: `graph` is everything that existed then.
+    case connected(any PipeWireCommands, Graph)
+    /// Changes after `.connected`, in order, as one burst: decided one by one, applied once.
+    case graphChanged([GraphChange])
+    /// The connection went away.
+    case disconnected(any PipeWireCommands)
+    /// register / update / unregister from the socket or D-Bus.
+    case accessory(AccessoryRequest)
+    /// The policy's next deadline has come (placement timing).
+    case timerFired
+    /// A config file parsed (off the actor) and valid: replaces the running one.
+    case configLoaded(PolicyConfig, ConfigSource, cause: String)
+    /// This host's Bluetooth adapters as BlueZ lists them now.
+    case hostAddressesChanged([HostAddress])
+    /// An MPRIS player's PlaybackStatus changed (a player the user touches is theirs again).
+    case playerStatusChanged(connection: String, status: String)
+}
+
+/// What handling an input answers its submitter.
+enum InputResult: Sendable {
+    case done
+    case accessory(Result<AccessoryConfiguration?, AccessoryError>)
+    /// The daemon stopped before taking the input.
+    case stopped
+}

@@ -1,0 +1,25 @@
+import AudioGraph
+
+/// The nodes a link this connection made joins.
+struct LinkEnds {
+    var output: ObjectID
+    var input: ObjectID
+}
+
+extension PipeWireConnection {
+    /// The links this connection made that still exist (bound, not yet removed or destroyed):
+    /// for each output node, every such link and the input node it goes to. The connection is
+    /// the one owner of this fact: a link leaves the answer the moment its proxy is released
+    /// (destroyed by us, or removed by the daemon), so a reused global id is never mistaken
+    /// for one of ours.
+    public func ownedLinks() -> [ObjectID: [ObjectID: ObjectID]] {
+        loop.withLock {
+            var owned: [ObjectID: [ObjectID: ObjectID]] = [:]
+            for object in createdObjects.values {
+                guard let id = object.globalID, let ends = object.linkEnds else { continue }
+                owned[ends.output, default: [:]][id] = ends.input
+            }
+            return owned
+        }
+    }
+}
