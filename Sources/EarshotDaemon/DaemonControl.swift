@@ -33,7 +33,7 @@ public struct AccessoryStatus: Sendable, Hashable {
     }
 }
 
-/// How decisions are applied (design.md §Two ways to apply a decision).
+/// How decisions are applied (docs/architecture.md, "Applying a decision").
 public enum ApplyMode: String, Sendable, Hashable, Codable {
     /// A session manager (WirePlumber) runs: write the configured default, let it move streams.
     case cooperative

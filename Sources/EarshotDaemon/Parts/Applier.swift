@@ -1,7 +1,7 @@
 import AudioGraph
 import Logging
 
-/// Puts a decided default into PipeWire. One per apply mode (docs/policy.md §8): each owns
+/// Puts a decided default into PipeWire. One per apply mode (docs/architecture.md, "Applying a decision"): each owns
 /// the state of its way of applying, for the current connection only.
 protocol Applier: AnyObject {
     /// A new connection: forget what belonged to the last one.

@@ -1,6 +1,6 @@
 import RoutingPolicy
 
-/// When to pause and resume media players (design.md: a player pauses when headphones go
+/// When to pause and resume media players (docs/policy.md §7: a player pauses when headphones go
 /// away; only the players Earshot paused resume when they come back). Pure: it reads routing
 /// decisions and remembers which players it paused; `MediaPlayerControl` does the pausing.
 public struct PlaybackPolicy: Sendable {
