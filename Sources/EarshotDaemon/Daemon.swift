@@ -18,9 +18,9 @@ import RoutingPolicy
 /// - `events`: subscribers and the host addresses they were told about
 /// - `inputs`: the queue every source submits to, and the placement timer
 public actor Daemon {
-    let environment: DaemonEnvironment
-    let inputs = InputQueue()
-    let events: EventHub
+    nonisolated let environment: DaemonEnvironment
+    nonisolated let inputs = InputQueue()
+    nonisolated let events: EventHub
     let applier: ApplyStage
     let playback = PlaybackHook()
     var engine: PolicyEngine

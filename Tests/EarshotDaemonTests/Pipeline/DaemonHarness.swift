@@ -280,6 +280,12 @@ struct DaemonHarness {
         _ = await daemon.submit(.graphChanged(pipewire.takeEchoes()))
     }
 
+    /// Returns once every input submitted before (the timer's too) has been handled: inputs
+    /// are taken in order, and this one changes nothing.
+    func settle() async {
+        _ = await daemon.submit(.graphChanged([]))
+    }
+
     func changes(_ changes: GraphChange...) async {
         _ = await daemon.submit(.graphChanged(changes))
     }

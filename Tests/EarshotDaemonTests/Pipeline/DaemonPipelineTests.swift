@@ -68,6 +68,7 @@ struct DaemonPipelineTests {
         }
         #expect(change?.reason == .placementChanged)
         #expect(change?.current == H.speakers)
+        await h.settle()  // the route change is published before it is applied
         #expect(h.log.all.last == "set default.configured.audio.sink=\(H.speakers)")
         await h.stop()
     }

@@ -1,0 +1,135 @@
+import AudioGraph
+import Foundation
+import RoutingPolicy
+import Testing
+
+@testable import EarshotDaemon
+
+/// Each kind of input through the daemon's one path, over a fake PipeWire: what it decides,
+/// writes, pauses, saves and tells subscribers.
+@Suite("Daemon inputs")
+struct DaemonInputsTests {
+    typealias H = DaemonHarness
+    static let identity = AccessoryIdentity(parsing: H.address)!
+
+    @Test("the headphones' sink going away pauses the player on it before the default moves, and says so")
+    func sinkRemovedPauses() async throws {
+        let h = try await H()
+        var events = await h.daemon.subscribe().makeAsyncIterator()
+        await h.connect(H.graph(sessionManager: true, playingOn: H.headphones))
+        _ = await h.place("on-head", register: true)
+        await h.echo()
+        await h.changes(.removed(70), .removed(43))  // the link, then the sink
+        #expect(h.log.all.suffix(3) == ["pause begin", "pause end", "set default.configured.audio.sink=\(H.speakers)"])
+        var paused: PlaybackChange?
+        while paused == nil, let event = await events.next() {
+            if case .playbackChanged(let change) = event { paused = change }
+        }
+        #expect(paused?.action == .paused)
+        #expect(paused?.reason == .sinkRemoved)
+        #expect(paused?.players == [FakePlayers.player.busName])
+        await h.stop()
+    }
+
+    @Test("a config reload is decided as config-changed and applied; an identical one changes nothing")
+    func configReload() async throws {
+        let h = try await H()
+        await h.connect(H.graph(sessionManager: true))
+        var config = PolicyConfig()
+        config.rules = [NodeRule(matches: [PropertyMatch(key: "node.name", glob: Glob(H.headphones))], action: .ignore)]
+        let source = ConfigSource.resolve(explicit: "/nonexistent/earshot.toml", environment: [:], fileExists: { _ in false })
+        _ = await h.daemon.submit(.configLoaded(config, source, cause: "test"))
+        #expect(await h.daemon.decisions.last?.trigger == .configReplaced)
+        let count = h.log.all.count
+        _ = await h.daemon.submit(.configLoaded(config, source, cause: "test again"))
+        #expect(h.log.all.count == count)
+        await h.stop()
+    }
+
+    @Test("BlueZ adapters: announced to subscribers before the decision they cause; nothing decided before the first graph")
+    func hostAddresses() async throws {
+        let h = try await H()
+        var events = await h.daemon.subscribe().makeAsyncIterator()
+        let adapter = HostAddress(BluetoothAddress("11:22:33:44:55:66")!, from: [.bluez(adapter: "hci0")])
+        _ = await h.daemon.submit(.hostAddressesChanged([adapter]))
+        #expect(await h.decision == nil, "no graph yet: the first real decision stays 'initial'")
+        await h.connect(H.graph(sessionManager: true))
+        #expect(await h.decision?.reason == .initial)
+        #expect(await h.daemon.status().hostAddresses.map(\.address) == [adapter.address])
+        guard case .hostAddressesChanged(let change)? = await events.next() else {
+            Issue.record("the first event is the host-address change")
+            return
+        }
+        #expect(change.added == [adapter.address])
+        await h.stop()
+    }
+
+    @Test("a reconnect replaces the graph: a sink that appeared meanwhile has arrived; the old connection's disconnect is ignored")
+    func reconnect() async throws {
+        let h = try await H()
+        let first = FakePipeWire(log: h.log)
+        _ = await h.daemon.submit(.connected(first, H.graph(sessionManager: true)))
+        _ = await h.daemon.submit(.disconnected(first))
+        #expect(await h.daemon.status().mode == .disconnected)
+        await h.connect(H.graph(sessionManager: true))
+        #expect(await h.daemon.status().mode == .cooperative)
+        _ = await h.daemon.submit(.disconnected(first))  // late news about the old one
+        #expect(await h.daemon.status().connected)
+        await h.stop()
+    }
+
+    @Test("cooperative: a pinned stream's pin is written once, before the default moves")
+    func pinnedStream() async throws {
+        let h = try await H()
+        var graph = H.graph(sessionManager: true)
+        var stream = try #require(graph.nodes[H.streamID])
+        stream.props["target.object"] = H.speakers
+        graph.apply(.node(stream))
+        await h.connect(graph)
+        _ = await h.place("on-head", register: true)
+        #expect(h.log.all == [
+            "set \(H.streamID) target.object=\(H.speakers)", "set default.configured.audio.sink=\(H.headphones)",
+        ])
+        await h.echo()
+        _ = await h.place("off-head")
+        #expect(h.log.all.filter { $0.contains("target.object") }.count == 1)
+        await h.stop()
+    }
+
+    @Test("standalone: a new stream gets ports first, then a link when its ports appear")
+    func standaloneNewStream() async throws {
+        let h = try await H()
+        var graph = H.graph(sessionManager: false)
+        graph.apply(.removed(61))  // the stream has no ports yet
+        await h.connect(graph)
+        #expect(h.log.all.contains("ports \(H.streamID) FL"))
+        #expect(!h.log.all.contains { $0.hasPrefix("link") })
+        await h.echo()
+        await h.changes(.port(Port(id: 62, direction: .output, props: ["node.id": String(H.streamID), "audio.channel": "FL"])))
+        #expect(h.log.all.last == "link \(H.streamID)→40", "to the configured default, the speakers")
+        #expect(h.log.all.filter { $0.hasPrefix("ports") }.count == 1, "ports are asked for once")
+        await h.stop()
+    }
+
+    @Test("a registration is on disk when its reply comes; a restart restores it as stale and moves nothing")
+    func persistence() async throws {
+        let h = try await H()
+        await h.connect(H.graph(sessionManager: true))
+        _ = await h.place("on-head", register: true)
+        let saved = try StateStore(path: h.daemon.environment.options.statePath).load()
+        #expect(saved.registrations.map(\.identity) == [Self.identity])
+        #expect(saved.history.last?.current == H.headphones)
+
+        let restarted = try Daemon(options: h.daemon.environment.options, logger: h.daemon.environment.logger, clock: TestClock())
+        let log = EffectLog()
+        let consumer = Task { await restarted.restoreState(); await restarted.takeInputs() }
+        var graph = H.graph(sessionManager: true)
+        graph.apply(H.defaultWritten(H.headphones))
+        _ = await restarted.submit(.connected(FakePipeWire(log: log), graph))
+        #expect(log.all.isEmpty, "a restart never moves audio")
+        #expect(await restarted.list().first?.isStale == true)
+        await restarted.stop()
+        await consumer.value
+        await h.stop()
+    }
+}
