@@ -86,8 +86,7 @@ public final class PipeWireSandbox: @unchecked Sendable {
         if !options.wirePlumber {
             // Without a session manager nobody implements the `default` metadata: have the
             // server own one, as a desktop without WirePlumber would need.
-            let dropIns = configDir.appendingPathComponent("pipewire/pipewire.conf.d")
-            try FileManager.default.createDirectory(at: dropIns, withIntermediateDirectories: true)
+            let dropIns = try pipewireDropInDirectory()
             try """
             context.objects = [
                 { factory = metadata args = { metadata.name = default } }
@@ -117,6 +116,24 @@ public final class PipeWireSandbox: @unchecked Sendable {
             }
         }
         for sink in options.sinks { try await createSink(sink) }
+    }
+
+    /// Where this sandbox's pipewire reads drop-ins. With `PIPEWIRE_CONFIG_DIR` set (the
+    /// second stack, scripts/lib/stack.sh) PipeWire 1.4 reads only that directory, so the
+    /// sandbox gets a copy of its own to add to; otherwise the XDG config dir's drop-ins.
+    private func pipewireDropInDirectory() throws -> URL {
+        let files = FileManager.default
+        guard let stackConfig = environment["PIPEWIRE_CONFIG_DIR"] else {
+            let dropIns = configDir.appendingPathComponent("pipewire/pipewire.conf.d")
+            try files.createDirectory(at: dropIns, withIntermediateDirectories: true)
+            return dropIns
+        }
+        let ownConfig = root.appendingPathComponent("pipewire-config")
+        try files.copyItem(at: URL(fileURLWithPath: stackConfig), to: ownConfig)
+        environment["PIPEWIRE_CONFIG_DIR"] = ownConfig.path
+        let dropIns = ownConfig.appendingPathComponent("pipewire.conf.d")
+        try files.createDirectory(at: dropIns, withIntermediateDirectories: true)
+        return dropIns
     }
 
     private func startBus(_ name: String, socket: String) throws -> PrivateBus {

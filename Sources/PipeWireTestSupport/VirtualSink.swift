@@ -44,7 +44,12 @@ public struct VirtualSink: Sendable, Hashable {
         if let formFactor { props.append(("device.form-factor", formFactor)) }
         if let bus { props.append(("device.bus", bus)) }
         if let bluetoothAddress { props.append(("api.bluez5.address", bluetoothAddress)) }
-        if autoPortConfig { props.append(("adapter.auto-port-config", "{ mode=dsp monitor=true position=preserve }")) }
+        if autoPortConfig {
+            props.append(("adapter.auto-port-config", "{ mode=dsp monitor=true position=preserve }"))
+            // PipeWire 1.4 makes the DSP ports only with both a format and a rate (either
+            // alone gives one `playback_1` port and no monitors); 0.3.65 takes them as given.
+            props += [("audio.format", "F32P"), ("audio.rate", "48000")]
+        }
         props += extraProperties.sorted { $0.key < $1.key }
         let body = props.map { key, value in
             value.hasPrefix("[") || value.hasPrefix("{") ? "\(key)=\(value)" : "\(key)=\"\(value.replacingOccurrences(of: "\"", with: "\\\""))\""

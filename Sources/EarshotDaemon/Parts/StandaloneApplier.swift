@@ -13,6 +13,24 @@ final class StandaloneApplier: Applier {
     private var portsRequested: Set<UInt64> = []
     /// Earshot created the `default` metadata on this connection (the graph may not show it yet).
     private var createdMetadata = false
+    /// Streams (by serial) that could not be linked to their target, and the ends as they
+    /// were then: reported once, retried only when the target or a port of either end changes
+    /// (a failed link's own add/remove events must not start another attempt: that was a hot
+    /// loop on PipeWire 1.4, whose null sinks without a format have a port no link can use).
+    private var unlinkable: [UInt64: LinkEnds] = [:]
+
+    /// What a link attempt depended on: the target sink and the ports of both ends.
+    struct LinkEnds: Equatable {
+        var target: UInt64
+        var ports: [UInt64]
+
+        init?(stream: ObjectID, target: ObjectID, in graph: Graph) {
+            guard let sink = graph.nodes[target] else { return nil }
+            self.target = sink.objectKey
+            ports = (graph.ports(of: stream, direction: .output) + graph.ports(of: target, direction: .input))
+                .map { $0.serial ?? UInt64(1) << 63 | UInt64($0.id) }.sorted()
+        }
+    }
 
     init(writer: DefaultSinkWriter, logger: Logger) {
         self.writer = writer
@@ -22,6 +40,7 @@ final class StandaloneApplier: Applier {
     func reset() {
         portsRequested = []
         createdMetadata = false
+        unlinkable = [:]
     }
 
     nonisolated(nonsending) func apply(_ target: String, graph: Graph, on connection: any PipeWireCommands) async {
@@ -52,7 +71,9 @@ final class StandaloneApplier: Applier {
     /// then Earshot's old ones), and gives new streams ports.
     private nonisolated(nonsending) func relinkStreams(_ graph: Graph, to target: String, on connection: any PipeWireCommands) async {
         let streams = graph.playbackStreams
-        portsRequested.formIntersection(streams.map(\.objectKey))
+        let present = Set(streams.map(\.objectKey))
+        portsRequested.formIntersection(present)
+        unlinkable = unlinkable.filter { present.contains($0.key) }
         let requestedIDs = Set(streams.filter { portsRequested.contains($0.objectKey) }.map(\.id))
         let plan = StreamPlan.make(graph: graph, defaultSink: target, ownedLinks: connection.ownedLinks(), portsRequested: requestedIDs)
         guard !plan.isEmpty else { return }
@@ -67,14 +88,23 @@ final class StandaloneApplier: Applier {
         // Make before break, per stream: every new link is requested at once, and each
         // stream's old links go (from the PipeWire loop) once all of its new ones exist. A
         // stream whose new links failed keeps its old ones: it is never left unlinked.
-        let linking = plan.moves.filter(\.needsLink)
+        let linking = plan.moves.filter { move in
+            guard move.needsLink, let stream = graph.nodes[move.stream] else { return false }
+            return unlinkable[stream.objectKey] == nil || unlinkable[stream.objectKey] != LinkEnds(stream: move.stream, target: move.target, in: graph)
+        }
         let results = await connection.relink(linking.map { RelinkMove(output: $0.stream, input: $0.target, obsolete: $0.obsoleteLinks) })
         for (move, result) in zip(linking, results) {
+            guard let key = graph.nodes[move.stream]?.objectKey else { continue }
+            let problem: String
             switch result {
-            case .success(let links) where !links.isEmpty: break
-            case .success: logger.warning("cannot link stream \(move.stream) to \(move.target): no link was created")
-            case .failure(let error): logger.warning("cannot link stream \(move.stream) to \(move.target): \(error)")
+            case .success(let links) where !links.isEmpty:
+                if unlinkable.removeValue(forKey: key) != nil { logger.info("stream \(move.stream) linked to \(move.target) now") }
+                continue
+            case .success: problem = "no link was created"
+            case .failure(let error): problem = "\(error)"
             }
+            unlinkable[key] = LinkEnds(stream: move.stream, target: move.target, in: graph)
+            logger.warning("cannot link stream \(move.stream) to \(move.target): \(problem); trying again when a port of either changes")
         }
         // Moves with only the break left: their links to the target exist already.
         let obsolete = plan.moves.filter { !$0.needsLink }.flatMap(\.obsoleteLinks)

@@ -27,6 +27,8 @@ final class FakePipeWire: PipeWireCommands {
         var closed = false
         /// The default-metadata writes PipeWire would echo back, not yet taken by `takeEchoes`.
         var echoes: [GraphChange] = []
+        /// Links are requested but none is made (PipeWire 1.4's null sink without a format).
+        var linksFail = false
     }
     private let state = Mutex(State())
 
@@ -56,10 +58,13 @@ final class FakePipeWire: PipeWireCommands {
         log.append("ports \(id) \(channels.joined(separator: ","))")
     }
 
+    func failLinks(_ fail: Bool) { state.withLock { $0.linksFail = fail } }
+
     func relink(_ moves: [RelinkMove]) async -> [Result<[ObjectID], PipeWireError>] {
         moves.map { move in
             log.append("link \(move.output)→\(move.input)" + (move.obsolete.isEmpty ? "" : " unlink \(move.obsolete.map(String.init).joined(separator: ","))"))
             return .success(state.withLock { state in
+                guard !state.linksFail else { return [] }
                 state.nextLink += 1
                 state.owned[move.output, default: [:]][state.nextLink] = move.input
                 for link in move.obsolete { state.owned[move.output]?[link] = nil }

@@ -111,6 +111,27 @@ struct DaemonInputsTests {
         await h.stop()
     }
 
+    @Test("standalone: a stream that cannot be linked is tried once, and again only when a port of either end changes")
+    func unlinkableStream() async throws {
+        let h = try await H()
+        h.pipewire.failLinks(true)
+        await h.connect(H.graph(sessionManager: false))
+        await h.echo()
+        #expect(h.log.all.filter { $0.hasPrefix("link") } == ["link \(H.streamID)→40"])
+        // The failed link's own events, a client, a node state: nothing that could help.
+        for _ in 0..<50 {
+            await h.changes(.link(Link(id: 90, outputNode: H.streamID, outputPort: 61, inputNode: 40, inputPort: 41)), .removed(90))
+            await h.changes(.client(Client(id: 22, props: ["object.serial": "522"])))
+        }
+        #expect(h.log.all.filter { $0.hasPrefix("link") }.count == 1, "no retry until something changes")
+        // The sink gets another port: worth another try, which now works.
+        h.pipewire.failLinks(false)
+        await h.changes(.port(Port(id: 42, direction: .input, props: ["node.id": "40", "audio.channel": "FR", "object.serial": "542"])))
+        #expect(h.log.all.filter { $0.hasPrefix("link") }.count == 2)
+        #expect(h.pipewire.ownedLinks()[H.streamID]?.values.sorted() == [40])
+        await h.stop()
+    }
+
     @Test("a registration is on disk when its reply comes; a restart restores it as stale and moves nothing")
     func persistence() async throws {
         let h = try await H()
