@@ -33,7 +33,7 @@ extension Daemon: DaemonControl {
     public func status() async -> DaemonStatus {
         DaemonStatus(
             mode: session.mode, remote: session.connection?.remoteName ?? environment.options.remote ?? "pipewire-0",
-            connected: session.connection != nil, sessionManager: session.sessionManager, decision: decisions.forStatus,
+            connected: session.connection != nil, sessionManager: session.sessionManager?.name, decision: decisions.forStatus,
             subscribers: events.subscriberCount, hostAddresses: engine.knownHostAddresses)
     }
 

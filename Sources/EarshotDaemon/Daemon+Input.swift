@@ -153,7 +153,8 @@ extension Daemon {
     /// save. Applying comes before saving: the switch never waits for the disk.
     private func finish(_ turn: Turn) async {
         inputs.scheduleTimer(at: engine.nextDeadline, clock: environment.clock)
-        await applier.apply(engine.currentDefault, mode: session.mode, graph: engine.graph, on: session.connection)
+        await applier.apply(
+            engine.currentDefault, mode: session.mode, sessionManager: session.sessionManager, graph: engine.graph, on: session.connection)
         for resumed in await playback.resume(for: turn.resumes, wallClock: environment.clock.wallClock) {
             logger.info("playback resumed (\(resumed.reason.rawValue)): \(resumed.players.joined(separator: ", ")) on \(resumed.sink ?? "?")")
             events.publish(.playbackChanged(resumed))

@@ -86,9 +86,15 @@ struct StreamPlanTests {
         graph.apply(.client(Client(id: 3, props: ["application.name": "mpv"])))
         #expect(SessionManagerDetector.detect(in: graph) == nil)
         graph.apply(.client(Client(id: 4, props: ["wireplumber.daemon": "true", "application.name": "WirePlumber"])))
-        #expect(SessionManagerDetector.detect(in: graph) == "WirePlumber")
+        #expect(SessionManagerDetector.detect(in: graph) == SessionManager(name: "WirePlumber", version: nil))
+        #expect(SessionManagerDetector.detect(in: graph)?.movesPinnedStreams == true, "0.4 publishes no version")
+        graph.apply(.client(Client(id: 4, props: ["wireplumber.daemon": "true", "application.version": "0.5.8"])))
+        #expect(SessionManagerDetector.detect(in: graph) == SessionManager(name: "WirePlumber", version: "0.5.8"))
+        #expect(SessionManagerDetector.detect(in: graph)?.movesPinnedStreams == false)
+        #expect(SessionManagerDetector.detect(in: graph)?.description == "WirePlumber 0.5.8")
         graph.apply(.removed(4))
         graph.apply(.client(Client(id: 5, props: ["application.process.binary": "pipewire-media-session"])))
-        #expect(SessionManagerDetector.detect(in: graph) == "pipewire-media-session")
+        #expect(SessionManagerDetector.detect(in: graph)?.name == "pipewire-media-session")
+        #expect(SessionManagerDetector.detect(in: graph)?.movesPinnedStreams == false)
     }
 }

@@ -88,10 +88,14 @@ final class ApplyStage {
     /// The mode changed (a session manager came or went): a write in flight may never echo.
     func modeChanged() { writer.reset() }
 
-    nonisolated(nonsending) func apply(_ target: String?, mode: ApplyMode, graph: Graph, on connection: (any PipeWireCommands)?) async {
+    nonisolated(nonsending) func apply(
+        _ target: String?, mode: ApplyMode, sessionManager: SessionManager?, graph: Graph, on connection: (any PipeWireCommands)?
+    ) async {
         guard let target, let connection else { return }
         switch mode {
-        case .cooperative: await cooperative.apply(target, graph: graph, on: connection)
+        case .cooperative:
+            cooperative.pinsPinnedStreams = sessionManager?.movesPinnedStreams ?? false
+            await cooperative.apply(target, graph: graph, on: connection)
         case .standalone: await standalone.apply(target, graph: graph, on: connection)
         case .disconnected: return
         }

@@ -8,6 +8,9 @@ final class CooperativeApplier: Applier {
     private let logger: Logger
     /// Pinned streams (by object serial: ids are reused) whose pin Earshot wrote.
     private var pinsWritten: Set<UInt64> = []
+    /// Whether the session manager needs pinned streams' pins in the metadata (WirePlumber 0.4
+    /// only; `SessionManager.movesPinnedStreams`).
+    var pinsPinnedStreams = true
 
     init(writer: DefaultSinkWriter, logger: Logger) {
         self.writer = writer
@@ -17,7 +20,7 @@ final class CooperativeApplier: Applier {
     func reset() { pinsWritten = [] }
 
     nonisolated(nonsending) func apply(_ target: String, graph: Graph, on connection: any PipeWireCommands) async {
-        await keepPinnedStreamsPinned(graph, on: connection)
+        if pinsPinnedStreams { await keepPinnedStreamsPinned(graph, on: connection) }
         guard !writer.isWritten(target, key: Graph.configuredSinkKey, in: graph) else { return }
         await writer.write(target, keys: [Graph.configuredSinkKey], on: connection, flush: true)
     }

@@ -7,7 +7,7 @@ import Logging
 struct GraphSession {
     private(set) var connection: (any PipeWireCommands)?
     private(set) var mode: ApplyMode = .disconnected
-    private(set) var sessionManager: String?
+    private(set) var sessionManager: SessionManager?
     /// Set at the first graph: inputs before it (a restored or early registration, BlueZ
     /// answering first) decide over an empty graph and must not make the first real decision
     /// look like a later one.

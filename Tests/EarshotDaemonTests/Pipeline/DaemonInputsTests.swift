@@ -96,6 +96,25 @@ struct DaemonInputsTests {
         await h.stop()
     }
 
+    @Test("WirePlumber 0.5 honours a stream's own pin: Earshot writes nothing for it, and says which version runs")
+    func pinnedStreamWirePlumber05() async throws {
+        let h = try await H()
+        var graph = H.graph(sessionManager: true)
+        graph.apply(.client(Client(id: 20, props: [
+            "application.process.binary": "wireplumber", "wireplumber.daemon": "true", "application.version": "0.5.8", "object.serial": "520",
+        ])))
+        var stream = try #require(graph.nodes[H.streamID])
+        stream.props["target.object"] = H.speakers
+        graph.apply(.node(stream))
+        await h.connect(graph)
+        #expect(await h.daemon.session.sessionManager == SessionManager(name: "WirePlumber", version: "0.5.8"))
+        _ = await h.place("on-head", register: true)
+        await h.echo()
+        _ = await h.place("off-head")
+        #expect(!h.log.all.contains { $0.contains("target.object") }, "\(h.log.all)")
+        await h.stop()
+    }
+
     @Test("standalone: a new stream gets ports first, then a link when its ports appear")
     func standaloneNewStream() async throws {
         let h = try await H()
