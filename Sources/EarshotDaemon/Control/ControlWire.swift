@@ -189,7 +189,7 @@ public struct ControlWireError: Error, Sendable, CustomStringConvertible {
     static func field(of error: any Error) -> String {
         guard let error = error as? DecodingError else { return "\(error)" }
         let place = { (path: [any CodingKey]) in
-            path.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined().drop { $0 == "." }
+            String(path.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined().drop { $0 == "." })
         }
         switch error {
         case .keyNotFound(let key, let context): return "\(place(context.codingPath + [key])): missing"
