@@ -166,4 +166,23 @@ struct ControlMessageTests {
         #expect(registered.command == .accessory(.register(
             Self.address, reporter: "org.example.r", AccessoryConfiguration(capabilities: [.audioSwitching, .placement], placement: .offHead))))
     }
+
+    @Test("the direct JSONValue encoding (D-Bus) is the JSON a client reads from the line")
+    func directEncoding() throws {
+        func same(_ value: some Encodable, _ sourceLocation: Testing.SourceLocation = #_sourceLocation) throws {
+            #expect(try JSONValueEncoder.encode(value) == JSONValue.parse(ControlWire.text(value)), sourceLocation: sourceLocation)
+        }
+        var engine = PolicyEngine(graph: Self.graph(), config: PolicyConfig())
+        let decision = engine.handle(.start, at: 5120).decision
+        let host = HostAddress(BluetoothAddress("11:22:33:44:55:66")!, from: [.config, .bluez(adapter: "hci0")])
+        try same(ControlWire.Status(DaemonStatus(mode: .cooperative, remote: "pipewire-0", connected: true, sessionManager: "wireplumber", decision: decision, hostAddresses: [host])))
+        try same(DecisionRecord(decision, line: 3))
+        let registration = AccessoryRegistration(identity: Self.address, reporter: "org.example.r", configuration: Self.worn, registeredAt: 0)
+        try same(ControlWire.success(id: .string("x"), ControlWire.ListResult([ControlWire.ListedAccessory(AccessoryStatus(registration: registration, isStale: true, sinks: []))])))
+        try same(ControlWire.failure(id: nil, AccessoryError(.invalidated, "gone")))
+        try same(ControlWire.Event(.accessoryChanged(AccessoryChange(at: 1, kind: .invalidated, accessory: "x", reporter: nil, configuration: nil))))
+        try same(ControlWire.Request(.status, id: nil, ControlWire.NoFields()))
+        try same(ControlWire.UpdateRequest(accessory: "AA:BB:CC:DD:EE:FF", primarySource: .clear, secondarySource: .set("11:22:33:44:55:66")))
+        try same(JSONValue.parse(#"{"a":[1,2.5,null,true,{"b":"c"}]}"#))
+    }
 }

@@ -275,8 +275,8 @@ extension ControlWire {
             }
         }
 
-        /// The object as a client reads it. A record is written and read back for this: only
-        /// the D-Bus service's `explanation` asks, to render exactly what a client would.
+        /// The object as a client reads it (a record is encoded into JSONValue directly): for
+        /// the D-Bus service's `explanation`, rendered from what a client would read.
         public var json: JSONValue {
             switch self {
             case .json(let value): value
@@ -571,10 +571,10 @@ extension ControlWire {
         return try encoder.encode(value)
     }
 
-    /// `value` as the JSON a client reads: for the D-Bus service, which turns objects into
-    /// `a{sv}` by their field names.
+    /// `value` as the JSON a client reads, built directly (no text in between): for the D-Bus
+    /// service, which turns objects into `a{sv}` by their field names.
     static func jsonValue(of value: some Encodable) throws -> JSONValue {
-        try JSONDecoder().decode(JSONValue.self, from: encoded(value))
+        try JSONValueEncoder.encode(value)
     }
 
     /// `value`'s canonical text: what the CLI prints for `--json`.
