@@ -40,8 +40,9 @@ public enum ControlMessage: Sendable, Hashable {
 }
 
 /// The JSON ⇄ Swift mapping of the control protocol, in one place for the server, the client
-/// and the docs. Replies are written with sorted keys and absent values as null, so every line
-/// has every field and diffs cleanly.
+/// and the docs: reading requests (through `AccessoryRequestDecoder`, shared with `earshot eval`),
+/// and the messages' Codable types (ControlMessages.swift). Lines are written with sorted keys
+/// and absent values as null, so every line has every field and diffs cleanly.
 public enum ControlWire {
     /// Operations that take nothing but `op` and `id`.
     private static let bareOperations: Set<ControlOperation> = [.list, .status, .subscribe]
@@ -98,17 +99,6 @@ public enum ControlWire {
 
     public static func failure(id: JSONValue?, _ error: AccessoryError) -> Failure {
         Failure(id: id, error)
-    }
-
-    /// An accessory as register, update and current reply with it.
-    public static func accessory(_ identity: AccessoryIdentity, _ configuration: AccessoryConfiguration) -> Accessory {
-        Accessory(identity, configuration)
-    }
-
-    /// `status`: how decisions are applied and the latest decision, written as `earshot eval
-    /// --format json` prints it (the DecisionRecord itself, encoded once).
-    public static func status(_ status: DaemonStatus) -> Status {
-        Status(status)
     }
 
     // MARK: Events
