@@ -65,7 +65,9 @@ let package = Package(
         .testTarget(name: "AudioGraphTests", dependencies: ["AudioGraph"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "SystemBridgeTests", dependencies: ["SystemBridge", "PipeWireTestSupport", "AudioGraph"], swiftSettings: strict),
         .testTarget(name: "RoutingPolicyTests", dependencies: ["RoutingPolicy", "AudioGraph"], resources: [.copy("Fixtures")], swiftSettings: strict),
-        .testTarget(name: "EarshotDaemonTests", dependencies: ["EarshotDaemon", "RoutingPolicy", "AudioGraph", "PipeWireTestSupport", "SystemBridge"], swiftSettings: strict),
+        .testTarget(
+            name: "EarshotDaemonTests", dependencies: ["EarshotDaemon", "RoutingPolicy", "AudioGraph", "PipeWireTestSupport", "SystemBridge"],
+            resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "EarshotCommandsTests", dependencies: ["EarshotCommands", "EarshotDaemon", "RoutingPolicy", "SystemBridge", "PipeWireTestSupport", "AudioGraph"], swiftSettings: strict),
     ]
 )

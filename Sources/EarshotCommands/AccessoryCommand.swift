@@ -1,5 +1,6 @@
 import ArgumentParser
 import AudioGraph
+import EarshotDaemon
 import Foundation
 
 /// `earshot accessory register|update|show|unregister`: the accessory API from the shell, as a
@@ -45,11 +46,11 @@ struct AccessoryRegisterCommand: ParsableCommand {
     }
 
     func run() throws {
-        let fields = ControlActions.registerFields(
+        let request = ControlActions.registerRequest(
             accessory: accessory, capabilities: try ControlArguments.capabilities(capabilities), placement: placement,
             primarySource: primarySource, secondarySource: secondarySource, reporter: reporter)
-        try ControlActions.exchange(socket: socket.path, .register, fields) { reply in
-            "registered " + ControlText.accessory(reply["accessory"] ?? .null)
+        try ControlActions.exchange(socket: socket.path, .register, request, reply: ControlWire.AccessoryResult.self) { reply in
+            "registered " + ControlText.accessory(reply.accessory)
         }.emit()
     }
 }
@@ -83,9 +84,9 @@ struct AccessoryUpdateCommand: ParsableCommand {
     }
 
     func run() throws {
-        let fields = ControlActions.updateFields(accessory: accessory, placement: placement, primarySource: primarySource, secondarySource: secondarySource)
-        try ControlActions.exchange(socket: socket.path, .update, fields) { reply in
-            "updated " + ControlText.accessory(reply["accessory"] ?? .null)
+        let request = ControlActions.updateRequest(accessory: accessory, placement: placement, primarySource: primarySource, secondarySource: secondarySource)
+        try ControlActions.exchange(socket: socket.path, .update, request, reply: ControlWire.AccessoryResult.self) { reply in
+            "updated " + ControlText.accessory(reply.accessory)
         }.emit()
     }
 }
@@ -108,13 +109,13 @@ struct AccessoryShowCommand: ParsableCommand {
 
     func run() throws {
         if let accessory {
-            try ControlActions.exchange(socket: socket.path, .current, ["accessory": .string(accessory)]) { reply in
-                let value = reply["accessory"] ?? .null
-                return json ? value.canonicalText : ControlText.accessory(value)
+            let request = ControlWire.AccessoryField(accessory: accessory)
+            try ControlActions.exchange(socket: socket.path, .current, request, reply: ControlWire.AccessoryResult.self) { reply in
+                json ? ControlWire.text(reply.accessory) : ControlText.accessory(reply.accessory)
             }.emit()
         } else {
-            try ControlActions.exchange(socket: socket.path, .list) { reply in
-                json ? (reply["accessories"] ?? .array([])).canonicalText : ControlText.accessories(reply["accessories"])
+            try ControlActions.exchange(socket: socket.path, .list, reply: ControlWire.ListResult.self) { reply in
+                json ? ControlWire.text(reply.accessories) : ControlText.accessories(reply.accessories)
             }.emit()
         }
     }
@@ -132,7 +133,8 @@ struct AccessoryUnregisterCommand: ParsableCommand {
     func validate() throws { try ControlArguments.accessory(accessory) }
 
     func run() throws {
-        try ControlActions.exchange(socket: socket.path, .unregister, ["accessory": .string(accessory)]) { _ in
+        let request = ControlWire.AccessoryField(accessory: accessory)
+        try ControlActions.exchange(socket: socket.path, .unregister, request, reply: ControlWire.AccessoryResult.self) { _ in
             "unregistered \(accessory)"
         }.emit()
     }

@@ -10,14 +10,13 @@ enum ControlActions {
     static let refused: Int32 = 1
     static let unreachable: Int32 = 3
 
-    /// Sends one request; `render` turns the reply's fields into what is printed.
-    static func exchange(
-        socket: String?, _ operation: ControlOperation, _ fields: [String: JSONValue] = [:],
-        render: ([String: JSONValue]) -> String
+    /// Sends one request; `render` turns its result into what is printed.
+    static func exchange<Body: Encodable & Sendable, Reply: Decodable>(
+        socket: String?, _ operation: ControlOperation, _ body: Body, reply: Reply.Type, render: (Reply) -> String
     ) -> CommandOutcome {
         do {
             let client = try ControlClient.connect(path: socket ?? ControlSocketPath.default())
-            switch try client.request(operation, fields) {
+            switch try client.request(operation, body, reply: reply) {
             case .success(let reply):
                 return CommandOutcome(standardOutput: render(reply) + "\n")
             case .failure(let error):
@@ -26,6 +25,11 @@ enum ControlActions {
         } catch {
             return CommandOutcome(standardError: "earshot: \(error)\n", exitCode: unreachable)
         }
+    }
+
+    /// A request that takes no fields (list, status).
+    static func exchange<Reply: Decodable>(socket: String?, _ operation: ControlOperation, reply: Reply.Type, render: (Reply) -> String) -> CommandOutcome {
+        exchange(socket: socket, operation, ControlWire.NoFields(), reply: reply, render: render)
     }
 
     /// `earshot watch`: subscribes, then prints each event as it comes until the daemon goes
@@ -39,15 +43,15 @@ enum ControlActions {
         do {
             let path = socket ?? ControlSocketPath.default()
             let client = try ControlClient.connect(path: path)
-            if case .failure(let error) = try client.request(.subscribe) {
+            if case .failure(let error) = try client.request(.subscribe, reply: ControlWire.SubscribeResult.self) {
                 return CommandOutcome(standardError: "earshot: refused: \(error.code.rawValue): \(error.message)\n", exitCode: refused)
             }
             subscribed(path)
             var remaining = routeChanges
             while remaining.map({ $0 > 0 }) ?? true {
-                let (name, fields) = try client.nextEvent()
-                write(json ? JSONValue.object(fields).canonicalText : ControlText.event(name: name, fields))
-                if name == "route-change" { remaining = remaining.map { $0 - 1 } }
+                let (event, sent) = try client.nextEvent()
+                write(json ? sent.canonicalText : ControlText.event(event))
+                if case .routeChange = event { remaining = remaining.map { $0 - 1 } }
             }
             return CommandOutcome()
         } catch {
@@ -57,26 +61,26 @@ enum ControlActions {
 
     // MARK: Requests from arguments
 
-    /// The fields of a register request; nil values are left out.
-    static func registerFields(
+    /// A register request; nil values are left out.
+    static func registerRequest(
         accessory: String, capabilities: [String], placement: String?, primarySource: String?, secondarySource: String?, reporter: String
-    ) -> [String: JSONValue] {
-        var fields: [String: JSONValue] = [
-            "accessory": .string(accessory), "reporter": .string(reporter),
-            "capabilities": .array(capabilities.map(JSONValue.string)),
-        ]
-        if let placement { fields["placement"] = .string(placement) }
-        if let primarySource { fields["primary-source"] = .string(primarySource) }
-        if let secondarySource { fields["secondary-source"] = .string(secondarySource) }
-        return fields
+    ) -> ControlWire.RegisterRequest {
+        ControlWire.RegisterRequest(
+            accessory: accessory, reporter: reporter,
+            configuration: ControlWire.Configuration(
+                capabilities: capabilities, placement: placement, primarySource: primarySource, secondarySource: secondarySource))
     }
 
-    /// The fields of an update; a source given as `none` is cleared (null on the wire).
-    static func updateFields(accessory: String, placement: String?, primarySource: String?, secondarySource: String?) -> [String: JSONValue] {
-        var fields: [String: JSONValue] = ["accessory": .string(accessory)]
-        if let placement { fields["placement"] = .string(placement) }
-        if let primarySource { fields["primary-source"] = primarySource == "none" ? .null : .string(primarySource) }
-        if let secondarySource { fields["secondary-source"] = secondarySource == "none" ? .null : .string(secondarySource) }
-        return fields
+    /// An update; a source given as `none` is cleared (null on the wire).
+    static func updateRequest(accessory: String, placement: String?, primarySource: String?, secondarySource: String?) -> ControlWire.UpdateRequest {
+        let change = { (source: String?) -> FieldChange<String> in
+            switch source {
+            case nil: .keep
+            case "none"?: .clear
+            case let address?: .set(address)
+            }
+        }
+        return ControlWire.UpdateRequest(
+            accessory: accessory, placement: placement, primarySource: change(primarySource), secondarySource: change(secondarySource))
     }
 }

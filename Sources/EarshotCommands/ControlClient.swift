@@ -32,28 +32,40 @@ final class ControlClient {
         }
     }
 
-    /// Sends one request and waits for its reply: the reply's fields, or the daemon's refusal.
-    func request(_ operation: ControlOperation, _ fields: [String: JSONValue] = [:]) throws(ControlClientError)
-        -> Result<[String: JSONValue], AccessoryError>
+    /// Sends one request and waits for its reply: its result (a `ControlWire.AccessoryResult`,
+    /// `StatusResult`, …), or the daemon's refusal.
+    func request<Body: Encodable & Sendable, Reply: Decodable>(_ operation: ControlOperation, _ body: Body, reply: Reply.Type)
+        throws(ControlClientError) -> Result<Reply, AccessoryError>
     {
         let id = JSONValue.integer(nextID)
         nextID += 1
-        try send(ControlWire.line(ControlWire.request(operation, id: id, fields: fields)))
+        try send(ControlWire.line(ControlWire.Request(operation, id: id, body)))
         let deadline = ContinuousClock.now + Self.replyTimeout
         // Events of an earlier subscribe may come before the reply: they are not this reply.
         while true {
             switch try nextMessage(deadline: deadline) {
-            case .success(id: let replyID, let fields) where replyID == id: return .success(fields)
+            case .success(id: let replyID, let line) where replyID == id:
+                do {
+                    return .success(try ControlWire.result(Reply.self, from: line))
+                } catch {
+                    throw .protocolViolation(path: path, reason: error.description)
+                }
             case .failure(id: let replyID, let error) where replyID == id || replyID == nil: return .failure(error)
             case .success, .failure, .event: continue
             }
         }
     }
 
-    /// The next event of a subscription; waits until `deadline` (nil: as long as it takes).
-    func nextEvent(until deadline: ContinuousClock.Instant? = nil) throws(ControlClientError) -> (name: String, fields: [String: JSONValue]) {
+    /// A request that takes no fields (list, status, subscribe).
+    func request<Reply: Decodable>(_ operation: ControlOperation, reply: Reply.Type) throws(ControlClientError) -> Result<Reply, AccessoryError> {
+        try request(operation, ControlWire.NoFields(), reply: reply)
+    }
+
+    /// The next event of a subscription, and its JSON as sent; waits until `deadline` (nil: as
+    /// long as it takes).
+    func nextEvent(until deadline: ContinuousClock.Instant? = nil) throws(ControlClientError) -> (event: ControlWire.Event, json: JSONValue) {
         while true {
-            if case .event(let name, let fields) = try nextMessage(deadline: deadline) { return (name, fields) }
+            if case .event(let event, let json) = try nextMessage(deadline: deadline) { return (event, json) }
         }
     }
 

@@ -6,8 +6,9 @@ import RoutingPolicy
 /// One connection to the daemon, as `earshot report` uses it; ControlClient in the CLI, a
 /// stand-in in tests.
 protocol ReportLink: AnyObject {
-    func request(_ operation: ControlOperation, _ fields: [String: JSONValue]) throws(ControlClientError)
-        -> Result<[String: JSONValue], AccessoryError>
+    func register(_ request: ControlWire.RegisterRequest) throws(ControlClientError) -> Result<Void, AccessoryError>
+    func update(_ request: ControlWire.UpdateRequest) throws(ControlClientError) -> Result<Void, AccessoryError>
+    func list() throws(ControlClientError) -> Result<[ControlWire.ListedAccessory], AccessoryError>
     /// A descriptor that becomes readable when the daemon closes the connection; nil if none.
     var descriptor: Int32? { get }
     /// The descriptor became readable while no request was out: false once the daemon is gone.
@@ -16,6 +17,18 @@ protocol ReportLink: AnyObject {
 
 extension ControlClient: ReportLink {
     var descriptor: Int32? { socketDescriptor }
+
+    func register(_ request: ControlWire.RegisterRequest) throws(ControlClientError) -> Result<Void, AccessoryError> {
+        try self.request(.register, request, reply: ControlWire.AccessoryResult.self).map { _ in }
+    }
+
+    func update(_ request: ControlWire.UpdateRequest) throws(ControlClientError) -> Result<Void, AccessoryError> {
+        try self.request(.update, request, reply: ControlWire.AccessoryResult.self).map { _ in }
+    }
+
+    func list() throws(ControlClientError) -> Result<[ControlWire.ListedAccessory], AccessoryError> {
+        try request(.list, reply: ControlWire.ListResult.self).map(\.accessories)
+    }
 }
 
 /// The logic of `earshot report`: placement lines in, updates out over one connection, kept
@@ -118,7 +131,7 @@ final class PlacementReporter {
                     registered = true
                 }
                 guard let (placement, line) = pending else { return .idle }
-                switch try link.request(.update, ["accessory": .string(options.accessory), "placement": .string(placement.rawValue)]) {
+                switch try link.update(ControlWire.UpdateRequest(accessory: options.accessory, placement: placement.rawValue)) {
                 case .success:
                     delivered = placement
                     pending = nil
@@ -191,10 +204,10 @@ final class PlacementReporter {
     private func register(over link: any ReportLink) throws(ControlClientError) -> Progress? {
         let placement = pending?.placement ?? delivered
         if placement == nil, try isRegisteredAlready(over: link) { return nil }
-        let fields = ControlActions.registerFields(
+        let request = ControlActions.registerRequest(
             accessory: options.accessory, capabilities: options.capabilities, placement: placement?.rawValue,
             primarySource: nil, secondarySource: nil, reporter: options.reporter)
-        switch try link.request(.register, fields) {
+        switch try link.register(request) {
         case .success:
             registrations += 1
             if registrations > 1 { diagnose("registered \(options.accessory) again" + (placement.map { " (\($0.rawValue))" } ?? "")) }
@@ -210,14 +223,11 @@ final class PlacementReporter {
     }
 
     private func isRegisteredAlready(over link: any ReportLink) throws(ControlClientError) -> Bool {
-        guard case .success(let reply) = try link.request(.list, [:]), case .array(let entries)? = reply["accessories"] else { return false }
+        guard case .success(let entries) = try link.list() else { return false }
         let wanted = Set(options.capabilities)
         return entries.contains { entry in
-            guard entry["reporter"] == .string(options.reporter), case .array(let capabilities)? = entry["capabilities"],
-                let identity = entry["accessory"].flatMap({ if case .string(let text) = $0 { text } else { nil } }),
-                AccessoryIdentity(parsing: identity) == AccessoryIdentity(parsing: options.accessory)
-            else { return false }
-            return Set(capabilities.compactMap { if case .string(let name) = $0 { name } else { nil } }) == wanted
+            entry.reporter == options.reporter && Set(entry.accessory.configuration.capabilities) == wanted
+                && AccessoryIdentity(parsing: entry.accessory.accessory) == AccessoryIdentity(parsing: options.accessory)
         }
     }
 }

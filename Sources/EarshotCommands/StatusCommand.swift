@@ -17,9 +17,8 @@ struct StatusCommand: ParsableCommand {
     @OptionGroup var socket: ControlSocketOption
 
     func run() throws {
-        try ControlActions.exchange(socket: socket.path, .status) { reply in
-            let status = reply["status"] ?? .null
-            return json ? status.canonicalText : StatusText.render(status, explain: explain)
+        try ControlActions.exchange(socket: socket.path, .status, reply: ControlWire.StatusResult.self) { reply in
+            json ? ControlWire.text(reply.status) : StatusText.render(reply.status, explain: explain)
         }.emit()
     }
 }

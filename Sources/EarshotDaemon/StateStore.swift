@@ -2,10 +2,10 @@ import AudioGraph
 import Foundation
 import RoutingPolicy
 
-/// What survives a restart: registrations (as the register requests that recreate them) and
-/// the history of chosen defaults. Kept in `$XDG_STATE_HOME/earshot/state.json`.
+/// What survives a restart: registrations and the history of chosen defaults. Kept in
+/// `$XDG_STATE_HOME/earshot/state.json`, in the schema of `StateFile` (docs/state-file.md).
 public struct PersistedState: Sendable, Equatable {
-    public struct HistoryEntry: Sendable, Equatable, Codable {
+    public struct HistoryEntry: Sendable, Equatable {
         /// Wall clock, milliseconds since the Unix epoch.
         public var at: Int64
         public var current: String?
@@ -43,35 +43,16 @@ public struct StateStore: Sendable {
         return "\(base)/earshot/state.json"
     }
 
-    private struct File: Codable {
-        var version: Int
-        var registrations: [JSONValue]
-        var history: [PersistedState.HistoryEntry]
-    }
-
-    /// The saved state; a missing file is an empty state. A corrupt one is reported in the
-    /// error so the daemon can warn and start clean.
+    /// The saved state; a missing file is an empty state. One that cannot be read (corrupt, of
+    /// an unknown version, a field wrong) throws a `StateFileError` naming the file and the
+    /// field, so the daemon can warn and start clean. The schema is `StateFile`'s.
     public func load() throws -> PersistedState {
         guard let data = FileManager.default.contents(atPath: path) else { return PersistedState() }
-        let file = try JSONDecoder().decode(File.self, from: data)
-        var state = PersistedState(history: file.history)
-        for body in file.registrations {
-            guard case .register(let identity, let reporter, let configuration) = try AccessoryRequestDecoder.register(body).get() else { continue }
-            state.registrations.append(AccessoryRegistration(identity: identity, reporter: reporter, configuration: configuration, registeredAt: 0))
-        }
-        return state
+        return try StateFile.decode(data, path: path)
     }
 
     public func save(_ state: PersistedState) throws {
-        let registrations = state.registrations.map { registration -> JSONValue in
-            var fields = ControlWire.configuration(registration.configuration)
-            fields["accessory"] = .string(registration.identity.description)
-            fields["reporter"] = .string(registration.reporter)
-            return .object(fields)
-        }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-        let data = try encoder.encode(File(version: 1, registrations: registrations, history: Array(state.history.suffix(PersistedState.historyLimit))))
+        let data = try StateFile.encode(state)
         let directory = (path as NSString).deletingLastPathComponent
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let temporary = "\(path).tmp-\(getpid())"

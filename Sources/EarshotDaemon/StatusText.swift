@@ -1,19 +1,17 @@
 import AudioGraph
 
-/// `earshot status` as text, read from the status JSON the control socket sends: shared by
-/// the CLI and the D-Bus service's Status (its `explanation`), so both say the same thing.
+/// `earshot status` as text, read from the status the control socket sends: shared by the CLI
+/// and the D-Bus service's Status (its `explanation`), so both say the same thing.
 public enum StatusText {
     /// How decisions are applied, the default and why; `explain` adds every sink's score as a
     /// sum of terms and every rejection.
-    public static func render(_ value: JSONValue, explain: Bool) -> String {
+    public static func render(_ status: ControlWire.Status, explain: Bool) -> String {
         var lines: [String] = []
-        let manager = value["session-manager"].flatMap { $0 == .null ? nil : text($0) }
-        lines.append("mode: \(text(value["mode"]))" + (manager.map { " (session manager: \($0))" } ?? ""))
-        lines.append("pipewire: \(text(value["remote"])), " + (value["connected"] == .bool(true) ? "connected" : "not connected"))
-        if case .array(let hosts)? = value["host-addresses"] {
-            lines.append("host addresses: " + (hosts.isEmpty ? "none known" : hosts.map(hostAddress).joined(separator: ", ")))
-        }
-        guard let decision = value["decision"], decision != .null else {
+        lines.append("mode: \(status.mode)" + (status.sessionManager.map { " (session manager: \($0))" } ?? ""))
+        lines.append("pipewire: \(status.remote), " + (status.connected ? "connected" : "not connected"))
+        lines.append("host addresses: " + (status.hostAddresses.isEmpty ? "none known" : status.hostAddresses.map(hostAddress).joined(separator: ", ")))
+        // The decision's shape is DecisionRecord's (RoutingPolicy), read here as JSON.
+        guard let decision = status.decision?.json, decision != .null else {
             lines.append("default: no decision yet")
             return lines.joined(separator: "\n")
         }
@@ -46,9 +44,8 @@ public enum StatusText {
 
     /// `11:22:33:44:55:66 (config, bluez hci0)`: one entry of `host-addresses`, also in
     /// `earshot watch`'s host-addresses lines.
-    public static func hostAddress(_ host: JSONValue) -> String {
-        guard case .array(let origins)? = host["from"] else { return text(host["address"]) }
-        return "\(text(host["address"])) (\(origins.map { text($0) }.joined(separator: ", ")))"
+    public static func hostAddress(_ host: ControlWire.HostAddressEntry) -> String {
+        "\(host.address) (\(host.from.joined(separator: ", ")))"
     }
 
     private static func sum(_ sink: JSONValue) -> String {

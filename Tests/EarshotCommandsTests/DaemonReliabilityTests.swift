@@ -190,7 +190,9 @@ struct DaemonReliabilityTests {
 
     // MARK: State file
 
-    @Test("a corrupt or truncated state file: a warning and a clean start; the next save is whole", arguments: ["corrupt", "truncated", "empty"])
+    @Test(
+        "a corrupt, truncated or newer state file: a warning saying what and where, and a clean start; the next save is whole",
+        arguments: ["corrupt", "truncated", "empty", "newer"])
     func damagedStateFile(damage: String) async throws {
         try await withSandbox(.init(wirePlumber: false, sinks: Self.sinks)) { sandbox in
             let path = Self.statePath(sandbox)
@@ -202,12 +204,16 @@ struct DaemonReliabilityTests {
             switch damage {
             case "corrupt": try Data("{\"version\": 1, \"registrations\": [ {\"accessory\": ".utf8 + [0xFF, 0x00, 0x7B]).write(to: URL(fileURLWithPath: path))
             case "truncated": try whole.prefix(whole.count / 2).write(to: URL(fileURLWithPath: path))
+            case "newer": try Data(#"{"version": 2, "accessories": {}}"#.utf8).write(to: URL(fileURLWithPath: path))
             default: try Data().write(to: URL(fileURLWithPath: path))
             }
             daemon = try await daemon.restartedOffPool()
             let session = try DaemonSession(path: daemon.socketPath)
             // The socket appears before the saved state is read: the warning says it has been.
             try await daemon.process.waitForLog(containing: "is unreadable", timeout: .seconds(10))
+            if damage == "newer" {
+                try await daemon.process.waitForLog(containing: "\(path): version: version 2 was written by a newer Earshot", timeout: .seconds(1))
+            }
             #expect(try await session.registeredAccessories().isEmpty)
             try await session.register(D.address, placement: "off-head")
             let state = try StateStore(path: path).load()

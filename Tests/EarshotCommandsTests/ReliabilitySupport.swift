@@ -41,8 +41,10 @@ final class DaemonSession: @unchecked Sendable {
     func request(_ operation: ControlOperation, _ fields: [String: JSONValue] = [:]) async throws -> [String: JSONValue] {
         try await offPool { [self] in
             try lock.withLock {
-                switch try client.request(operation, fields) {
-                case .success(let fields): return fields
+                // The raw JSON of the reply: these tests check the wire itself.
+                switch try client.request(operation, JSONValue.object(fields), reply: JSONValue.self) {
+                case .success(.object(let fields)): return fields
+                case .success(let other): throw Refused(description: "\(operation.rawValue) answered with \(other.canonicalText), not an object")
                 case .failure(let error): throw Refused(description: "\(operation.rawValue) refused: \(error.code.rawValue): \(error.message)")
                 }
             }

@@ -281,40 +281,39 @@ final class StandInDaemon {
         var descriptor: Int32? { nil }
         func stillOpen() -> Bool { daemon.generation == generation }
 
-        func request(_ operation: ControlOperation, _ fields: [String: JSONValue]) throws(ControlClientError)
-            -> Result<[String: JSONValue], AccessoryError>
-        {
+        private func open(_ operation: ControlOperation) throws(ControlClientError) {
             guard stillOpen() else { throw .lost(path: "/stand-in", reason: "the daemon closed the connection") }
             daemon.operations.append(operation)
-            let accessory = fields["accessory"].flatMap { if case .string(let text) = $0 { text } else { nil } } ?? ""
-            let placement = fields["placement"].flatMap { if case .string(let text) = $0 { text } else { nil } }
-            switch operation {
-            case .list:
-                let entries = daemon.registered.map { name, placement -> JSONValue in
-                    .object([
-                        "accessory": .string(name), "reporter": .string("org.earshot.test"),
-                        "capabilities": .array([.string("audio-switching"), .string("placement")]),
-                        "placement": placement.map(JSONValue.string) ?? .null,
-                    ])
-                }
-                return .success(["accessories": .array(entries)])
-            case .register:
-                if let owner = daemon.owner {
-                    return .failure(AccessoryError(.invalidRequest, "\(accessory) is already registered by \(owner): that reporter must unregister it first"))
-                }
-                daemon.registered[accessory] = .some(placement)
-                daemon.placements.append(placement)
-                return .success(["accessory": .object([:])])
-            case .update:
-                guard daemon.registered[accessory] != nil else {
-                    return .failure(AccessoryError(daemon.forgottenCode ?? .unknown, "no registration for \(accessory)"))
-                }
-                daemon.registered[accessory] = .some(placement)
-                daemon.placements.append(placement)
-                return .success(["accessory": .object([:])])
-            default:
-                return .failure(AccessoryError(.invalidRequest, "not in the stand-in"))
+        }
+
+        func list() throws(ControlClientError) -> Result<[ControlWire.ListedAccessory], AccessoryError> {
+            try open(.list)
+            return .success(daemon.registered.map { name, placement in
+                ControlWire.ListedAccessory(
+                    accessory: ControlWire.Accessory(
+                        accessory: name, configuration: ControlWire.Configuration(capabilities: ["audio-switching", "placement"], placement: placement)),
+                    reporter: "org.earshot.test", stale: false, sinks: [])
+            })
+        }
+
+        func register(_ request: ControlWire.RegisterRequest) throws(ControlClientError) -> Result<Void, AccessoryError> {
+            try open(.register)
+            if let owner = daemon.owner {
+                return .failure(AccessoryError(.invalidRequest, "\(request.accessory) is already registered by \(owner): that reporter must unregister it first"))
             }
+            daemon.registered[request.accessory] = .some(request.configuration.placement)
+            daemon.placements.append(request.configuration.placement)
+            return .success(())
+        }
+
+        func update(_ request: ControlWire.UpdateRequest) throws(ControlClientError) -> Result<Void, AccessoryError> {
+            try open(.update)
+            guard daemon.registered[request.accessory] != nil else {
+                return .failure(AccessoryError(daemon.forgottenCode ?? .unknown, "no registration for \(request.accessory)"))
+            }
+            daemon.registered[request.accessory] = .some(request.placement)
+            daemon.placements.append(request.placement)
+            return .success(())
         }
     }
 }

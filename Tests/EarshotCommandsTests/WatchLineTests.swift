@@ -1,5 +1,7 @@
 import AudioGraph
 @testable import EarshotCommands
+import EarshotDaemon
+import RoutingPolicy
 import Testing
 
 /// `earshot watch`'s one line per event, read from the event's JSON fields.
@@ -31,5 +33,26 @@ struct WatchLineTests {
             "added": .array([]), "removed": .array([]),
         ])
         #expect(origins == "2025-11-22T08:26:40.200Z  host addresses 11:22:33:44:55:66 (config, bluez hci0)")
+    }
+}
+
+/// The other events' lines, from the protocol's types.
+@Suite("earshot watch lines, typed")
+struct WatchTypedLineTests {
+    @Test("route-change, accessory and playback lines; an unknown event is printed whole")
+    func lines() throws {
+        let route = ControlWire.Event(.routeChanged(RouteChange(
+            at: 1_763_800_000_200, reason: .placementChanged, previous: nil, current: "bluez_output.AA_BB_CC_DD_EE_FF.1", accessory: "AA:BB:CC:DD:EE:FF",
+            summary: "2/2 sinks eligible")))
+        #expect(ControlText.event(route) == "2025-11-22T08:26:40.200Z  placement-changed  (none) -> bluez_output.AA_BB_CC_DD_EE_FF.1  accessory AA:BB:CC:DD:EE:FF")
+        let updated = ControlWire.Event(.accessoryChanged(AccessoryChange(
+            at: 1_763_800_000_200, kind: .updated, accessory: "AA:BB:CC:DD:EE:FF", reporter: "org.example.r",
+            configuration: AccessoryConfiguration(capabilities: [.placement], placement: .inEar))))
+        #expect(ControlText.event(updated) == "2025-11-22T08:26:40.200Z  accessory updated AA:BB:CC:DD:EE:FF  placement in-ear")
+        let resumed = ControlWire.Event(.playbackChanged(PlaybackChange(
+            at: 1_763_800_000_200, action: .resumed, reason: .accessoryReturned, players: ["a", "b"], sink: nil, accessory: nil)))
+        #expect(ControlText.event(resumed) == "2025-11-22T08:26:40.200Z  resumed a, b  (accessory-returned)")
+        let unknown = ControlWire.Event.other(name: "battery", try JSONValue.parse(#"{"at":1763800000200,"event":"battery","level":40}"#))
+        #expect(ControlText.event(unknown) == #"2025-11-22T08:26:40.200Z  battery  {"at":1763800000200,"event":"battery","level":40}"#)
     }
 }

@@ -38,7 +38,7 @@ struct HostAddressesEventTests {
         #expect(line == documented + "\n")
 
         let none = HostAddressesChange(at: 7, addresses: [], added: [], removed: [])
-        #expect(ControlWire.event(.hostAddressesChanged(none)).canonicalText
+        #expect(ControlWire.text(ControlWire.event(.hostAddressesChanged(none)))
             == #"{"added":[],"addresses":[],"at":7,"event":"host-addresses","removed":[]}"#)
     }
 

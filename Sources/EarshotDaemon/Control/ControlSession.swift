@@ -79,14 +79,14 @@ final class ControlSession: Sendable {
                     case .failure(let failure):
                         lastWrite = write(ControlWire.failure(id: failure.id, failure.error))
                     case .success(let request) where request.command == .subscribe:
-                        lastWrite = write(ControlWire.success(id: request.id, ["subscribed": .bool(true)]))
+                        lastWrite = write(ControlWire.success(id: request.id, ControlWire.SubscribeResult()))
                         if !subscribed {
                             subscribed = true
                             // Subscribed only after the ok is queued, so the ok comes first.
                             await startSubscription()
                         }
                     case .success(let request):
-                        lastWrite = write(await answer(request))
+                        lastWrite = write(line: await answer(request))
                     }
                 }
                 answered()
@@ -103,29 +103,30 @@ final class ControlSession: Sendable {
         try? await channel.close()
     }
 
-    private func answer(_ request: ControlRequest) async -> JSONValue {
+    /// The reply line to `request`.
+    private func answer(_ request: ControlRequest) async -> Data {
+        func reply(_ result: some Codable & Sendable) -> Data { ControlWire.line(ControlWire.success(id: request.id, result)) }
+        func refusal(_ error: AccessoryError) -> Data { ControlWire.line(ControlWire.failure(id: request.id, error)) }
         switch request.command {
         case .accessory(let accessoryRequest):
             switch await control.perform(accessoryRequest) {
-            case .success(let configuration?):
-                return ControlWire.success(id: request.id, ["accessory": ControlWire.accessory(accessoryRequest.identity, configuration)])
-            case .success(nil):
-                return ControlWire.success(id: request.id, ["accessory": .null])
+            case .success(let configuration):
+                return reply(ControlWire.AccessoryResult(configuration.map { ControlWire.Accessory(accessoryRequest.identity, $0) }))
             case .failure(let error):
-                return ControlWire.failure(id: request.id, error)
+                return refusal(error)
             }
         case .current(let identity):
             switch await control.current(identity) {
             case .success(let configuration):
-                return ControlWire.success(id: request.id, ["accessory": ControlWire.accessory(identity, configuration)])
+                return reply(ControlWire.AccessoryResult(ControlWire.Accessory(identity, configuration)))
             case .failure(let error):
-                return ControlWire.failure(id: request.id, error)
+                return refusal(error)
             }
         case .list:
             let accessories = await control.list().sorted { $0.registration.identity < $1.registration.identity }
-            return ControlWire.success(id: request.id, ["accessories": .array(accessories.map(ControlWire.accessory))])
+            return reply(ControlWire.ListResult(accessories.map(ControlWire.ListedAccessory.init)))
         case .status:
-            return ControlWire.success(id: request.id, ["status": ControlWire.status(await control.status())])
+            return reply(ControlWire.StatusResult(ControlWire.Status(await control.status())))
         case .subscribe:
             preconditionFailure("subscribe is answered by serve, which must order its reply before the events")
         }
@@ -145,7 +146,12 @@ final class ControlSession: Sendable {
     }
 
     @discardableResult
-    private func write(_ value: JSONValue) -> EventLoopFuture<Void> {
-        channel.writeAndFlush(ByteBuffer(bytes: ControlWire.line(value)))
+    private func write(_ value: some Encodable) -> EventLoopFuture<Void> {
+        write(line: ControlWire.line(value))
+    }
+
+    @discardableResult
+    private func write(line: Data) -> EventLoopFuture<Void> {
+        channel.writeAndFlush(ByteBuffer(bytes: line))
     }
 }

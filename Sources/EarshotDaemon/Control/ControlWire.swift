@@ -32,16 +32,17 @@ public struct ControlRequestFailure: Error, Sendable, Hashable {
 
 /// What a client reads: a reply to one of its requests, or an event of its subscription.
 public enum ControlMessage: Sendable, Hashable {
-    /// `ok: true`, with the reply's other fields (`id` and `ok` removed).
-    case success(id: JSONValue?, fields: [String: JSONValue])
+    /// `ok: true`: the whole line, whose result `ControlWire.result(_:from:)` reads.
+    case success(id: JSONValue?, line: Data)
     case failure(id: JSONValue?, AccessoryError)
-    /// An event line: its `event` name and all of its fields.
-    case event(name: String, fields: [String: JSONValue])
+    /// An event line: the event, and the JSON object as it was sent.
+    case event(ControlWire.Event, json: JSONValue)
 }
 
 /// The JSON ⇄ Swift mapping of the control protocol, in one place for the server, the client
-/// and the docs. Replies are written with sorted keys and absent values as null, so every line
-/// has every field and diffs cleanly.
+/// and the docs: reading requests (through `AccessoryRequestDecoder`, shared with `earshot eval`),
+/// and the messages' Codable types (ControlMessages.swift). Lines are written with sorted keys
+/// and absent values as null, so every line has every field and diffs cleanly.
 public enum ControlWire {
     /// Operations that take nothing but `op` and `id`.
     private static let bareOperations: Set<ControlOperation> = [.list, .status, .subscribe]
@@ -61,10 +62,10 @@ public enum ControlWire {
             return .failure(ControlRequestFailure(id: nil, error: invalid(
                 "a request is a JSON object, not \(value.canonicalText.prefix(40)): send one such as {\"id\":1,\"op\":\"status\"}")))
         }
-        let id = fields.removeValue(forKey: "id")
+        let id = fields.removeValue(forKey: LineKey.id.stringValue)
         let fail = { (error: AccessoryError) in Result<ControlRequest, ControlRequestFailure>.failure(ControlRequestFailure(id: id, error: error)) }
         let operations = ControlOperation.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
-        guard let opValue = fields.removeValue(forKey: "op") else {
+        guard let opValue = fields.removeValue(forKey: LineKey.op.stringValue) else {
             return fail(invalid("missing \"op\": say what to do with one of \(operations)"))
         }
         guard case .string(let name) = opValue, let operation = ControlOperation(rawValue: name) else {
@@ -90,159 +91,79 @@ public enum ControlWire {
         }
     }
 
-    /// A request line as a client sends it: `op`, the optional `id`, then the operation's fields.
-    public static func request(_ operation: ControlOperation, id: JSONValue? = nil, fields: [String: JSONValue] = [:]) -> JSONValue {
-        var object = fields
-        object["op"] = .string(operation.rawValue)
-        if let id { object["id"] = id }
-        return .object(object)
-    }
-
     // MARK: Replies
 
-    public static func success(id: JSONValue?, _ fields: [String: JSONValue] = [:]) -> JSONValue {
-        var object = fields
-        object["id"] = id ?? .null
-        object["ok"] = .bool(true)
-        return .object(object)
+    public static func success<Result: Codable & Sendable>(id: JSONValue?, _ result: Result) -> Success<Result> {
+        Success(id: id, result)
     }
 
-    public static func failure(id: JSONValue?, _ error: AccessoryError) -> JSONValue {
-        .object([
-            "id": id ?? .null, "ok": .bool(false),
-            "error": .object(["code": .string(error.code.rawValue), "message": .string(error.message)]),
-        ])
-    }
-
-    /// An accessory as register, update and current reply with it: the fields of a register
-    /// request (less the reporter), so a client can send them back as they are.
-    public static func accessory(_ identity: AccessoryIdentity, _ configuration: AccessoryConfiguration) -> JSONValue {
-        var fields = self.configuration(configuration)
-        fields["accessory"] = .string(identity.description)
-        return .object(fields)
-    }
-
-    /// One entry of `list`.
-    public static func accessory(_ status: AccessoryStatus) -> JSONValue {
-        var fields = configuration(status.registration.configuration)
-        fields["accessory"] = .string(status.registration.identity.description)
-        fields["reporter"] = .string(status.registration.reporter)
-        fields["stale"] = .bool(status.isStale)
-        fields["sinks"] = .array(status.sinks.map(JSONValue.string))
-        return .object(fields)
-    }
-
-    public static func configuration(_ configuration: AccessoryConfiguration) -> [String: JSONValue] {
-        [
-            "capabilities": .array(configuration.capabilities.names.map(JSONValue.string)),
-            "placement": configuration.placement.map { .string($0.rawValue) } ?? .null,
-            "primary-source": configuration.primarySource.map { .string($0.description) } ?? .null,
-            "secondary-source": configuration.secondarySource.map { .string($0.description) } ?? .null,
-        ]
-    }
-
-    /// `status`: how decisions are applied and the latest one, as `earshot eval --format json`
-    /// prints decisions (DecisionRecord: ranking with score terms, rejections with reasons).
-    public static func status(_ status: DaemonStatus) -> JSONValue {
-        .object([
-            "mode": .string(status.mode.rawValue),
-            "remote": .string(status.remote),
-            "connected": .bool(status.connected),
-            "session-manager": status.sessionManager.map(JSONValue.string) ?? .null,
-            "decision": status.decision.map(Self.decision) ?? .null,
-            "subscribers": .integer(Int64(status.subscribers)),
-            "host-addresses": .array(status.hostAddresses.map(Self.hostAddress)),
-        ])
-    }
-
-    /// `{"address": "11:22:33:44:55:66", "from": ["config", "bluez hci0"]}`.
-    public static func hostAddress(_ host: HostAddress) -> JSONValue {
-        .object([
-            "address": .string(host.address.description),
-            "from": .array(host.origins.map { .string($0.description) }),
-        ])
-    }
-
-    public static func decision(_ decision: Decision) -> JSONValue {
-        let record = DecisionRecord(decision)
-        guard let data = try? JSONEncoder().encode(record), let value = try? JSONDecoder().decode(JSONValue.self, from: data) else {
-            return .null
-        }
-        return value
+    public static func failure(id: JSONValue?, _ error: AccessoryError) -> Failure {
+        Failure(id: id, error)
     }
 
     // MARK: Events
 
-    public static func event(_ event: DaemonEvent) -> JSONValue {
-        switch event {
-        case .routeChanged(let change):
-            return .object([
-                "event": .string("route-change"),
-                "at": .integer(change.at),
-                "reason": .string(change.reason.rawValue),
-                "previous": change.previous.map(JSONValue.string) ?? .null,
-                "current": change.current.map(JSONValue.string) ?? .null,
-                "accessory": change.accessory.map(JSONValue.string) ?? .null,
-                "summary": .string(change.summary),
-            ])
-        case .accessoryChanged(let change):
-            return .object([
-                "event": .string("accessory"),
-                "at": .integer(change.at),
-                "change": .string(change.kind.rawValue),
-                "accessory": .string(change.accessory),
-                "reporter": change.reporter.map(JSONValue.string) ?? .null,
-                "configuration": change.configuration.map { .object(configuration($0)) } ?? .null,
-            ])
-        case .playbackChanged(let change):
-            return .object([
-                "event": .string("playback"),
-                "at": .integer(change.at),
-                "action": .string(change.action.rawValue),
-                "reason": .string(change.reason.rawValue),
-                "players": .array(change.players.map(JSONValue.string)),
-                "sink": change.sink.map(JSONValue.string) ?? .null,
-                "accessory": change.accessory.map(JSONValue.string) ?? .null,
-            ])
-        case .hostAddressesChanged(let change):
-            return .object([
-                "event": .string("host-addresses"),
-                "at": .integer(change.at),
-                "addresses": .array(change.addresses.map(Self.hostAddress)),
-                "added": .array(change.added.map { .string($0.description) }),
-                "removed": .array(change.removed.map { .string($0.description) }),
-            ])
-        }
+    public static func event(_ event: DaemonEvent) -> Event {
+        Event(event)
     }
 
     // MARK: Lines
 
     /// One line of the protocol: compact JSON with sorted keys, then a newline.
-    public static func line(_ value: JSONValue) -> Data {
-        var data = Data(value.canonicalText.utf8)
+    public static func line(_ value: some Encodable) -> Data {
+        var data = (try? encoded(value)) ?? Data("null".utf8)
         data.append(0x0A)
         return data
     }
 
+    /// What tells a line apart: an event has `event`; a reply has `ok`, a refusal `error`.
+    private struct Envelope: Decodable {
+        var event: String?
+        var id: JSONValue?
+        var ok: Bool?
+        var error: ErrorObject?
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: LineKey.self)
+            event = try? container.decodeIfPresent(String.self, forKey: .event)
+            id = try container.decodeIfPresent(JSONValue.self, forKey: .id).flatMap { $0 == .null ? nil : $0 }
+            ok = try? container.decodeIfPresent(Bool.self, forKey: .ok)
+            error = try? container.decodeIfPresent(ErrorObject.self, forKey: .error)
+        }
+    }
+
     /// Reads a line the server sent. Throws when it is not a reply or an event.
     public static func message(from line: Data) throws(ControlWireError) -> ControlMessage {
-        guard case .object(var fields)? = try? JSONDecoder().decode(JSONValue.self, from: line) else {
-            throw ControlWireError("not a JSON object: \(String(decoding: line.prefix(80), as: UTF8.self))")
+        let quoted = { (count: Int) in String(decoding: line.prefix(count), as: UTF8.self) }
+        guard let envelope = try? JSONDecoder().decode(Envelope.self, from: line) else {
+            throw ControlWireError("not a JSON object: \(quoted(80))")
         }
-        if case .string(let name)? = fields["event"] { return .event(name: name, fields: fields) }
-        let id = fields.removeValue(forKey: "id").flatMap { $0 == .null ? nil : $0 }
-        switch fields.removeValue(forKey: "ok") {
-        case .bool(true)?:
-            return .success(id: id, fields: fields)
-        case .bool(false)?:
-            guard case .string(let codeName)? = fields["error"]?["code"], let code = AccessoryError.Code(rawValue: codeName),
-                case .string(let message)? = fields["error"]?["message"]
-            else {
-                throw ControlWireError("a refusal without an error code and message: \(String(decoding: line.prefix(200), as: UTF8.self))")
+        if envelope.event != nil {
+            do {
+                return .event(try JSONDecoder().decode(Event.self, from: line), json: try JSONDecoder().decode(JSONValue.self, from: line))
+            } catch {
+                throw ControlWireError("an event the protocol does not describe (\(ControlWireError.field(of: error))): \(quoted(200))")
             }
-            return .failure(id: id, AccessoryError(code, message))
-        default:
-            throw ControlWireError("neither a reply (\"ok\") nor an event (\"event\"): \(String(decoding: line.prefix(200), as: UTF8.self))")
+        }
+        switch envelope.ok {
+        case true?:
+            return .success(id: envelope.id, line: line)
+        case false?:
+            guard let error = envelope.error, let code = AccessoryError.Code(rawValue: error.code) else {
+                throw ControlWireError("a refusal without an error code and message: \(quoted(200))")
+            }
+            return .failure(id: envelope.id, AccessoryError(code, error.message))
+        case nil:
+            throw ControlWireError("neither a reply (\"ok\") nor an event (\"event\"): \(quoted(200))")
+        }
+    }
+
+    /// The result of a successful reply `line` (an `AccessoryResult`, `StatusResult`, …).
+    public static func result<Result: Decodable>(_ type: Result.Type, from line: Data) throws(ControlWireError) -> Result {
+        do {
+            return try JSONDecoder().decode(Result.self, from: line)
+        } catch {
+            throw ControlWireError("a reply the protocol does not describe (\(ControlWireError.field(of: error))): \(String(decoding: line.prefix(200), as: UTF8.self))")
         }
     }
 
@@ -253,4 +174,18 @@ public enum ControlWire {
 public struct ControlWireError: Error, Sendable, CustomStringConvertible {
     public var description: String
     public init(_ description: String) { self.description = description }
+
+    /// Which field a decoding error is about, and what is wrong: `status.mode: missing`.
+    static func field(of error: any Error) -> String {
+        guard let error = error as? DecodingError else { return "\(error)" }
+        let place = { (path: [any CodingKey]) in
+            String(path.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined().drop { $0 == "." })
+        }
+        switch error {
+        case .keyNotFound(let key, let context): return "\(place(context.codingPath + [key])): missing"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context): return "\(place(context.codingPath)): \(context.debugDescription)"
+        case .dataCorrupted(let context): return "\(place(context.codingPath)): \(context.debugDescription)"
+        @unknown default: return "\(error)"
+        }
+    }
 }

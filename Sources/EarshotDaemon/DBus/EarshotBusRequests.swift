@@ -9,13 +9,16 @@ import SystemBridge
 /// field-named messages. D-Bus has no null: an empty string in `fields`/`changes` means none
 /// (Register) or clear (Update; placement cannot be cleared, as on the socket).
 enum EarshotBusRequests {
+    /// The request fields' names, as the control protocol's types spell them.
+    private typealias Key = ControlWire.RegisterRequest.CodingKeys
+
     static func register(_ arguments: [DBusValue]) -> Result<AccessoryRequest, AccessoryError> {
         guard arguments.count == 4, let accessory = arguments[0].string, let reporter = arguments[1].string,
             let capabilities = arguments[2].stringList, let fields = arguments[3].dictionary
         else { return .failure(malformed(.register)) }
         return body(fields, method: .register, positional: [
-            "accessory": .string(accessory), "reporter": .string(reporter),
-            "capabilities": .array(capabilities.map(JSONValue.string)),
+            Key.accessory.stringValue: .string(accessory), Key.reporter.stringValue: .string(reporter),
+            ControlWire.Configuration.CodingKeys.capabilities.stringValue: .array(capabilities.map(JSONValue.string)),
         ]).flatMap { AccessoryRequestDecoder.register($0).mapError(spokenForDBus) }
     }
 
@@ -23,14 +26,14 @@ enum EarshotBusRequests {
         guard arguments.count == 2, let accessory = arguments[0].string, let changes = arguments[1].dictionary else {
             return .failure(malformed(.update))
         }
-        return body(changes, method: .update, positional: ["accessory": .string(accessory)])
+        return body(changes, method: .update, positional: [Key.accessory.stringValue: .string(accessory)])
             .flatMap { AccessoryRequestDecoder.update($0).mapError(spokenForDBus) }
     }
 
     /// The accessory of Current and Unregister.
     static func identity(_ arguments: [DBusValue], method: EarshotBusMethod) -> Result<AccessoryIdentity, AccessoryError> {
         guard arguments.count == 1, let accessory = arguments[0].string else { return .failure(malformed(method)) }
-        return AccessoryRequestDecoder.identityOnly(.object(["accessory": .string(accessory)]), verb: method.rawValue)
+        return AccessoryRequestDecoder.identityOnly(.object([Key.accessory.stringValue: .string(accessory)]), verb: method.rawValue)
     }
 
     /// The request body: the dictionary's entries (an empty string as null) plus the

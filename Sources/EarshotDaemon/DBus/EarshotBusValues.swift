@@ -2,41 +2,42 @@ import AudioGraph
 import RoutingPolicy
 import SystemBridge
 
-/// What the service sends: replies and signal arguments. Accessories are built from the
-/// control protocol's JSON (ControlWire), so both transports carry the same fields under the
-/// same names; D-Bus has no null, so none is an empty string.
+/// What the service sends: replies and signal arguments. Accessories are the control
+/// protocol's own types (ControlWire.Accessory and friends) turned into `a{sv}` by their field
+/// names, so both transports carry the same fields under the same names, spelled once; D-Bus
+/// has no null, so none is an empty string.
 enum EarshotBusValues {
     /// Register, Update, Current: accessory, capabilities, placement, primary-source, secondary-source.
     static func accessory(_ identity: AccessoryIdentity, _ configuration: AccessoryConfiguration) -> DBusValue {
-        properties(ControlWire.accessory(identity, configuration))
+        properties(ControlWire.Accessory(identity, configuration))
     }
 
     /// List: each accessory plus reporter, stale and sinks.
     static func accessories(_ statuses: [AccessoryStatus]) -> DBusValue {
-        .array(element: "a{sv}", statuses.map { properties(ControlWire.accessory($0)) })
+        .array(element: "a{sv}", statuses.map { properties(ControlWire.ListedAccessory($0)) })
     }
 
     /// Status: the socket's status with the decision's headline fields spelled out, the text
     /// `earshot status --explain` prints, and the whole decision as JSON for tools that want
     /// every term.
     static func status(_ status: DaemonStatus) -> DBusValue {
-        let json = ControlWire.status(status)
-        let decision = json["decision"] ?? .null
-        let text = { (key: String) in DBusValue.string(decision[key]?.propertyText ?? "") }
+        typealias Key = ControlWire.Status.CodingKeys
+        let wire = ControlWire.Status(status)
+        let record = status.decision.map { DecisionRecord($0) }
         return .properties([
-            "mode": .string(status.mode.rawValue),
-            "remote": .string(status.remote),
-            "connected": .boolean(status.connected),
-            "session-manager": .string(status.sessionManager ?? ""),
-            "subscribers": .uint32(UInt32(clamping: status.subscribers)),
-            "host-addresses": .strings(status.hostAddresses.map(\.description)),
-            "default": text("default"),
-            "previous": text("previous"),
-            "reason": text("reason"),
-            "trigger": text("trigger"),
-            "summary": text("summary"),
-            "explanation": .string(StatusText.render(json, explain: true)),
-            "decision": .string(decision == .null ? "" : decision.canonicalText),
+            Key.mode.stringValue: .string(wire.mode),
+            Key.remote.stringValue: .string(wire.remote),
+            Key.connected.stringValue: .boolean(wire.connected),
+            Key.sessionManager.stringValue: .string(wire.sessionManager ?? ""),
+            Key.subscribers.stringValue: .uint32(UInt32(clamping: wire.subscribers)),
+            Key.hostAddresses.stringValue: .strings(status.hostAddresses.map(\.description)),
+            "default": .string(record?.default ?? ""),
+            "previous": .string(record?.previous ?? ""),
+            "reason": .string(record?.reason ?? ""),
+            "trigger": .string(record?.trigger ?? ""),
+            "summary": .string(record?.summary ?? ""),
+            "explanation": .string(StatusText.render(wire, explain: true)),
+            "decision": .string(record?.jsonLine ?? ""),
         ])
     }
 
@@ -49,7 +50,7 @@ enum EarshotBusValues {
                 .string(change.accessory ?? ""), .string(change.summary), .int64(change.at),
             ])
         case .accessoryChanged(let change):
-            let configuration = change.configuration.map { properties(.object(ControlWire.configuration($0))) } ?? .properties([:])
+            let configuration = change.configuration.map { properties(ControlWire.Configuration($0)) } ?? .properties([:])
             return ("AccessoryChanged", [
                 .string(change.kind.rawValue), .string(change.accessory), .string(change.reporter ?? ""), configuration, .int64(change.at),
             ])
@@ -67,9 +68,9 @@ enum EarshotBusValues {
         }
     }
 
-    /// A JSON object as `a{sv}`.
-    static func properties(_ object: JSONValue) -> DBusValue {
-        guard case .object(let fields) = object else { return .properties([:]) }
+    /// A wire object as `a{sv}`, by its field names.
+    static func properties(_ object: some Encodable) -> DBusValue {
+        guard case .object(let fields)? = try? ControlWire.jsonValue(of: object) else { return .properties([:]) }
         return .properties(fields.mapValues(value))
     }
 
@@ -81,7 +82,7 @@ enum EarshotBusValues {
         case .integer(let number): return .int64(number)
         case .number(let number): return .double(number)
         case .string(let text): return .string(text)
-        case .object: return properties(json)
+        case .object(let fields): return .properties(fields.mapValues(value))
         case .array(let items):
             let texts = items.compactMap { item -> String? in if case .string(let text) = item { text } else { nil } }
             return texts.count == items.count ? .strings(texts) : .array(element: "v", items.map { .variant(value($0)) })

@@ -1,0 +1,585 @@
+import AudioGraph
+import Foundation
+import RoutingPolicy
+
+/// One Codable type per message of the control protocol (docs/control-protocol.md): each field
+/// name is spelled once, in its type's CodingKeys, and the server (ControlSession), the D-Bus
+/// service (EarshotBusValues) and the CLI (ControlClient, ControlText, StatusText) all go
+/// through these types. Values are the wire's own (strings, as the protocol spells them), so a
+/// client reads a newer daemon's enum values without failing. Every type writes absent values
+/// as null, never leaving a field out (the protocol's rule), and reads null and absent alike.
+extension ControlWire {
+    /// The keys of the line itself: a reply's `id`, `ok` and `error`, an event's `event`, a
+    /// request's `op` and `id`.
+    enum LineKey: String, CodingKey {
+        case id, ok, error, event, op
+    }
+
+    // MARK: Replies
+
+    /// `{"id": …, "ok": true, …result}`: the result's fields beside `id` and `ok`.
+    public struct Success<Result: Codable & Sendable>: Codable, Sendable {
+        /// The request's `id` (nil when it had none: written as null).
+        public var id: JSONValue?
+        public var result: Result
+
+        public init(id: JSONValue?, _ result: Result) {
+            self.id = id
+            self.result = result
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: LineKey.self)
+            id = try container.decodeIfPresent(JSONValue.self, forKey: .id).flatMap { $0 == .null ? nil : $0 }
+            result = try Result(from: decoder)
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: LineKey.self)
+            try container.encode(id ?? .null, forKey: .id)
+            try container.encode(true, forKey: .ok)
+            try result.encode(to: encoder)
+        }
+    }
+
+    /// `{"id": …, "ok": false, "error": {"code": CODE, "message": TEXT}}`.
+    public struct Failure: Codable, Sendable {
+        public var id: JSONValue?
+        public var error: ErrorObject
+
+        public init(id: JSONValue?, _ error: AccessoryError) {
+            self.id = id
+            self.error = ErrorObject(code: error.code.rawValue, message: error.message)
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: LineKey.self)
+            id = try container.decodeIfPresent(JSONValue.self, forKey: .id).flatMap { $0 == .null ? nil : $0 }
+            error = try container.decode(ErrorObject.self, forKey: .error)
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: LineKey.self)
+            try container.encode(id ?? .null, forKey: .id)
+            try container.encode(false, forKey: .ok)
+            try container.encode(error, forKey: .error)
+        }
+    }
+
+    /// A refusal's `error`.
+    public struct ErrorObject: Codable, Sendable, Hashable {
+        public var code: String
+        public var message: String
+    }
+
+    /// The result of register, update, current and unregister: `accessory` (null after
+    /// unregister).
+    public struct AccessoryResult: Codable, Sendable, Hashable {
+        public var accessory: Accessory?
+
+        public init(_ accessory: Accessory?) { self.accessory = accessory }
+
+        enum CodingKeys: String, CodingKey { case accessory }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(accessory, forKey: .accessory)
+        }
+    }
+
+    /// The result of list: `accessories`, sorted.
+    public struct ListResult: Codable, Sendable, Hashable {
+        public var accessories: [ListedAccessory]
+        public init(_ accessories: [ListedAccessory]) { self.accessories = accessories }
+    }
+
+    /// The result of status: `status`.
+    public struct StatusResult: Codable, Sendable {
+        public var status: Status
+        public init(_ status: Status) { self.status = status }
+    }
+
+    /// The result of subscribe: `subscribed` (true).
+    public struct SubscribeResult: Codable, Sendable, Hashable {
+        public var subscribed: Bool
+        public init(subscribed: Bool = true) { self.subscribed = subscribed }
+    }
+
+    // MARK: Accessories
+
+    /// The four fields an accessory reports: `capabilities`, `placement`, `primary-source`,
+    /// `secondary-source`. An accessory event's `configuration`, and part of every accessory
+    /// object.
+    public struct Configuration: Codable, Sendable, Hashable {
+        public var capabilities: [String]
+        public var placement: String?
+        public var primarySource: String?
+        public var secondarySource: String?
+
+        public init(capabilities: [String], placement: String? = nil, primarySource: String? = nil, secondarySource: String? = nil) {
+            self.capabilities = capabilities
+            self.placement = placement
+            self.primarySource = primarySource
+            self.secondarySource = secondarySource
+        }
+
+        public init(_ configuration: AccessoryConfiguration) {
+            capabilities = configuration.capabilities.names
+            placement = configuration.placement?.rawValue
+            primarySource = configuration.primarySource?.description
+            secondarySource = configuration.secondarySource?.description
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case capabilities, placement
+            case primarySource = "primary-source"
+            case secondarySource = "secondary-source"
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(capabilities, forKey: .capabilities)
+            try container.encode(placement, forKey: .placement)
+            try container.encode(primarySource, forKey: .primarySource)
+            try container.encode(secondarySource, forKey: .secondarySource)
+        }
+    }
+
+    /// An accessory object (register, update, current): `accessory` and the configuration's
+    /// fields beside it, the fields of a register request less the reporter, so a client can
+    /// send it back as it is.
+    public struct Accessory: Codable, Sendable, Hashable {
+        public var accessory: String
+        public var configuration: Configuration
+
+        public init(accessory: String, configuration: Configuration) {
+            self.accessory = accessory
+            self.configuration = configuration
+        }
+
+        public init(_ identity: AccessoryIdentity, _ configuration: AccessoryConfiguration) {
+            self.init(accessory: identity.description, configuration: Configuration(configuration))
+        }
+
+        enum CodingKeys: String, CodingKey { case accessory }
+
+        public init(from decoder: any Decoder) throws {
+            accessory = try decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .accessory)
+            configuration = try Configuration(from: decoder)
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(accessory, forKey: .accessory)
+            try configuration.encode(to: encoder)
+        }
+    }
+
+    /// One entry of list: an accessory object plus `reporter`, `stale` (restored from disk and
+    /// not yet confirmed) and `sinks` (the `node.name`s it matches now).
+    public struct ListedAccessory: Codable, Sendable, Hashable {
+        public var accessory: Accessory
+        public var reporter: String
+        public var stale: Bool
+        public var sinks: [String]
+
+        public init(accessory: Accessory, reporter: String, stale: Bool, sinks: [String]) {
+            self.accessory = accessory
+            self.reporter = reporter
+            self.stale = stale
+            self.sinks = sinks
+        }
+
+        public init(_ status: AccessoryStatus) {
+            self.init(
+                accessory: Accessory(status.registration.identity, status.registration.configuration), reporter: status.registration.reporter,
+                stale: status.isStale, sinks: status.sinks)
+        }
+
+        enum CodingKeys: String, CodingKey { case reporter, stale, sinks }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            accessory = try Accessory(from: decoder)
+            reporter = try container.decode(String.self, forKey: .reporter)
+            stale = try container.decode(Bool.self, forKey: .stale)
+            sinks = try container.decode([String].self, forKey: .sinks)
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            try accessory.encode(to: encoder)
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(reporter, forKey: .reporter)
+            try container.encode(stale, forKey: .stale)
+            try container.encode(sinks, forKey: .sinks)
+        }
+    }
+
+    // MARK: Status
+
+    /// `status`: how decisions are applied and the latest decision.
+    public struct Status: Codable, Sendable {
+        /// `cooperative`, `standalone` or `disconnected`.
+        public var mode: String
+        public var remote: String
+        public var connected: Bool
+        public var sessionManager: String?
+        /// The latest decision (nil before the first), as `earshot eval --format json` prints it.
+        public var decision: DecisionObject?
+        public var subscribers: Int
+        public var hostAddresses: [HostAddressEntry]
+
+        public init(_ status: DaemonStatus) {
+            mode = status.mode.rawValue
+            remote = status.remote
+            connected = status.connected
+            sessionManager = status.sessionManager
+            decision = status.decision.map { .record(DecisionRecord($0)) }
+            subscribers = status.subscribers
+            hostAddresses = status.hostAddresses.map(HostAddressEntry.init)
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case mode, remote, connected, decision, subscribers
+            case sessionManager = "session-manager"
+            case hostAddresses = "host-addresses"
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(mode, forKey: .mode)
+            try container.encode(remote, forKey: .remote)
+            try container.encode(connected, forKey: .connected)
+            try container.encode(sessionManager, forKey: .sessionManager)
+            try container.encode(decision, forKey: .decision)
+            try container.encode(subscribers, forKey: .subscribers)
+            try container.encode(hostAddresses, forKey: .hostAddresses)
+        }
+    }
+
+    /// The decision object of `status`. Its shape is `DecisionRecord`'s (RoutingPolicy, what
+    /// `earshot eval --format json` prints): the daemon writes the record itself; a client,
+    /// which cannot rebuild a record from JSON, reads it as JSON.
+    public enum DecisionObject: Codable, Sendable {
+        case record(DecisionRecord)
+        case json(JSONValue)
+
+        public init(from decoder: any Decoder) throws {
+            self = .json(try JSONValue(from: decoder))
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            switch self {
+            case .record(let record): try record.encode(to: encoder)
+            case .json(let value): try value.encode(to: encoder)
+            }
+        }
+
+        /// The object as a client reads it (a record is encoded into JSONValue directly): for
+        /// the D-Bus service's `explanation`, rendered from what a client would read.
+        public var json: JSONValue {
+            switch self {
+            case .json(let value): value
+            case .record(let record): (try? ControlWire.jsonValue(of: record)) ?? .null
+            }
+        }
+    }
+
+    /// One of this host's Bluetooth addresses in use: `address` and `from` (where it came from:
+    /// `config`, `bluez hci0`).
+    public struct HostAddressEntry: Codable, Sendable, Hashable {
+        public var address: String
+        public var from: [String]
+
+        public init(address: String, from: [String]) {
+            self.address = address
+            self.from = from
+        }
+
+        public init(_ host: HostAddress) {
+            self.init(address: host.address.description, from: host.origins.map(\.description))
+        }
+    }
+
+    // MARK: Events
+
+    /// An event line: `event` (its name) and the event's fields beside it.
+    public enum Event: Codable, Sendable, Hashable {
+        case routeChange(RouteChangeEvent)
+        case accessory(AccessoryEvent)
+        case playback(PlaybackEvent)
+        case hostAddresses(HostAddressesEvent)
+        /// An event this client does not know (from a newer daemon): its name and whole object.
+        case other(name: String, JSONValue)
+
+        public init(_ event: DaemonEvent) {
+            switch event {
+            case .routeChanged(let change): self = .routeChange(RouteChangeEvent(change))
+            case .accessoryChanged(let change): self = .accessory(AccessoryEvent(change))
+            case .playbackChanged(let change): self = .playback(PlaybackEvent(change))
+            case .hostAddressesChanged(let change): self = .hostAddresses(HostAddressesEvent(change))
+            }
+        }
+
+        /// The `event` field: `route-change`, `accessory`, `playback`, `host-addresses`.
+        public var name: String {
+            switch self {
+            case .routeChange: RouteChangeEvent.name
+            case .accessory: AccessoryEvent.name
+            case .playback: PlaybackEvent.name
+            case .hostAddresses: HostAddressesEvent.name
+            case .other(let name, _): name
+            }
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let name = try decoder.container(keyedBy: LineKey.self).decode(String.self, forKey: .event)
+            switch name {
+            case RouteChangeEvent.name: self = .routeChange(try RouteChangeEvent(from: decoder))
+            case AccessoryEvent.name: self = .accessory(try AccessoryEvent(from: decoder))
+            case PlaybackEvent.name: self = .playback(try PlaybackEvent(from: decoder))
+            case HostAddressesEvent.name: self = .hostAddresses(try HostAddressesEvent(from: decoder))
+            default: self = .other(name: name, try JSONValue(from: decoder))
+            }
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            if case .other(_, let value) = self { return try value.encode(to: encoder) }
+            var container = encoder.container(keyedBy: LineKey.self)
+            try container.encode(name, forKey: .event)
+            switch self {
+            case .routeChange(let event): try event.encode(to: encoder)
+            case .accessory(let event): try event.encode(to: encoder)
+            case .playback(let event): try event.encode(to: encoder)
+            case .hostAddresses(let event): try event.encode(to: encoder)
+            case .other: break
+            }
+        }
+    }
+
+    /// `route-change`: the default output changed.
+    public struct RouteChangeEvent: Codable, Sendable, Hashable {
+        public static let name = "route-change"
+        /// Wall-clock milliseconds since the Unix epoch.
+        public var at: Int64
+        public var reason: String
+        public var previous: String?
+        public var current: String?
+        public var accessory: String?
+        public var summary: String
+
+        public init(_ change: RouteChange) {
+            at = change.at
+            reason = change.reason.rawValue
+            previous = change.previous
+            current = change.current
+            accessory = change.accessory
+            summary = change.summary
+        }
+
+        enum CodingKeys: String, CodingKey { case at, reason, previous, current, accessory, summary }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(at, forKey: .at)
+            try container.encode(reason, forKey: .reason)
+            try container.encode(previous, forKey: .previous)
+            try container.encode(current, forKey: .current)
+            try container.encode(accessory, forKey: .accessory)
+            try container.encode(summary, forKey: .summary)
+        }
+    }
+
+    /// `accessory`: a registration changed.
+    public struct AccessoryEvent: Codable, Sendable, Hashable {
+        public static let name = "accessory"
+        public var at: Int64
+        /// `registered`, `updated`, `unregistered` or `invalidated`.
+        public var change: String
+        public var accessory: String
+        public var reporter: String?
+        /// The fields afterwards (nil once the registration ended).
+        public var configuration: Configuration?
+
+        public init(_ change: AccessoryChange) {
+            at = change.at
+            self.change = change.kind.rawValue
+            accessory = change.accessory
+            reporter = change.reporter
+            configuration = change.configuration.map(Configuration.init)
+        }
+
+        enum CodingKeys: String, CodingKey { case at, change, accessory, reporter, configuration }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(at, forKey: .at)
+            try container.encode(change, forKey: .change)
+            try container.encode(accessory, forKey: .accessory)
+            try container.encode(reporter, forKey: .reporter)
+            try container.encode(configuration, forKey: .configuration)
+        }
+    }
+
+    /// `playback`: Earshot paused or resumed MPRIS players.
+    public struct PlaybackEvent: Codable, Sendable, Hashable {
+        public static let name = "playback"
+        public var at: Int64
+        /// `paused` or `resumed`.
+        public var action: String
+        public var reason: String
+        public var players: [String]
+        public var sink: String?
+        public var accessory: String?
+
+        public init(_ change: PlaybackChange) {
+            at = change.at
+            action = change.action.rawValue
+            reason = change.reason.rawValue
+            players = change.players
+            sink = change.sink
+            accessory = change.accessory
+        }
+
+        enum CodingKeys: String, CodingKey { case at, action, reason, players, sink, accessory }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(at, forKey: .at)
+            try container.encode(action, forKey: .action)
+            try container.encode(reason, forKey: .reason)
+            try container.encode(players, forKey: .players)
+            try container.encode(sink, forKey: .sink)
+            try container.encode(accessory, forKey: .accessory)
+        }
+    }
+
+    /// `host-addresses`: this host's Bluetooth addresses in use changed.
+    public struct HostAddressesEvent: Codable, Sendable, Hashable {
+        public static let name = "host-addresses"
+        public var at: Int64
+        public var addresses: [HostAddressEntry]
+        public var added: [String]
+        public var removed: [String]
+
+        public init(_ change: HostAddressesChange) {
+            at = change.at
+            addresses = change.addresses.map(HostAddressEntry.init)
+            added = change.added.map(\.description)
+            removed = change.removed.map(\.description)
+        }
+    }
+
+    // MARK: Requests
+
+    /// A request line as a client sends it: `op`, `id`, then the body's fields beside them.
+    public struct Request<Body: Encodable & Sendable>: Encodable, Sendable {
+        public var operation: ControlOperation
+        public var id: JSONValue?
+        public var body: Body
+
+        public init(_ operation: ControlOperation, id: JSONValue?, _ body: Body) {
+            self.operation = operation
+            self.id = id
+            self.body = body
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: LineKey.self)
+            try container.encode(operation.rawValue, forKey: .op)
+            try container.encodeIfPresent(id, forKey: .id)
+            try body.encode(to: encoder)
+        }
+    }
+
+    /// The body of list, status and subscribe: nothing.
+    public struct NoFields: Encodable, Sendable {
+        public init() {}
+        public func encode(to encoder: any Encoder) throws {}
+    }
+
+    /// The body of current and unregister: `accessory`.
+    public struct AccessoryField: Encodable, Sendable {
+        public var accessory: String
+        public init(accessory: String) { self.accessory = accessory }
+    }
+
+    /// The body of register: `accessory`, `reporter`, `capabilities`, and `placement`,
+    /// `primary-source`, `secondary-source` when given (left out otherwise). The daemon reads
+    /// requests with `AccessoryRequestDecoder` (RoutingPolicy, shared with `earshot eval`
+    /// scripts), whose field-named messages both transports answer with.
+    public struct RegisterRequest: Encodable, Sendable {
+        public var accessory: String
+        public var reporter: String
+        public var configuration: Configuration
+
+        public init(accessory: String, reporter: String, configuration: Configuration) {
+            self.accessory = accessory
+            self.reporter = reporter
+            self.configuration = configuration
+        }
+
+        enum CodingKeys: String, CodingKey { case accessory, reporter }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(accessory, forKey: .accessory)
+            try container.encode(reporter, forKey: .reporter)
+            var fields = encoder.container(keyedBy: Configuration.CodingKeys.self)
+            try fields.encode(configuration.capabilities, forKey: .capabilities)
+            try fields.encodeIfPresent(configuration.placement, forKey: .placement)
+            try fields.encodeIfPresent(configuration.primarySource, forKey: .primarySource)
+            try fields.encodeIfPresent(configuration.secondarySource, forKey: .secondarySource)
+        }
+    }
+
+    /// The body of update: `accessory` and each field that changes; a source cleared is null,
+    /// a field kept is left out.
+    public struct UpdateRequest: Encodable, Sendable {
+        public var accessory: String
+        public var placement: String?
+        public var primarySource: FieldChange<String>
+        public var secondarySource: FieldChange<String>
+
+        public init(accessory: String, placement: String? = nil, primarySource: FieldChange<String> = .keep, secondarySource: FieldChange<String> = .keep) {
+            self.accessory = accessory
+            self.placement = placement
+            self.primarySource = primarySource
+            self.secondarySource = secondarySource
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            try AccessoryField(accessory: accessory).encode(to: encoder)
+            var fields = encoder.container(keyedBy: Configuration.CodingKeys.self)
+            try fields.encodeIfPresent(placement, forKey: .placement)
+            for (change, key) in [(primarySource, Configuration.CodingKeys.primarySource), (secondarySource, .secondarySource)] {
+                switch change {
+                case .keep: break
+                case .set(let address): try fields.encode(address, forKey: key)
+                case .clear: try fields.encodeNil(forKey: key)
+                }
+            }
+        }
+    }
+
+    // MARK: Encoding
+
+    /// Compact JSON with sorted keys (no escaped slashes): the protocol's one spelling of a value.
+    static func encoded(_ value: some Encodable) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(value)
+    }
+
+    /// `value` as the JSON a client reads, built directly (no text in between): for the D-Bus
+    /// service, which turns objects into `a{sv}` by their field names.
+    static func jsonValue(of value: some Encodable) throws -> JSONValue {
+        try JSONValueEncoder.encode(value)
+    }
+
+    /// `value`'s canonical text: what the CLI prints for `--json`.
+    public static func text(_ value: some Encodable) -> String {
+        guard let data = try? encoded(value) else { return "null" }
+        return String(decoding: data, as: UTF8.self)
+    }
+}

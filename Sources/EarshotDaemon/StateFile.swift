@@ -1,0 +1,221 @@
+import AudioGraph
+import Foundation
+import RoutingPolicy
+
+/// The state file's own schema (docs/state-file.md), versioned apart from the control protocol:
+/// a change to the socket's JSON never changes what is on disk, and a change to the disk format
+/// is a new `version` that this reader either knows or refuses by name.
+///
+/// Version 1 is the format every Earshot so far has written; its registrations have the field
+/// names of a register request, but they are spelled here, not borrowed from the wire types.
+public enum StateFile {
+    /// The version this Earshot writes, and the newest it reads.
+    public static let currentVersion = 1
+
+    /// The file's bytes for `state`: version 1, pretty-printed, keys sorted, history capped at
+    /// `PersistedState.historyLimit` (the newest kept).
+    public static func encode(_ state: PersistedState) throws -> Data {
+        let file = Version1(
+            version: 1, registrations: state.registrations.map(Version1.Registration.init),
+            history: state.history.suffix(PersistedState.historyLimit).map(Version1.HistoryEntry.init))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        return try encoder.encode(file)
+    }
+
+    /// The state in `data`, read from the file at `path` (named in errors). Refuses a file that
+    /// is empty, not JSON, of an unknown version, or with a field it cannot read; the error says
+    /// which field (`registrations[1].placement`) and what is wrong with it.
+    public static func decode(_ data: Data, path: String) throws(StateFileError) -> PersistedState {
+        guard !data.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) else {
+            throw StateFileError(path: path, field: nil, problem: "the file is empty")
+        }
+        let version = try decoding(data, path: path) { try JSONDecoder().decode(Header.self, from: data).version }
+        switch version {
+        case 1:
+            let file = try decoding(data, path: path) { try JSONDecoder().decode(Version1.self, from: data) }
+            return PersistedState(registrations: file.registrations.map(\.registration), history: file.history.map(\.entry))
+        case ...0:
+            throw StateFileError(path: path, field: "version", problem: "unknown version \(version): this Earshot reads versions 1 to \(currentVersion)")
+        default:
+            throw StateFileError(
+                path: path, field: "version",
+                problem: "version \(version) was written by a newer Earshot; this one reads versions 1 to \(currentVersion)")
+        }
+    }
+
+    /// Runs a JSONDecoder step, turning its errors into ones that name the field.
+    private static func decoding<T>(_ data: Data, path: String, _ body: () throws -> T) throws(StateFileError) -> T {
+        do {
+            return try body()
+        } catch let error as DecodingError {
+            throw StateFileError(path: path, error, in: data)
+        } catch {
+            throw StateFileError(path: path, field: nil, problem: "\(error)")
+        }
+    }
+
+    /// Just the version, read before the rest so a newer file is refused as newer, not as
+    /// whatever field it changed.
+    private struct Header: Decodable {
+        var version: Int
+    }
+
+    /// Version 1: `{"version": 1, "registrations": [...], "history": [...]}`.
+    struct Version1: Codable {
+        var version: Int
+        var registrations: [Registration]
+        var history: [HistoryEntry]
+
+        /// One registration: `accessory`, `reporter`, `capabilities`, and `placement`,
+        /// `primary-source`, `secondary-source` (written as null when absent).
+        struct Registration: Codable {
+            var registration: AccessoryRegistration
+
+            init(_ registration: AccessoryRegistration) { self.registration = registration }
+
+            enum CodingKeys: String, CodingKey {
+                case accessory, reporter, capabilities, placement
+                case primarySource = "primary-source"
+                case secondarySource = "secondary-source"
+            }
+
+            init(from decoder: any Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                let accessory = try container.decode(String.self, forKey: .accessory)
+                guard let identity = AccessoryIdentity(parsing: accessory) else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: .accessory, in: container,
+                        debugDescription: "malformed accessory \"\(accessory)\": expected a Bluetooth address (AA:BB:CC:DD:EE:FF) or a node.name")
+                }
+                let reporter = try container.decode(String.self, forKey: .reporter)
+                guard ReporterName.isValid(reporter) else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: .reporter, in: container, debugDescription: "malformed reporter \"\(reporter)\": expected a reverse-DNS name")
+                }
+                var capabilities: AccessoryCapabilities = []
+                for name in try container.decode([String].self, forKey: .capabilities) {
+                    guard let capability = AccessoryCapability(rawValue: name) else {
+                        throw DecodingError.dataCorruptedError(
+                            forKey: .capabilities, in: container,
+                            debugDescription: "unknown capability \"\(name)\": expected \(AccessoryCapability.allCases.map(\.rawValue).joined(separator: " or "))")
+                    }
+                    capabilities.insert(.of(capability))
+                }
+                var configuration = AccessoryConfiguration(capabilities: capabilities)
+                if let placement = try container.decodeIfPresent(String.self, forKey: .placement) {
+                    guard let value = Placement(rawValue: placement) else {
+                        throw DecodingError.dataCorruptedError(
+                            forKey: .placement, in: container,
+                            debugDescription: "unknown placement \"\(placement)\": expected one of \(Placement.allCases.map(\.rawValue).joined(separator: ", "))")
+                    }
+                    configuration.placement = value
+                }
+                configuration.primarySource = try Self.address(container, .primarySource)
+                configuration.secondarySource = try Self.address(container, .secondarySource)
+                registration = AccessoryRegistration(identity: identity, reporter: reporter, configuration: configuration, registeredAt: 0)
+            }
+
+            private static func address(_ container: KeyedDecodingContainer<CodingKeys>, _ key: CodingKeys) throws -> BluetoothAddress? {
+                guard let text = try container.decodeIfPresent(String.self, forKey: key) else { return nil }
+                guard let address = BluetoothAddress(text) else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: key, in: container, debugDescription: "malformed address \"\(text)\": expected six hex pairs like 11:22:33:44:55:66")
+                }
+                return address
+            }
+
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                let configuration = registration.configuration
+                try container.encode(registration.identity.description, forKey: .accessory)
+                try container.encode(registration.reporter, forKey: .reporter)
+                try container.encode(configuration.capabilities.names, forKey: .capabilities)
+                try container.encode(configuration.placement?.rawValue, forKey: .placement)
+                try container.encode(configuration.primarySource?.description, forKey: .primarySource)
+                try container.encode(configuration.secondarySource?.description, forKey: .secondarySource)
+            }
+        }
+
+        /// One chosen default: `at` (wall-clock ms), `reason`, and `current`, `previous`
+        /// (left out when none).
+        struct HistoryEntry: Codable {
+            var at: Int64
+            var current: String?
+            var previous: String?
+            var reason: String
+
+            init(_ entry: PersistedState.HistoryEntry) {
+                at = entry.at
+                current = entry.current
+                previous = entry.previous
+                reason = entry.reason
+            }
+
+            var entry: PersistedState.HistoryEntry { PersistedState.HistoryEntry(at: at, current: current, previous: previous, reason: reason) }
+        }
+    }
+}
+
+/// A state file that cannot be read: which file, which field (`registrations[1].placement`;
+/// nil for the file as a whole) and what is wrong.
+public struct StateFileError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var path: String
+    public var field: String?
+    public var problem: String
+
+    public init(path: String, field: String?, problem: String) {
+        self.path = path
+        self.field = field
+        self.problem = problem
+    }
+
+    public var description: String { "\(path): " + (field.map { "\($0): " } ?? "") + problem }
+
+    init(path: String, _ error: DecodingError, in data: Data) {
+        self.path = path
+        switch error {
+        case .keyNotFound(let key, let context):
+            field = Self.field(context.codingPath + [key])
+            problem = "missing"
+        case .typeMismatch(let type, let context):
+            field = Self.field(context.codingPath)
+            problem = context.codingPath.isEmpty ? "not a JSON object" : "expected \(Self.kind(type))"
+        case .valueNotFound(let type, let context):
+            field = Self.field(context.codingPath)
+            problem = "null, expected \(Self.kind(type))"
+        case .dataCorrupted(let context) where context.codingPath.isEmpty:
+            field = nil
+            problem = "not JSON" + (JSONSyntaxLocation.locate(data).map { " (\($0))" } ?? "")
+        case .dataCorrupted(let context):
+            field = Self.field(context.codingPath)
+            problem = context.debugDescription
+        @unknown default:
+            field = nil
+            problem = "\(error)"
+        }
+    }
+
+    /// `registrations[1].placement`.
+    private static func field(_ path: [any CodingKey]) -> String? {
+        guard !path.isEmpty else { return nil }
+        var text = ""
+        for key in path {
+            if let index = key.intValue {
+                text += "[\(index)]"
+            } else {
+                text += text.isEmpty ? key.stringValue : ".\(key.stringValue)"
+            }
+        }
+        return text
+    }
+
+    private static func kind(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Int.Type, is Int64.Type: "an integer"
+        case is Bool.Type: "true or false"
+        default: String(describing: type).hasPrefix("Array") ? "a list" : "an object"
+        }
+    }
+}

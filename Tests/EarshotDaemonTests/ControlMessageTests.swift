@@ -1,0 +1,188 @@
+import AudioGraph
+@testable import EarshotDaemon
+import Foundation
+import PipeWireTestSupport
+import RoutingPolicy
+import Testing
+
+/// The Codable types of the control protocol against docs/control-protocol.md, which is the
+/// contract: each server line the document shows is what its type writes, byte for byte, and
+/// reads back as the same value; each request line is what the client's types send.
+@Suite("control protocol messages")
+struct ControlMessageTests {
+    /// The example line of the document that starts with `arrow` and contains `marker`.
+    static func documented(_ arrow: String, containing marker: String) throws -> String {
+        let text = try String(contentsOf: ControlProtocolDocTests.document, encoding: .utf8)
+        let lines = text.split(separator: "\n").filter { $0.hasPrefix(arrow + " ") && $0.contains(marker) }
+        guard let line = lines.first else { throw Failure("no \(arrow) line with \(marker) in \(ControlProtocolDocTests.document.path)") }
+        return String(line.dropFirst(arrow.count + 1))
+    }
+
+    static let address = AccessoryIdentity.address(BluetoothAddress("AA:BB:CC:DD:EE:FF")!)
+    static let worn = AccessoryConfiguration(capabilities: [.audioSwitching, .placement], placement: .onHead)
+
+    /// The line `value` is written as, without its newline.
+    static func line(_ value: some Encodable) -> String {
+        String(decoding: ControlWire.line(value).dropLast(), as: UTF8.self)
+    }
+
+    /// The result a client reads from `line`.
+    static func read<Result: Decodable>(_ type: Result.Type, from line: String) throws -> (id: JSONValue?, result: Result) {
+        guard case .success(let id, let data) = try ControlWire.message(from: Data(line.utf8)) else { throw Failure("not a success: \(line)") }
+        return (id, try ControlWire.result(type, from: data))
+    }
+
+    @Test("register and update replies: the accessory object, as documented")
+    func accessoryReplies() throws {
+        let registered = ControlWire.success(
+            id: .integer(1), ControlWire.AccessoryResult(ControlWire.Accessory(Self.address, AccessoryConfiguration(capabilities: [.audioSwitching, .placement], placement: .offHead))))
+        #expect(Self.line(registered) == (try Self.documented("←", containing: #""id":1,"#)))
+        let updated = ControlWire.success(id: .integer(2), ControlWire.AccessoryResult(ControlWire.Accessory(Self.address, Self.worn)))
+        let documented = try Self.documented("←", containing: #""id":2,"#)
+        #expect(Self.line(updated) == documented)
+
+        let (id, result) = try Self.read(ControlWire.AccessoryResult.self, from: documented)
+        #expect(id == .integer(2))
+        #expect(result == ControlWire.AccessoryResult(ControlWire.Accessory(Self.address, Self.worn)))
+        #expect(result.accessory?.configuration.primarySource == nil)
+    }
+
+    @Test("unregister's null accessory, list's entries and subscribe's ok, as documented")
+    func otherReplies() throws {
+        let unregistered = ControlWire.success(id: .integer(5), ControlWire.AccessoryResult(nil))
+        #expect(Self.line(unregistered) == (try Self.documented("←", containing: #""id":5,"#)))
+        #expect(try Self.read(ControlWire.AccessoryResult.self, from: Self.line(unregistered)).result.accessory == nil)
+
+        let registration = AccessoryRegistration(identity: Self.address, reporter: "org.example.r", configuration: Self.worn, registeredAt: 0)
+        let listed = ControlWire.ListedAccessory(AccessoryStatus(registration: registration, isStale: false, sinks: ["bluez_output.AA_BB_CC_DD_EE_FF.1"]))
+        let list = ControlWire.success(id: .integer(6), ControlWire.ListResult([listed]))
+        let documented = try Self.documented("←", containing: #""id":6,"#)
+        #expect(Self.line(list) == documented)
+        #expect(try Self.read(ControlWire.ListResult.self, from: documented).result.accessories == [listed])
+
+        let subscribed = ControlWire.success(id: .integer(8), ControlWire.SubscribeResult())
+        #expect(Self.line(subscribed) == (try Self.documented("←", containing: #""subscribed""#)))
+    }
+
+    @Test("a refusal: the error's code and message, as documented; the client reads the code")
+    func refusal() throws {
+        let error = AccessoryError(.unknown, "no registration for 11:22:33:44:55:66 (Earshot may have restarted): register it, then update")
+        let documented = try Self.documented("←", containing: #""ok":false"#)
+        #expect(Self.line(ControlWire.failure(id: .integer(4), error)) == documented)
+        #expect(try ControlWire.message(from: Data(documented.utf8)) == .failure(id: .integer(4), error))
+        #expect(Self.line(ControlWire.failure(id: nil, error)).contains(#""id":null"#))
+    }
+
+    @Test("status: every field written, null before the first decision; a decision is DecisionRecord's JSON, written once")
+    func status() throws {
+        let host = HostAddress(BluetoothAddress("11:22:33:44:55:66")!, from: [.bluez(adapter: "hci0")])
+        let before = DaemonStatus(mode: .cooperative, remote: "pipewire-0", connected: true, sessionManager: "wireplumber", decision: nil, hostAddresses: [host])
+        #expect(Self.line(ControlWire.success(id: .integer(7), ControlWire.StatusResult(ControlWire.Status(before))))
+            == #"{"id":7,"ok":true,"status":{"connected":true,"decision":null,"host-addresses":[{"address":"11:22:33:44:55:66","from":["bluez hci0"]}],"mode":"cooperative","remote":"pipewire-0","session-manager":"wireplumber","subscribers":0}}"#)
+
+        var engine = PolicyEngine(graph: Self.graph(), config: PolicyConfig())
+        let decision = engine.handle(.start, at: 5120).decision
+        let after = DaemonStatus(mode: .standalone, remote: "pipewire-0", connected: true, sessionManager: nil, decision: decision)
+        let line = Self.line(ControlWire.StatusResult(ControlWire.Status(after)))
+        #expect(line.contains(#""decision":\#(DecisionRecord(decision).jsonLine),"#))
+        let read = try JSONDecoder().decode(ControlWire.StatusResult.self, from: Data(line.utf8)).status
+        #expect(read.decision?.json == (try JSONValue.parse(DecisionRecord(decision).jsonLine)))
+        #expect(read.decision?.json == ControlWire.Status(after).decision?.json)
+        #expect(read.sessionManager == nil && read.mode == "standalone")
+        // Written again by a client (`status --json`), it is the line it read.
+        #expect(ControlWire.text(read) == ControlWire.text(ControlWire.Status(after)))
+    }
+
+    static func graph() -> Graph {
+        var graph = Graph()
+        for (id, name) in [(40 as ObjectID, "alsa_output.pci.analog-stereo"), (41, "alsa_output.usb-dac.analog-stereo")] {
+            graph.apply(.node(Node(id: id, state: .suspended, props: ["node.name": name, "media.class": "Audio/Sink", "object.serial": String(id + 1000)])))
+        }
+        return graph
+    }
+
+    @Test("each event's line is the one the document shows, and reads back as the same event")
+    func events() throws {
+        let route = ControlWire.Event(.routeChanged(RouteChange(
+            at: 1_763_800_000_123, reason: .placementChanged, previous: "alsa_output.pci.analog-stereo", current: "bluez_output.AA_BB_CC_DD_EE_FF.1",
+            accessory: "AA:BB:CC:DD:EE:FF", summary: "2/2 sinks eligible")))
+        let accessory = ControlWire.Event(.accessoryChanged(AccessoryChange(
+            at: 1_763_800_000_100, kind: .updated, accessory: "AA:BB:CC:DD:EE:FF", reporter: "org.example.r", configuration: Self.worn)))
+        let playback = ControlWire.Event(.playbackChanged(PlaybackChange(
+            at: 1_763_800_000_523, action: .paused, reason: .accessoryRemoved, players: ["org.mpris.MediaPlayer2.mpv.instance4242"],
+            sink: "bluez_output.AA_BB_CC_DD_EE_FF.1", accessory: "AA:BB:CC:DD:EE:FF")))
+        for (event, marker) in [(route, "route-change"), (accessory, "accessory"), (playback, "playback")] {
+            let documented = try ControlProtocolDocTests.jsonExample(containing: #""event":"\#(marker)""#)
+            #expect(Self.line(event) == documented)
+            guard case .event(let read, let json) = try ControlWire.message(from: Data(documented.utf8)) else {
+                Issue.record("\(marker) not read as an event")
+                continue
+            }
+            #expect(read == event)
+            #expect(read.name == marker)
+            #expect(json == (try JSONValue.parse(documented)))
+        }
+        let ended = ControlWire.Event(.accessoryChanged(AccessoryChange(at: 1, kind: .unregistered, accessory: "usb-dac", reporter: nil, configuration: nil)))
+        #expect(Self.line(ended) == #"{"accessory":"usb-dac","at":1,"change":"unregistered","configuration":null,"event":"accessory","reporter":null}"#)
+    }
+
+    @Test("an event this client does not know is kept whole, not refused")
+    func unknownEvent() throws {
+        let line = #"{"at":5,"event":"battery","level":40}"#
+        guard case .event(let event, _) = try ControlWire.message(from: Data(line.utf8)) else { throw Failure("not an event") }
+        #expect(event == .other(name: "battery", try JSONValue.parse(line)))
+        #expect(Self.line(event) == line)
+    }
+
+    @Test("a reply missing a field its type needs is a protocol error naming the field")
+    func missingField() throws {
+        let line = Data(#"{"id":1,"ok":true,"status":{"mode":"standalone"}}"#.utf8)
+        #expect {
+            try ControlWire.result(ControlWire.StatusResult.self, from: line)
+        } throws: { error in
+            "\(error)".contains("status.remote: missing")
+        }
+        #expect(throws: ControlWireError.self) { try ControlWire.message(from: Data(#"{"id":1}"#.utf8)) }
+    }
+
+    @Test("requests: what the client's types send is what the document shows, and what the server reads")
+    func requests() throws {
+        let register = ControlWire.Request(.register, id: .integer(1), ControlWire.RegisterRequest(
+            accessory: "AA:BB:CC:DD:EE:FF", reporter: "org.example.r",
+            configuration: ControlWire.Configuration(capabilities: ["audio-switching", "placement"], placement: "off-head")))
+        #expect(try JSONValue.parse(Self.line(register)) == JSONValue.parse(Self.documented("→", containing: #""id":1,"#)))
+        let update = ControlWire.Request(.update, id: .integer(2), ControlWire.UpdateRequest(accessory: "AA:BB:CC:DD:EE:FF", placement: "on-head"))
+        #expect(try JSONValue.parse(Self.line(update)) == JSONValue.parse(Self.documented("→", containing: #""id":2,"#)))
+        let clear = ControlWire.Request(.update, id: .integer(3), ControlWire.UpdateRequest(accessory: "AA:BB:CC:DD:EE:FF", primarySource: .clear))
+        #expect(try JSONValue.parse(Self.line(clear)) == JSONValue.parse(Self.documented("→", containing: #""id":3,"#)))
+        let list = ControlWire.Request(.list, id: .integer(6), ControlWire.NoFields())
+        #expect(try JSONValue.parse(Self.line(list)) == JSONValue.parse(Self.documented("→", containing: #""id":6,"#)))
+        let current = ControlWire.Request(.current, id: nil, ControlWire.AccessoryField(accessory: "AA:BB:CC:DD:EE:FF"))
+        #expect(Self.line(current) == #"{"accessory":"AA:BB:CC:DD:EE:FF","op":"current"}"#)
+
+        guard case .success(let read) = ControlWire.request(from: Data(Self.line(clear).utf8)) else { throw Failure("refused: \(Self.line(clear))") }
+        #expect(read == ControlRequest(id: .integer(3), command: .accessory(.update(Self.address, AccessoryUpdate(primarySource: .clear)))))
+        guard case .success(let registered) = ControlWire.request(from: Data(Self.line(register).utf8)) else { throw Failure("refused") }
+        #expect(registered.command == .accessory(.register(
+            Self.address, reporter: "org.example.r", AccessoryConfiguration(capabilities: [.audioSwitching, .placement], placement: .offHead))))
+    }
+
+    @Test("the direct JSONValue encoding (D-Bus) is the JSON a client reads from the line")
+    func directEncoding() throws {
+        func same(_ value: some Encodable, _ sourceLocation: Testing.SourceLocation = #_sourceLocation) throws {
+            #expect(try JSONValueEncoder.encode(value) == JSONValue.parse(ControlWire.text(value)), sourceLocation: sourceLocation)
+        }
+        var engine = PolicyEngine(graph: Self.graph(), config: PolicyConfig())
+        let decision = engine.handle(.start, at: 5120).decision
+        let host = HostAddress(BluetoothAddress("11:22:33:44:55:66")!, from: [.config, .bluez(adapter: "hci0")])
+        try same(ControlWire.Status(DaemonStatus(mode: .cooperative, remote: "pipewire-0", connected: true, sessionManager: "wireplumber", decision: decision, hostAddresses: [host])))
+        try same(DecisionRecord(decision, line: 3))
+        let registration = AccessoryRegistration(identity: Self.address, reporter: "org.example.r", configuration: Self.worn, registeredAt: 0)
+        try same(ControlWire.success(id: .string("x"), ControlWire.ListResult([ControlWire.ListedAccessory(AccessoryStatus(registration: registration, isStale: true, sinks: []))])))
+        try same(ControlWire.failure(id: nil, AccessoryError(.invalidated, "gone")))
+        try same(ControlWire.Event(.accessoryChanged(AccessoryChange(at: 1, kind: .invalidated, accessory: "x", reporter: nil, configuration: nil))))
+        try same(ControlWire.Request(.status, id: nil, ControlWire.NoFields()))
+        try same(ControlWire.UpdateRequest(accessory: "AA:BB:CC:DD:EE:FF", primarySource: .clear, secondarySource: .set("11:22:33:44:55:66")))
+        try same(JSONValue.parse(#"{"a":[1,2.5,null,true,{"b":"c"}]}"#))
+    }
+}
