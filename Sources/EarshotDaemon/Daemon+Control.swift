@@ -33,7 +33,8 @@ extension Daemon: DaemonControl {
     public func status() async -> DaemonStatus {
         DaemonStatus(
             mode: session.mode, remote: session.connection?.remoteName ?? environment.options.remote ?? "pipewire-0",
-            connected: session.connection != nil, sessionManager: session.sessionManager?.name, decision: decisions.forStatus,
+            connected: session.connection != nil, sessionManager: session.sessionManager?.name,
+            sessionManagerVersion: session.sessionManager?.version, decision: decisions.forStatus,
             subscribers: events.subscriberCount, hostAddresses: engine.knownHostAddresses)
     }
 

@@ -50,6 +50,8 @@ public struct DaemonStatus: Sendable {
     public var connected: Bool
     /// The name of the detected session manager, if any.
     public var sessionManager: String?
+    /// Its version as its client publishes it (WirePlumber 0.5 and later; nil for 0.4).
+    public var sessionManagerVersion: String?
     /// The latest decision (nil before the first).
     public var decision: Decision?
     /// How many clients are subscribed to events now.
@@ -58,7 +60,7 @@ public struct DaemonStatus: Sendable {
     public var hostAddresses: [HostAddress]
 
     public init(
-        mode: ApplyMode, remote: String, connected: Bool, sessionManager: String?, decision: Decision?, subscribers: Int = 0,
+        mode: ApplyMode, remote: String, connected: Bool, sessionManager: String?, sessionManagerVersion: String? = nil, decision: Decision?, subscribers: Int = 0,
         hostAddresses: [HostAddress] = []
     ) {
         self.subscribers = subscribers
@@ -67,6 +69,7 @@ public struct DaemonStatus: Sendable {
         self.remote = remote
         self.connected = connected
         self.sessionManager = sessionManager
+        self.sessionManagerVersion = sessionManagerVersion
         self.decision = decision
     }
 }

@@ -7,7 +7,7 @@ public enum StatusText {
     /// sum of terms and every rejection.
     public static func render(_ status: ControlWire.Status, explain: Bool) -> String {
         var lines: [String] = []
-        lines.append("mode: \(status.mode)" + (status.sessionManager.map { " (session manager: \($0))" } ?? ""))
+        lines.append("mode: \(status.mode)" + (status.sessionManager.map { " (session manager: \([$0, status.sessionManagerVersion].compactMap { $0 }.joined(separator: " ")))" } ?? ""))
         lines.append("pipewire: \(status.remote), " + (status.connected ? "connected" : "not connected"))
         lines.append("host addresses: " + (status.hostAddresses.isEmpty ? "none known" : status.hostAddresses.map(hostAddress).joined(separator: ", ")))
         // The decision's shape is DecisionRecord's (RoutingPolicy), read here as JSON.

@@ -224,6 +224,8 @@ extension ControlWire {
         public var remote: String
         public var connected: Bool
         public var sessionManager: String?
+        /// The session manager's version, when its client publishes one (WirePlumber 0.5+).
+        public var sessionManagerVersion: String?
         /// The latest decision (nil before the first), as `earshot eval --format json` prints it.
         public var decision: DecisionObject?
         public var subscribers: Int
@@ -234,6 +236,7 @@ extension ControlWire {
             remote = status.remote
             connected = status.connected
             sessionManager = status.sessionManager
+            sessionManagerVersion = status.sessionManagerVersion
             decision = status.decision.map { .record(DecisionRecord($0)) }
             subscribers = status.subscribers
             hostAddresses = status.hostAddresses.map(HostAddressEntry.init)
@@ -242,6 +245,7 @@ extension ControlWire {
         enum CodingKeys: String, CodingKey {
             case mode, remote, connected, decision, subscribers
             case sessionManager = "session-manager"
+            case sessionManagerVersion = "session-manager-version"
             case hostAddresses = "host-addresses"
         }
 
@@ -251,6 +255,7 @@ extension ControlWire {
             try container.encode(remote, forKey: .remote)
             try container.encode(connected, forKey: .connected)
             try container.encode(sessionManager, forKey: .sessionManager)
+            try container.encode(sessionManagerVersion, forKey: .sessionManagerVersion)
             try container.encode(decision, forKey: .decision)
             try container.encode(subscribers, forKey: .subscribers)
             try container.encode(hostAddresses, forKey: .hostAddresses)

@@ -29,6 +29,7 @@ enum EarshotBusValues {
             Key.remote.stringValue: .string(wire.remote),
             Key.connected.stringValue: .boolean(wire.connected),
             Key.sessionManager.stringValue: .string(wire.sessionManager ?? ""),
+            Key.sessionManagerVersion.stringValue: .string(wire.sessionManagerVersion ?? ""),
             Key.subscribers.stringValue: .uint32(UInt32(clamping: wire.subscribers)),
             Key.hostAddresses.stringValue: .strings(status.hostAddresses.map(\.description)),
             "default": .string(record?.default ?? ""),
