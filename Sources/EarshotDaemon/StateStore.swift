@@ -1,6 +1,7 @@
 import AudioGraph
 import Foundation
 import RoutingPolicy
+import SystemBridge
 
 /// What survives a restart: registrations (as the register requests that recreate them) and
 /// the history of chosen defaults. Kept in `$XDG_STATE_HOME/earshot/state.json`.
@@ -74,23 +75,6 @@ public struct StateStore: Sendable {
         let data = try encoder.encode(File(version: 1, registrations: registrations, history: Array(state.history.suffix(PersistedState.historyLimit))))
         let directory = (path as NSString).deletingLastPathComponent
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let temporary = "\(path).tmp-\(getpid())"
-        guard FileManager.default.createFile(atPath: temporary, contents: nil, attributes: [.posixPermissions: 0o600]),
-            let handle = FileHandle(forWritingAtPath: temporary)
-        else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: temporary]) }
-        do {
-            try handle.write(contentsOf: data)
-            try handle.synchronize()
-            try handle.close()
-        } catch {
-            try? handle.close()
-            unlink(temporary)
-            throw error
-        }
-        guard rename(temporary, path) == 0 else {
-            let code = errno
-            unlink(temporary)
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path, NSLocalizedDescriptionKey: String(cString: strerror(code))])
-        }
+        try FileSystem.atomicWrite(data, to: path, permissions: 0o600)
     }
 }

@@ -4,6 +4,7 @@ import PipeWireTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
+import SystemBridge
 #endif
 
 /// Starting where a socket file already is: a live daemon, a dead one's leftover, something else.
@@ -78,6 +79,6 @@ struct ControlSocketFileTests {
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        guard result == 0 else { throw UnixSocketError(path: path, errno: errno) }
+        guard result == 0 else { throw SystemError("bind", path: path, code: errno) }
     }
 }
