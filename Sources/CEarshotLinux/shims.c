@@ -2,12 +2,15 @@
 #include "CEarshotLinux.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 // The redeclared struct ucred must be the kernel's, or SO_PEERCRED writes past it.
 _Static_assert(sizeof(struct CEarshotLinux_ucred) == sizeof(struct ucred), "struct ucred size");
@@ -55,6 +58,42 @@ size_t CEarshotLinux_inotify_next(const void *buffer, size_t length, size_t offs
 int CEarshotLinux_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
 
 int CEarshotLinux_eventfd_signal(int fd) { return eventfd_write(fd, 1); }
+
+// fd + 1 per signal (0: none), read by the handler; sig_atomic_t so a handler never sees half
+// a store.
+static volatile sig_atomic_t forward_fds[NSIG];
+
+static void forward_signal(int signo) {
+    int saved = errno;
+    int fd = (int)forward_fds[signo] - 1;
+    if (fd >= 0) {
+        unsigned char number = (unsigned char)signo;
+        // A full pipe drops the byte: the reader is behind and will see earlier ones.
+        (void)!write(fd, &number, 1);
+    }
+    errno = saved;
+}
+
+int CEarshotLinux_forward_signal(int signo, int fd) {
+    if (signo <= 0 || signo >= NSIG || signo > 255) {
+        errno = EINVAL;
+        return -1;
+    }
+    struct sigaction action;
+    memset(&action, 0, sizeof(action));
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    if (fd < 0) {
+        forward_fds[signo] = 0;
+        action.sa_handler = SIG_IGN;
+    } else {
+        forward_fds[signo] = fd + 1;
+        action.sa_handler = forward_signal;
+    }
+    return sigaction(signo, &action, NULL);
+}
+
+int CEarshotLinux_pipe(int fds[2]) { return pipe2(fds, O_CLOEXEC | O_NONBLOCK); }
 
 int CEarshotLinux_set_thread_name(const char *name) {
     char cut[16];

@@ -39,8 +39,18 @@ public enum DaemonRunner {
         if let failure = watcher.fileWatchFailure {
             logger.warning("config: not watching the file for changes (\(failure)); SIGHUP still reloads it")
         }
-        let stopSignals = SignalWatcher([.terminate, .interrupt]) { _ in
-            Task { await daemon.stop() }
+        if let failure = watcher.signalFailure { logger.warning("config: SIGHUP does not reload it (\(failure))") }
+        let stopSignals: SignalWatcher
+        do {
+            stopSignals = try SignalWatcher([.terminate, .interrupt], threadName: "earshot-stop") { _ in
+                Task { await daemon.stop() }
+            }
+        } catch {
+            logger.error("cannot handle SIGTERM and SIGINT: \(error)")
+            watcher.stop()
+            await desktop.stop()
+            await server.close()
+            return 1
         }
         await daemon.run()
         await daemon.flushState()

@@ -44,6 +44,16 @@ int CEarshotLinux_eventfd(void);
 // Adds 1 to the counter (eventfd_write is GNU-only): the descriptor becomes readable.
 int CEarshotLinux_eventfd_signal(int fd);
 
+// --- signals ---------------------------------------------------------------------------
+// Installs a handler for `signo` that writes the signal's number (one byte) to `fd`, which
+// should be non-blocking (the self-pipe trick: a handler may only make async-signal-safe
+// calls, and write(2) is one). Works whichever thread the kernel picks for the signal. With
+// fd -1 the signal is ignored (SIG_IGN) instead. One fd per signal: a later call replaces it.
+// 0, or -1 with errno set.
+int CEarshotLinux_forward_signal(int signo, int fd);
+// pipe2(O_CLOEXEC | O_NONBLOCK) (pipe2 is GNU-only; the flags are macros).
+int CEarshotLinux_pipe(int fds[2]);
+
 // --- threads and errors ----------------------------------------------------------------
 // pthread_setname_np for the calling thread (GNU-only); names are cut to 15 bytes.
 int CEarshotLinux_set_thread_name(const char *name);
