@@ -73,9 +73,9 @@ public final class PipeWireConnection: @unchecked Sendable {
         self.context = context
         try loop.start()
         try loop.withLock { () throws(PipeWireError) in
-            let props = CPipeWire_properties_new_empty()
-            try check(pw_properties_set(props, "application.name", applicationName), "pw_properties_set application.name")
-            if let remote { try check(pw_properties_set(props, "remote.name", remote), "pw_properties_set remote.name") }
+            var settings = ["application.name": applicationName]
+            if let remote { settings["remote.name"] = remote }
+            let props = try LibPipeWire.newProperties(settings)
             guard let core = pw_context_connect(context, props, 0) else {
                 throw PipeWireError.cannotConnect(remote: remoteName, errno: errno)
             }
@@ -347,18 +347,16 @@ public final class PipeWireConnection: @unchecked Sendable {
 
     private func exportMetadata(named name: String) throws(PipeWireError) -> CreatedObject {
         loop.assertLockHeld()
-        let props = CPipeWire_properties_new_empty()
-        try check(pw_properties_set(props, "metadata.name", name), "pw_properties_set metadata.name")
+        let props = try LibPipeWire.newProperties(["metadata.name": name])
         guard let implementation = pw_context_create_metadata(context, name, props, 0) else {
             throw PipeWireError.requestFailed(operation: "create metadata \"\(name)\"", code: -errno, message: "pw_context_create_metadata failed")
         }
         if exportCore == nil {
-            let props = CPipeWire_properties_new_empty()
+            var settings = ["application.name": "earshot [export]"]
+            if remoteName.hasPrefix("/") || getenv("PIPEWIRE_REMOTE") == nil { settings["remote.name"] = remoteName }
+            let props: UnsafeMutablePointer<pw_properties>
             do throws(PipeWireError) {
-                try check(pw_properties_set(props, "application.name", "earshot [export]"), "pw_properties_set application.name")
-                if remoteName.hasPrefix("/") || getenv("PIPEWIRE_REMOTE") == nil {
-                    try check(pw_properties_set(props, "remote.name", remoteName), "pw_properties_set remote.name")
-                }
+                props = try LibPipeWire.newProperties(settings)
             } catch {
                 pw_impl_metadata_destroy(implementation)
                 throw error
@@ -370,9 +368,15 @@ public final class PipeWireConnection: @unchecked Sendable {
             pw_impl_metadata_destroy(implementation)
             throw PipeWireError.cannotConnect(remote: remoteName, errno: code)
         }
-        let exported = LibPipeWire.withDict(["metadata.name": name]) { dict in
-            let proxy = pw_core_export(exportCore, CPipeWire_type_metadata(), dict, UnsafeMutableRawPointer(pw_impl_metadata_get_implementation(implementation)), 0)
-            return (proxy: proxy, errno: errno)  // read before withDict frees the dict
+        let exported: (proxy: OpaquePointer?, errno: Int32)
+        do throws(PipeWireError) {
+            exported = try LibPipeWire.withDict(["metadata.name": name]) { dict in
+                let proxy = pw_core_export(exportCore, CPipeWire_type_metadata(), dict, UnsafeMutableRawPointer(pw_impl_metadata_get_implementation(implementation)), 0)
+                return (proxy: proxy, errno: errno)  // read before withDict frees the dict
+            }
+        } catch {
+            pw_impl_metadata_destroy(implementation)
+            throw error
         }
         guard let exported = exported.proxy else {
             pw_impl_metadata_destroy(implementation)
@@ -387,7 +391,7 @@ public final class PipeWireConnection: @unchecked Sendable {
 
     private func create(factory: String, kind: TrackedKind, props: Properties, description: String) throws(PipeWireError) -> CreatedObject {
         loop.assertLockHeld()
-        let created = LibPipeWire.withDict(props) { dict in
+        let created = try LibPipeWire.withDict(props) { dict in
             let proxy = CPipeWire_core_create_object(core, factory, kind.typePointer, kind.clientVersion, dict)
             return (proxy: proxy, errno: errno)  // read before withDict frees the dict
         }
