@@ -111,8 +111,8 @@ public enum Readiness {
     /// `what` names the file in an error.
     public static func read(_ descriptor: Int32, maximum: Int = 65536, what: String? = nil) throws(SystemError) -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: maximum)
-        let count = try retryingOnInterrupt("read", path: what) {
-            buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+        let count = try systemCall("read", path: what) {
+            try buffer.withUnsafeMutableBytes { try FileDescriptor(rawValue: descriptor).read(into: $0, retryOnInterrupt: true) }
         }
         return Array(buffer[..<count])
     }
