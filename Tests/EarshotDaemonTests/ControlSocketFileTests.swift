@@ -33,6 +33,11 @@ struct ControlSocketFileTests {
         try FileManager.default.createDirectory(atPath: root.appendingPathComponent("earshot").path, withIntermediateDirectories: true)
         try bindWithoutListening(path)
         let server = try await ControlServer.start(path: path, control: InMemoryDaemonControl())
+        // A new socket in place of the stale one, 0600, and no temporary left beside it.
+        let fresh = try #require(try FileSystem.entry(at: path))
+        #expect(fresh.kind == .socket)
+        #expect(fresh.permissions == 0o600)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: (path as NSString).deletingLastPathComponent) == ["control"])
         let client = try RawControlSocket(path: path)
         #expect(try await client.request(#"{"op":"list"}"#)["ok"] == .bool(true))
         await server.close()
