@@ -21,6 +21,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // FileDescriptor, Errno, Stat: typed doors to the POSIX calls SystemBridge makes.
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
     ],
     targets: [
         // libpipewire-0.3 (apt: libpipewire-0.3-dev libspa-0.2-dev); links -lpipewire-0.3.
@@ -29,9 +31,17 @@ let package = Package(
         .target(name: "CPipeWireShims", dependencies: ["CPipeWire"], cSettings: pipewireCFlags),
         // sd-bus from libsystemd (apt: libsystemd-dev); links -lsystemd.
         .systemLibrary(name: "CSystemdBus", pkgConfig: "libsystemd"),
-        // The only Swift module that imports C: PipeWire (PipeWire/) and D-Bus (DBus/).
+        // CEarshotLinux_* wrappers for the Linux calls, macros and structs swift-system does not
+        // cover (inotify, eventfd, SO_PEERCRED's struct ucred), one per macro or inline.
+        .target(name: "CEarshotLinux"),
+        // The only Swift module that imports C: PipeWire (PipeWire/), D-Bus (DBus/) and the
+        // Linux system calls (Linux/: files, sockets, signals, file watching).
         .target(
-            name: "SystemBridge", dependencies: ["CPipeWire", "CPipeWireShims", "CSystemdBus", "AudioGraph"],
+            name: "SystemBridge",
+            dependencies: [
+                "CPipeWire", "CPipeWireShims", "CSystemdBus", "CEarshotLinux", "AudioGraph",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
             swiftSettings: strict + pipewireSwiftFlags),
         .target(name: "AudioGraph", swiftSettings: strict),
         .target(name: "RoutingPolicy", dependencies: ["AudioGraph", "TOMLKit"], swiftSettings: strict),

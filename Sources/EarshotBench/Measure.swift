@@ -97,15 +97,14 @@ func cpuTicks(of pid: pid_t) -> Int? {
 
 /// A blocking JSON Lines client of the control socket, kept open across switches.
 final class ControlLine: @unchecked Sendable {
-    let fd: Int32
+    private let socket: UnixStreamSocket
+    var fd: Int32 { socket.descriptor }
     private var pending: [UInt8] = []
     private var nextID = 1
 
     init(path: String) throws {
-        fd = try UnixSocketConnector.connect(path: path)
+        socket = try UnixStreamSocket.connect(path: path)
     }
-
-    deinit { close(fd) }
 
     /// Sends a request without waiting for its reply.
     func send(_ fields: String) {

@@ -2,33 +2,29 @@ import AudioGraph
 import EarshotDaemon
 import Foundation
 import RoutingPolicy
-#if canImport(Glibc)
-import Glibc
-#endif
+import SystemBridge
 
 /// A client of the daemon's control socket for the CLI: blocking, one request at a time, then
 /// (for `watch`) the events of a subscription. Speaks the protocol through ControlWire.
 final class ControlClient {
     let path: String
-    private let fd: Int32
+    private let socket: UnixStreamSocket
     private var pending: [UInt8] = []
     private var nextID: Int64 = 1
 
     /// How long a reply may take before the daemon counts as not reachable.
     static let replyTimeout: Duration = .seconds(10)
 
-    private init(path: String, fd: Int32) {
+    private init(path: String, socket: UnixStreamSocket) {
         self.path = path
-        self.fd = fd
+        self.socket = socket
     }
-
-    deinit { close(fd) }
 
     static func connect(path: String) throws(ControlClientError) -> ControlClient {
         do {
-            return ControlClient(path: path, fd: try UnixSocketConnector.connect(path: path))
+            return ControlClient(path: path, socket: try UnixStreamSocket.connect(path: path))
         } catch {
-            throw .unreachable(path: path, reason: String(cString: strerror(error.errno)))
+            throw .unreachable(path: path, reason: error.errno.description)
         }
     }
 
@@ -70,33 +66,27 @@ final class ControlClient {
     }
 
     /// The socket, for waiting on it next to other descriptors (`earshot report`).
-    var socketDescriptor: Int32 { fd }
+    var socketDescriptor: Int32 { socket.descriptor }
 
     /// Called when the socket is readable while no request is out: reads what is there
     /// (kept for the next request) and says whether the daemon is still on the other end.
     func stillOpen() -> Bool {
-        var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, 0)
-            if ready < 0 { return errno == EINTR }
-            guard ready > 0 else { return true }
-            let count = read(fd, &chunk, chunk.count)
-            if count < 0 { return errno == EINTR || errno == EAGAIN }
-            if count == 0 { return false }
-            pending.append(contentsOf: chunk[..<count])
+            do {
+                guard let chunk = try socket.receiveAvailable() else { return true }
+                if chunk.isEmpty { return false }
+                pending.append(contentsOf: chunk)
+            } catch {
+                return false
+            }
         }
     }
 
     private func send(_ data: Data) throws(ControlClientError) {
-        var offset = 0
-        while offset < data.count {
-            let written = data[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw .lost(path: path, reason: String(cString: strerror(errno)))
-            }
-            offset += written
+        do {
+            try socket.sendAll(data)
+        } catch {
+            throw .lost(path: path, reason: error.errno.description)
         }
     }
 
@@ -110,33 +100,27 @@ final class ControlClient {
     }
 
     private func readLine(deadline: ContinuousClock.Instant?) throws(ControlClientError) -> Data {
-        var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
             if let newline = pending.firstIndex(of: 0x0A) {
                 let line = Data(pending[..<newline])
                 pending.removeSubrange(...newline)
                 return line
             }
-            var timeout: Int32 = -1
+            var timeout: Duration?
             if let deadline {
                 let left = ContinuousClock.now.duration(to: deadline)
                 guard left > .zero else { throw .timedOut(path: path, after: Self.replyTimeout) }
-                timeout = Int32(max(1, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
+                timeout = left
             }
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, timeout)
-            if ready < 0 {
-                if errno == EINTR { continue }
-                throw .lost(path: path, reason: String(cString: strerror(errno)))
+            let chunk: [UInt8]
+            do {
+                guard try !Readiness.wait([socket.descriptor], timeout: timeout).isEmpty else { continue }
+                chunk = try socket.receive()
+            } catch {
+                throw .lost(path: path, reason: error.errno.description)
             }
-            guard ready > 0 else { continue }
-            let count = read(fd, &chunk, chunk.count)
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw .lost(path: path, reason: String(cString: strerror(errno)))
-            }
-            if count == 0 { throw .lost(path: path, reason: "the daemon closed the connection") }
-            pending.append(contentsOf: chunk[..<count])
+            if chunk.isEmpty { throw .lost(path: path, reason: "the daemon closed the connection") }
+            pending.append(contentsOf: chunk)
         }
     }
 }

@@ -1,9 +1,7 @@
 import ArgumentParser
 import EarshotDaemon
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
+import SystemBridge
 
 /// `earshot report --accessory X`: a reporter bridge. Placement lines on stdin become updates
 /// over one control connection, which survives the daemon restarting.
@@ -50,7 +48,7 @@ struct ReportCommand: ParsableCommand {
                 timeout: .milliseconds(Int64(timeout * 1000))),
             connect: { () throws(ControlClientError) -> any ReportLink in try ControlClient.connect(path: path) },
             diagnose: { FileHandle.standardError.write(Data("earshot report: \($0)\n".utf8)) })
-        let code = ReportLoop.run(reporter, input: STDIN_FILENO)
+        let code = ReportLoop.run(reporter, input: Readiness.standardInput)
         if code != 0 { throw ExitCode(code) }
     }
 }
@@ -59,7 +57,6 @@ struct ReportCommand: ParsableCommand {
 enum ReportLoop {
     static func run(_ reporter: PlacementReporter, input: Int32) -> Int32 {
         var buffer: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
         var lineNumber = 0
         var inputOpen = true
         var retryAt: ContinuousClock.Instant? = ContinuousClock.now
@@ -80,43 +77,45 @@ enum ReportLoop {
             if !inputOpen, !reporter.hasWork { return 0 }
             if !inputOpen, retryAt == nil { return 0 }
 
-            var descriptors: [pollfd] = []
-            if inputOpen { descriptors.append(pollfd(fd: input, events: Int16(POLLIN), revents: 0)) }
+            var descriptors: [Int32] = []
+            if inputOpen { descriptors.append(input) }
             let linkFD = retryAt == nil ? reporter.link?.descriptor : nil
-            if let linkFD { descriptors.append(pollfd(fd: linkFD, events: Int16(POLLIN), revents: 0)) }
-            var timeout: Int32 = -1
-            if let retryAt {
-                let left = ContinuousClock.now.duration(to: retryAt)
-                timeout = left <= .zero ? 0 : Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
-            }
-            let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
-            if ready < 0 {
-                if errno == EINTR { continue }
-                FileHandle.standardError.write(Data("earshot report: poll: \(String(cString: strerror(errno)))\n".utf8))
+            if let linkFD { descriptors.append(linkFD) }
+            var timeout: Duration?
+            if let retryAt { timeout = max(.zero, ContinuousClock.now.duration(to: retryAt)) }
+            let ready: Set<Int32>
+            do {
+                ready = try Readiness.wait(descriptors, timeout: timeout)
+            } catch {
+                FileHandle.standardError.write(Data("earshot report: \(error)\n".utf8))
                 return 1
             }
-            for descriptor in descriptors where descriptor.revents != 0 {
-                if descriptor.fd == linkFD {
-                    reporter.connectionReadable()
+            if inputOpen, ready.contains(input) {
+                let chunk: [UInt8]
+                do {
+                    chunk = try Readiness.read(input, maximum: 4096, what: "stdin")
+                } catch where error.errno == .resourceTemporarilyUnavailable {
                     continue
-                }
-                let count = read(input, &chunk, chunk.count)
-                if count < 0 {
-                    if errno == EINTR || errno == EAGAIN { continue }
-                    FileHandle.standardError.write(Data("earshot report: reading stdin: \(String(cString: strerror(errno)))\n".utf8))
+                } catch {
+                    FileHandle.standardError.write(Data("earshot report: reading stdin: \(error.reason)\n".utf8))
                     inputOpen = false
-                } else if count == 0 {
+                    chunk = []
+                }
+                if !inputOpen {
+                    // A read error: the input is given up as it is.
+                } else if chunk.isEmpty {
                     inputOpen = false
                     if !buffer.isEmpty { take(buffer[...]) }
                     buffer.removeAll()
                 } else {
-                    buffer.append(contentsOf: chunk[..<count])
+                    buffer.append(contentsOf: chunk)
                     while let newline = buffer.firstIndex(of: 0x0A) {
                         take(buffer[..<newline])
                         buffer.removeSubrange(...newline)
                     }
                 }
             }
+            if let linkFD, ready.contains(linkFD) { reporter.connectionReadable() }
             // New lines (or a dropped connection) are flushed at once, unless a retry is scheduled.
             if retryAt == nil, reporter.hasWork { retryAt = .now }
         }

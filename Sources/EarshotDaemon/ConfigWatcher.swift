@@ -1,60 +1,41 @@
-import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
+import SystemBridge
 
 /// Calls `onChange` when one of `paths` is written, created, replaced (editors rename over
-/// the file) or deleted, and on SIGHUP. inotify on each file's directory, read by one thread
-/// blocked in read(2): no polling.
-public final class ConfigWatcher: @unchecked Sendable {
-    private let inotify: Int32
-    private let signalSource: DispatchSourceSignal
-    private let thread: Thread
+/// the file) or deleted, and on SIGHUP: a `FileChangeWatcher` on the files' directories and a
+/// `SignalWatcher` for SIGHUP. Neither can fail short of the process running out of
+/// descriptors or threads; if one does, the other still works and the failure is kept for
+/// the log.
+public final class ConfigWatcher: Sendable {
+    private let files: FileChangeWatcher?
+    private let hangUp: SignalWatcher?
+    /// Why the files are not watched (inotify could not be set up): SIGHUP still reloads.
+    public let fileWatchFailure: SystemError?
+    /// Why SIGHUP does not reload (the handler could not be installed).
+    public let signalFailure: SystemError?
+    /// Watched paths whose directory does not exist: a change there is not seen.
+    public var unwatchedPaths: [String] { files?.unwatched ?? [] }
 
     public init(paths: [String], onChange: @escaping @Sendable (String) -> Void) {
-        inotify = inotify_init1(Int32(IN_CLOEXEC))
-        var watched: [Int32: (directory: String, names: Set<String>)] = [:]
-        for path in paths {
-            let directory = (path as NSString).deletingLastPathComponent
-            let name = (path as NSString).lastPathComponent
-            let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE)
-            let descriptor = inotify_add_watch(inotify, directory, mask)
-            guard descriptor >= 0 else { continue }  // the directory does not exist (yet)
-            watched[descriptor, default: (directory, [])].names.insert(name)
+        do {
+            files = try FileChangeWatcher(paths: paths, threadName: "earshot-config") { onChange("\($0) changed") }
+            fileWatchFailure = nil
+        } catch {
+            files = nil
+            fileWatchFailure = error
         }
-        let fd = inotify
-        let table = watched
-        thread = Thread {
-            var buffer = [UInt8](repeating: 0, count: 8192)
-            while true {
-                let count = read(fd, &buffer, buffer.count)
-                if count <= 0 { if errno == EINTR { continue } else { return } }
-                var offset = 0
-                var changed: String?
-                while offset + MemoryLayout<inotify_event>.size <= count {
-                    let (descriptor, length, name) = buffer.withUnsafeBytes { raw -> (Int32, Int, String) in
-                        let event = raw.load(fromByteOffset: offset, as: inotify_event.self)
-                        let nameStart = offset + MemoryLayout<inotify_event>.size
-                        let nameBytes = raw[nameStart..<(nameStart + Int(event.len))].prefix { $0 != 0 }
-                        return (event.wd, Int(event.len), String(decoding: nameBytes, as: UTF8.self))
-                    }
-                    if let entry = table[descriptor], entry.names.contains(name) { changed = "\(entry.directory)/\(name)" }
-                    offset += MemoryLayout<inotify_event>.size + length
-                }
-                if let changed { onChange("\(changed) changed") }
-            }
+        do {
+            hangUp = try SignalWatcher([.hangUp], threadName: "earshot-sighup") { _ in onChange("SIGHUP") }
+            signalFailure = nil
+        } catch {
+            hangUp = nil
+            signalFailure = error
         }
-        thread.name = "earshot-config-watch"
-        thread.start()
-        signal(SIGHUP, SIG_IGN)
-        signalSource = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
-        signalSource.setEventHandler { onChange("SIGHUP") }
-        signalSource.resume()
     }
 
-    /// Stops watching; the reader thread ends when its descriptor closes.
+    /// Stops watching: returns once the file watcher's thread has ended; no `onChange` starts
+    /// after that for a file change.
     public func stop() {
-        signalSource.cancel()
-        close(inotify)
+        hangUp?.stop()
+        files?.stop()
     }
 }

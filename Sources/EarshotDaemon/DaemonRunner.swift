@@ -1,9 +1,7 @@
 import Foundation
 import Logging
 import RoutingPolicy
-#if canImport(Glibc)
-import Glibc
-#endif
+import SystemBridge
 
 /// Everything `earshot daemon` runs: the engine, its control socket, the config watcher and
 /// clean shutdown on SIGTERM/SIGINT. Returns the process exit status.
@@ -38,18 +36,25 @@ public enum DaemonRunner {
         let watcher = ConfigWatcher(paths: daemon.watchedConfigPaths) { cause in
             Task { await daemon.reloadConfig(because: cause) }
         }
-        let stopSignals = [SIGTERM, SIGINT].map { number -> any DispatchSourceSignal in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler {
+        if let failure = watcher.fileWatchFailure {
+            logger.warning("config: not watching the file for changes (\(failure)); SIGHUP still reloads it")
+        }
+        if let failure = watcher.signalFailure { logger.warning("config: SIGHUP does not reload it (\(failure))") }
+        let stopSignals: SignalWatcher
+        do {
+            stopSignals = try SignalWatcher([.terminate, .interrupt], threadName: "earshot-stop") { _ in
                 Task { await daemon.stop() }
             }
-            source.resume()
-            return source
+        } catch {
+            logger.error("cannot handle SIGTERM and SIGINT: \(error)")
+            watcher.stop()
+            await desktop.stop()
+            await server.close()
+            return 1
         }
         await daemon.run()
         await daemon.flushState()
-        stopSignals.forEach { $0.cancel() }
+        stopSignals.stop()
         watcher.stop()
         await desktop.stop()
         await server.close()

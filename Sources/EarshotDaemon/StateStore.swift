@@ -1,6 +1,7 @@
 import AudioGraph
 import Foundation
 import RoutingPolicy
+import SystemBridge
 
 /// What survives a restart: registrations and the history of chosen defaults. Kept in
 /// `$XDG_STATE_HOME/earshot/state.json`, in the schema of `StateFile` (docs/state-file.md).
@@ -55,23 +56,6 @@ public struct StateStore: Sendable {
         let data = try StateFile.encode(state)
         let directory = (path as NSString).deletingLastPathComponent
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let temporary = "\(path).tmp-\(getpid())"
-        guard FileManager.default.createFile(atPath: temporary, contents: nil, attributes: [.posixPermissions: 0o600]),
-            let handle = FileHandle(forWritingAtPath: temporary)
-        else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: temporary]) }
-        do {
-            try handle.write(contentsOf: data)
-            try handle.synchronize()
-            try handle.close()
-        } catch {
-            try? handle.close()
-            unlink(temporary)
-            throw error
-        }
-        guard rename(temporary, path) == 0 else {
-            let code = errno
-            unlink(temporary)
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path, NSLocalizedDescriptionKey: String(cString: strerror(code))])
-        }
+        try FileSystem.atomicWrite(data, to: path, permissions: 0o600)
     }
 }

@@ -235,7 +235,7 @@ struct DaemonReliabilityTests {
                 // Pipeline placement flips (each one a route change and two saves); kill -9 after
                 // a random number of replies, while the next requests are being handled.
                 let killAfter = Int.random(in: 1...40, using: &random)
-                let fd = try UnixSocketConnector.connect(path: daemon.socketPath)
+                let fd = try UnixStreamSocket.connect(path: daemon.socketPath).releaseDescriptor()
                 let process = daemon.process
                 let acknowledged = try await offPool { () -> Int in
                     defer { close(fd) }

@@ -4,6 +4,7 @@ import Foundation
 import PipeWireTestSupport
 import RoutingPolicy
 import Testing
+import SystemBridge
 
 /// The long version (EARSHOT_LONG_TESTS=1) sends 1M hostile messages: ≈ 10× the short one's time.
 private let longTests = ProcessInfo.processInfo.environment["EARSHOT_LONG_TESTS"] == "1"
@@ -192,7 +193,7 @@ struct HostileClient {
         var buffer = [UInt8](repeating: 0, count: 65536)
         while sent < messages {
             if fd < 0 {
-                guard let connected = try? UnixSocketConnector.connect(path: path) else { continue }
+                guard let connected = try? UnixStreamSocket.connect(path: path).releaseDescriptor() else { continue }
                 fd = connected
                 var timeout = timeval(tv_sec: 5, tv_usec: 0)
                 setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))

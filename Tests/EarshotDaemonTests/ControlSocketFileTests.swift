@@ -4,6 +4,7 @@ import PipeWireTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
+import SystemBridge
 #endif
 
 /// Starting where a socket file already is: a live daemon, a dead one's leftover, something else.
@@ -32,6 +33,11 @@ struct ControlSocketFileTests {
         try FileManager.default.createDirectory(atPath: root.appendingPathComponent("earshot").path, withIntermediateDirectories: true)
         try bindWithoutListening(path)
         let server = try await ControlServer.start(path: path, control: InMemoryDaemonControl())
+        // A new socket in place of the stale one, 0600, and no temporary left beside it.
+        let fresh = try #require(try FileSystem.entry(at: path))
+        #expect(fresh.kind == .socket)
+        #expect(fresh.permissions == 0o600)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: (path as NSString).deletingLastPathComponent) == ["control"])
         let client = try RawControlSocket(path: path)
         #expect(try await client.request(#"{"op":"list"}"#)["ok"] == .bool(true))
         await server.close()
@@ -78,6 +84,6 @@ struct ControlSocketFileTests {
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        guard result == 0 else { throw UnixSocketError(path: path, errno: errno) }
+        guard result == 0 else { throw SystemError("bind", path: path, code: errno) }
     }
 }

@@ -3,6 +3,7 @@ import EarshotDaemon
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import SystemBridge
 #endif
 
 /// A client that does exactly what a test says, bytes and all, with a deadline on every wait.
@@ -14,7 +15,7 @@ final class RawControlSocket: @unchecked Sendable {
     private var pending: [UInt8] = []
 
     init(path: String) throws {
-        fd = try UnixSocketConnector.connect(path: path)
+        fd = try UnixStreamSocket.connect(path: path).releaseDescriptor()
         // A send into a server that stopped reading fails after this instead of hanging the test.
         var timeout = timeval(tv_sec: 20, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
@@ -37,7 +38,7 @@ final class RawControlSocket: @unchecked Sendable {
                 let written = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                 if written < 0 {
                     if errno == EINTR { continue }
-                    throw UnixSocketError(path: "send", errno: errno)
+                    throw SystemError("send", code: errno)
                 }
                 offset += written
             }
@@ -81,13 +82,13 @@ final class RawControlSocket: @unchecked Sendable {
             var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let millis = Int32(max(1, min(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000, 60_000)))
             let ready = poll(&poller, 1, millis)
-            if ready < 0, errno != EINTR { throw UnixSocketError(path: "poll", errno: errno) }
+            if ready < 0, errno != EINTR { throw SystemError("poll", code: errno) }
             guard ready > 0 else { continue }
             let count = read(fd, &chunk, chunk.count)
             if count < 0 {
                 if errno == EINTR { continue }
                 if errno == ECONNRESET { return nil }
-                throw UnixSocketError(path: "read", errno: errno)
+                throw SystemError("read", code: errno)
             }
             if count == 0 { return nil }
             pending.append(contentsOf: chunk[..<count])

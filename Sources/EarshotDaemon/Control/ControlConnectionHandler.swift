@@ -1,5 +1,6 @@
 import NIOCore
 import RoutingPolicy
+import SystemBridge
 
 /// One connection on the event loop: admits only the daemon's own uid, hands complete lines
 /// to the connection's session, stops reading while the session is behind, and drops a client

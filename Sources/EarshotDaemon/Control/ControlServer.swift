@@ -2,9 +2,7 @@ import Foundation
 import NIOCore
 import NIOPosix
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
+import SystemBridge
 
 /// The control API: a Unix socket speaking JSON Lines (docs/control-protocol.md), answering
 /// through a `DaemonControl`. Only the daemon's own uid may connect.
@@ -13,11 +11,11 @@ public final class ControlServer: Sendable {
     public let limits: ControlLimits
     private let listener: any Channel
     private let connections: ConnectionRegistry
-    private let socketIdentity: (device: UInt64, inode: UInt64)?
+    private let socketIdentity: FileSystem.Identity?
     private let closed = Mutex(false)
 
     private init(path: String, limits: ControlLimits, listener: any Channel,
-                 connections: ConnectionRegistry, socketIdentity: (device: UInt64, inode: UInt64)?) {
+                 connections: ConnectionRegistry, socketIdentity: FileSystem.Identity?) {
         self.path = path
         self.limits = limits
         self.listener = listener
@@ -36,7 +34,7 @@ public final class ControlServer: Sendable {
         // then fails its write on a closed channel instead of scheduling on a dead loop.
         let group = MultiThreadedEventLoopGroup.singleton
         let connections = ConnectionRegistry()
-        let allowedUID = getuid()
+        let allowedUID = CurrentProcess.userID
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.backlog, value: 64)
             .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
@@ -58,8 +56,8 @@ public final class ControlServer: Sendable {
             }
         // Listen on a temporary name, restrict it, then rename it into place: a client that
         // sees `path` can connect (a socket file appears at bind, before listen) and it is 0600.
-        let temporary = "\(path).tmp-\(getpid())"
-        unlink(temporary)
+        let temporary = "\(path).tmp-\(CurrentProcess.id)"
+        _ = try? FileSystem.remove(temporary)
         let listener: any Channel
         do {
             listener = try await bootstrap.bind(unixDomainSocketPath: temporary).get()
@@ -68,12 +66,14 @@ public final class ControlServer: Sendable {
         }
         do throws(ControlServerError) {
             try ControlSocketFile.restrictToOwner(temporary)
-            guard rename(temporary, path) == 0 else {
-                throw ControlServerError.socket(path, "cannot move the socket into place: \(String(cString: strerror(errno)))")
+            do {
+                try FileSystem.rename(temporary, to: path)
+            } catch {
+                throw ControlServerError.socket(path, "cannot move the socket into place: \(error.reason)")
             }
         } catch {
             try? await listener.close()
-            unlink(temporary)
+            _ = try? FileSystem.remove(temporary)
             throw error
         }
         return ControlServer(path: path, limits: limits, listener: listener, connections: connections,

@@ -1,7 +1,5 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
+import SystemBridge
 
 /// The file-system side of the control socket: its directory, a socket file left behind by a
 /// daemon that died, and the mode of a fresh one.
@@ -28,16 +26,24 @@ enum ControlSocketFile {
     /// Removes a socket file nobody listens on; refuses when a daemon answers there, or when
     /// the path is something other than a socket.
     static func clearStale(at path: String) throws(ControlServerError) {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return }
-        guard info.st_mode & S_IFMT == S_IFSOCK else { throw .notASocket(path) }
+        let entry: FileSystem.Entry?
         do {
-            let fd = try UnixSocketConnector.connect(path: path)
-            close(fd)
+            entry = try FileSystem.entry(at: path)
+        } catch {
+            throw .socket(path, "cannot look at it: \(error.reason)")
+        }
+        guard let entry else { return }
+        guard entry.kind == .socket else { throw .notASocket(path) }
+        do {
+            _ = try UnixStreamSocket.connect(path: path)  // closed again at once
             throw ControlServerError.alreadyServing(path)
-        } catch let error as UnixSocketError where error.errno == ECONNREFUSED || error.errno == ENOENT {
+        } catch let error as SystemError where error.errno == .connectionRefused || error.errno == .noSuchFileOrDirectory {
             // ECONNREFUSED: nobody listens, the daemon that made it is gone.
-            if unlink(path) != 0, errno != ENOENT { throw .socket(path, "cannot remove the stale socket: \(String(cString: strerror(errno)))") }
+            do {
+                try FileSystem.remove(path)
+            } catch {
+                throw .socket(path, "cannot remove the stale socket: \(error.reason)")
+            }
         } catch let error as ControlServerError {
             throw error
         } catch {
@@ -46,19 +52,21 @@ enum ControlSocketFile {
     }
 
     /// The socket's identity after bind, so close removes only the file this server made.
-    static func identity(of path: String) -> (device: UInt64, inode: UInt64)? {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return nil }
-        return (UInt64(info.st_dev), UInt64(info.st_ino))
+    static func identity(of path: String) -> FileSystem.Identity? {
+        (try? FileSystem.entry(at: path))??.identity
     }
 
     static func restrictToOwner(_ path: String) throws(ControlServerError) {
-        guard chmod(path, 0o600) == 0 else { throw .socket(path, "cannot set mode 0600: \(String(cString: strerror(errno)))") }
+        do {
+            try FileSystem.setPermissions(0o600, of: path)
+        } catch {
+            throw .socket(path, "cannot set mode 0600: \(error.reason)")
+        }
     }
 
-    static func remove(_ path: String, ifStill identity: (device: UInt64, inode: UInt64)?) {
+    static func remove(_ path: String, ifStill identity: FileSystem.Identity?) {
         guard let identity, let now = self.identity(of: path), now == identity else { return }
-        unlink(path)
+        _ = try? FileSystem.remove(path)
     }
 }
 

@@ -21,13 +21,28 @@ enum LibPipeWire {
         return props
     }
 
-    /// Calls `body` with a `spa_dict` holding `props`; the dict lives only during the call.
-    static func withDict<Result>(_ props: Properties, _ body: (UnsafePointer<spa_dict>) -> Result) -> Result {
-        let properties = CPipeWire_properties_new_empty()!
-        defer { pw_properties_free(properties) }
-        for (key, value) in props.sorted(by: { $0.key < $1.key }) {
-            pw_properties_set(properties, key, value)
+    /// A new `pw_properties` holding `props`, for a call that takes it over (pw_context_connect,
+    /// pw_context_create_metadata); freed here if a key cannot be set.
+    static func newProperties(_ props: Properties) throws(PipeWireError) -> UnsafeMutablePointer<pw_properties> {
+        // pw_properties_new fails only when malloc does.
+        guard let properties = CPipeWire_properties_new_empty() else {
+            throw PipeWireError.requestFailed(operation: "pw_properties_new", code: -ENOMEM, message: "out of memory")
         }
+        for (key, value) in props.sorted(by: { $0.key < $1.key }) {
+            do throws(PipeWireError) {
+                try check(pw_properties_set(properties, key, value), "pw_properties_set \(key)")
+            } catch {
+                pw_properties_free(properties)
+                throw error
+            }
+        }
+        return properties
+    }
+
+    /// Calls `body` with a `spa_dict` holding `props`; the dict lives only during the call.
+    static func withDict<Result>(_ props: Properties, _ body: (UnsafePointer<spa_dict>) -> Result) throws(PipeWireError) -> Result {
+        let properties = try newProperties(props)
+        defer { pw_properties_free(properties) }
         return withUnsafePointer(to: properties.pointee.dict) { body($0) }
     }
 

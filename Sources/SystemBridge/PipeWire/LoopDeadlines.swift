@@ -11,17 +11,20 @@ import Glibc
 /// Every member is used with the loop lock held; callbacks run on the loop thread.
 final class LoopDeadlines: @unchecked Sendable {
     private let loop: UnsafeMutablePointer<pw_loop>
+    private let lockCheck: LoopLockCheck
     private var timer: UnsafeMutablePointer<spa_source>?
     private var pending: [UInt64: (at: UInt64, expire: () -> Void)] = [:]
     private var nextToken: UInt64 = 0
     private var armedFor: UInt64 = 0
 
-    init(loop: UnsafeMutablePointer<pw_loop>) {
+    init(loop: UnsafeMutablePointer<pw_loop>, lockCheck: LoopLockCheck) {
         self.loop = loop
+        self.lockCheck = lockCheck
     }
 
     /// Calls `expire` on the loop thread at `deadline` (CLOCK_MONOTONIC ns) unless cancelled.
     func add(at deadline: UInt64, _ expire: @escaping () -> Void) -> UInt64 {
+        lockCheck.assertHeld()
         nextToken += 1
         pending[nextToken] = (deadline, expire)
         if armedFor == 0 || deadline < armedFor { arm(deadline) }
@@ -29,6 +32,7 @@ final class LoopDeadlines: @unchecked Sendable {
     }
 
     func cancel(_ token: UInt64) {
+        lockCheck.assertHeld()
         guard let removed = pending.removeValue(forKey: token) else { return }
         // Only the earliest deadline decides the timer; a later one going changes nothing.
         if removed.at <= armedFor { arm(pending.values.map(\.at).min() ?? 0) }
@@ -36,6 +40,7 @@ final class LoopDeadlines: @unchecked Sendable {
 
     /// Frees the timer: before the loop is destroyed.
     func destroy() {
+        lockCheck.assertHeld()
         if let timer { CPipeWire_loop_destroy_source(loop, timer) }
         timer = nil
         pending.removeAll()
@@ -48,6 +53,7 @@ final class LoopDeadlines: @unchecked Sendable {
     }
 
     fileprivate func fire() {
+        lockCheck.assertHeld()
         let now = Self.now()
         let expired = pending.filter { $0.value.at <= now }
         for token in expired.keys { pending[token] = nil }
@@ -65,6 +71,11 @@ final class LoopDeadlines: @unchecked Sendable {
                 Unmanaged<LoopDeadlines>.fromOpaque(data).takeUnretainedValue().fire()
             }, Unmanaged.passUnretained(self).toOpaque())
         }
-        if let timer { _ = CPipeWire_loop_update_timer(loop, timer, deadline) }
+        // timerfd_settime refuses only a bad descriptor or value, so this should not happen;
+        // if it does, the timer counts as unarmed and the next add or cancel arms it again.
+        if let timer, let failure = checked(CPipeWire_loop_update_timer(loop, timer, deadline), "arm the loop's deadline timer") {
+            armedFor = 0
+            assertionFailure(failure.description)
+        }
     }
 }

@@ -5,11 +5,13 @@ import CPipeWireShims
 /// Handlers for the C callbacks in `CallbackTables`. All run on the loop thread, lock held.
 extension PipeWireConnection {
     func coreDone(id: UInt32, seq: Int32) {
+        loop.assertLockHeld()
         guard id == PW_ID_CORE else { return }
         pendingSyncs.removeValue(forKey: seq)?.fulfill(())
     }
 
     func coreError(id: UInt32, seq: Int32, res: Int32, message: String?) {
+        loop.assertLockHeld()
         // Errors about a proxy also reach that proxy's own `error` event; only a core error
         // with -EPIPE means the daemon is gone.
         guard id == PW_ID_CORE, res == -CPipeWire_errno_EPIPE() else { return }
@@ -17,6 +19,7 @@ extension PipeWireConnection {
     }
 
     func registryGlobal(id: ObjectID, type: UnsafePointer<CChar>?, version: UInt32, props: UnsafePointer<spa_dict>?) {
+        loop.assertLockHeld()
         guard let type, let kind = TrackedKind.allCases.first(where: { strcmp($0.typePointer, type) == 0 }),
             let proxy = CPipeWire_registry_bind(registryPointer, id, kind.typePointer, min(version, kind.clientVersion))
         else { return }
@@ -31,16 +34,23 @@ extension PipeWireConnection {
             // stream without links between a new link's global and its info.
             record(.link(link))
         }
+        let listening: Int32
         switch kind {
-        case .node: CPipeWire_node_add_listener(OpaquePointer(proxy), hook, CallbackTables.node, data)
-        case .port: CPipeWire_port_add_listener(OpaquePointer(proxy), hook, CallbackTables.port, data)
-        case .link: CPipeWire_link_add_listener(OpaquePointer(proxy), hook, CallbackTables.link, data)
-        case .device: CPipeWire_device_add_listener(OpaquePointer(proxy), hook, CallbackTables.device, data)
-        case .client: CPipeWire_client_add_listener(OpaquePointer(proxy), hook, CallbackTables.client, data)
+        case .node: listening = CPipeWire_node_add_listener(OpaquePointer(proxy), hook, CallbackTables.node, data)
+        case .port: listening = CPipeWire_port_add_listener(OpaquePointer(proxy), hook, CallbackTables.port, data)
+        case .link: listening = CPipeWire_link_add_listener(OpaquePointer(proxy), hook, CallbackTables.link, data)
+        case .device: listening = CPipeWire_device_add_listener(OpaquePointer(proxy), hook, CallbackTables.device, data)
+        case .client: listening = CPipeWire_client_add_listener(OpaquePointer(proxy), hook, CallbackTables.client, data)
         case .metadata:
             // Metadata has no info event: its name comes with the global, its keys follow.
             record(.metadata(Metadata(id: id, props: LibPipeWire.properties(props))))
-            CPipeWire_metadata_add_listener(OpaquePointer(proxy), hook, CallbackTables.metadata, data)
+            listening = CPipeWire_metadata_add_listener(OpaquePointer(proxy), hook, CallbackTables.metadata, data)
+        }
+        // A proxy nobody listens on only costs memory: without its info events the object
+        // stays as its global described it. (add_listener fails only for an interface without
+        // the method, which would be a libpipewire mismatch.)
+        if checked(listening, "add a listener to \(kind) \(id)") != nil {
+            boundObjects.removeValue(forKey: id)?.handle.release()
         }
     }
 
@@ -54,11 +64,13 @@ extension PipeWireConnection {
     }
 
     func registryGlobalRemove(id: ObjectID) {
+        loop.assertLockHeld()
         boundObjects.removeValue(forKey: id)?.handle.release()
         record(.removed(id))
     }
 
     func nodeInfo(id: ObjectID, _ info: pw_node_info) {
+        loop.assertLockHeld()
         var node = graph.nodes[id] ?? Node(id: id)
         if info.change_mask & UInt64(PW_NODE_CHANGE_MASK_STATE) != 0 { node.state = NodeState(info.state) }
         if info.change_mask & UInt64(PW_NODE_CHANGE_MASK_PROPS) != 0 { node.props = LibPipeWire.properties(info.props) }
@@ -66,6 +78,7 @@ extension PipeWireConnection {
     }
 
     func portInfo(id: ObjectID, _ info: pw_port_info) {
+        loop.assertLockHeld()
         let direction: PortDirection = info.direction == SPA_DIRECTION_INPUT ? .input : .output
         var port = graph.ports[id] ?? Port(id: id, direction: direction)
         port.direction = direction
@@ -74,6 +87,7 @@ extension PipeWireConnection {
     }
 
     func linkInfo(id: ObjectID, _ info: pw_link_info) {
+        loop.assertLockHeld()
         var link = graph.links[id] ?? Link(
             id: id, outputNode: info.output_node_id, outputPort: info.output_port_id,
             inputNode: info.input_node_id, inputPort: info.input_port_id)
@@ -83,28 +97,34 @@ extension PipeWireConnection {
     }
 
     func deviceInfo(id: ObjectID, props: UnsafeMutablePointer<spa_dict>?) {
+        loop.assertLockHeld()
         record(.device(Device(id: id, props: LibPipeWire.properties(props))))
     }
 
     func clientInfo(id: ObjectID, props: UnsafeMutablePointer<spa_dict>?) {
+        loop.assertLockHeld()
         record(.client(Client(id: id, props: LibPipeWire.properties(props))))
     }
 
     func metadataProperty(id: ObjectID, subject: UInt32, key: String?, type: String?, value: String?) {
+        loop.assertLockHeld()
         record(.metadataProperty(metadata: id, subject: subject, key: key, type: type, value: value))
     }
 
     func createdBound(_ object: CreatedObject, globalID: UInt32) {
+        loop.assertLockHeld()
         object.globalID = globalID
         object.bound.fulfill(globalID)
     }
 
     func createdRemoved(_ object: CreatedObject) {
+        loop.assertLockHeld()
         // The daemon destroyed the object (someone else removed the link): drop our proxy.
         releaseCreated(object)
     }
 
     func createdFailed(_ object: CreatedObject, res: Int32, message: String?) {
+        loop.assertLockHeld()
         object.bound.fail(.requestFailed(operation: object.description, code: res, message: message ?? "error"))
     }
 }

@@ -46,11 +46,19 @@ extension PipeWireConnection {
     /// link is gone may already name someone else's object (ids are reused at once), so it
     /// is left alone. Loop lock held.
     private func destroyOwned(_ ids: [ObjectID]) {
+        loop.assertLockHeld()
         let owned = Set(ids)
         for object in createdObjects.values {
             guard let id = object.globalID, owned.contains(id) else { continue }
             releaseCreated(object)
-            _ = CPipeWire_registry_destroy(registryPointer, id)
+            // The request is only marshalled here; it fails when the connection can no longer
+            // send (out of memory, the socket broke). Nothing waits for this destroy, so the
+            // failure ends the connection as a disconnect would: the owner reconnects and
+            // finds the old link still there.
+            if let failure = checked(CPipeWire_registry_destroy(registryPointer, id), "destroy \(id)") {
+                if self.failure == nil { failEverything(with: failure, report: true) }
+                return
+            }
         }
     }
 
@@ -58,6 +66,7 @@ extension PipeWireConnection {
     /// never one of the links just `made` (an obsolete link that went meanwhile may have
     /// passed its id on to one of them). Loop lock held.
     private func breakWhenMade(_ objects: [CreatedObject], obsolete: [ObjectID], sparing made: [CreatedObject]) {
+        loop.assertLockHeld()
         guard !obsolete.isEmpty else { return }
         var remaining = objects.count
         var failed = false

@@ -66,22 +66,27 @@ public final class PipeWireConnection: @unchecked Sendable {
         eventQueue = EventQueue(loop: loop)
         events = PipeWireEvents(queue: eventQueue)
         guard let context = pw_context_new(loop.loop, nil, 0) else {
+            // pw_context_new, pw_context_connect, pw_context_create_metadata, pw_core_export
+            // and the proxy constructors set errno when they return NULL.
             throw PipeWireError.requestFailed(operation: "pw_context_new", code: -errno, message: "cannot create a context")
         }
         self.context = context
         try loop.start()
         try loop.withLock { () throws(PipeWireError) in
-            let props = CPipeWire_properties_new_empty()
-            pw_properties_set(props, "application.name", applicationName)
-            if let remote { pw_properties_set(props, "remote.name", remote) }
+            var settings = ["application.name": applicationName]
+            if let remote { settings["remote.name"] = remote }
+            let props = try LibPipeWire.newProperties(settings)
             guard let core = pw_context_connect(context, props, 0) else {
                 throw PipeWireError.cannotConnect(remote: remoteName, errno: errno)
             }
             self.core = core
             let me = Unmanaged.passUnretained(self).toOpaque()
-            CPipeWire_core_add_listener(core, coreHook, CallbackTables.core, me)
-            registry = CPipeWire_core_get_registry(core)
-            CPipeWire_registry_add_listener(registry, registryHook, CallbackTables.registry, me)
+            try check(CPipeWire_core_add_listener(core, coreHook, CallbackTables.core, me), "pw_core_add_listener")
+            guard let registry = CPipeWire_core_get_registry(core) else {
+                throw PipeWireError.requestFailed(operation: "pw_core_get_registry", code: -errno, message: "cannot get the registry")
+            }
+            self.registry = registry
+            try check(CPipeWire_registry_add_listener(registry, registryHook, CallbackTables.registry, me), "pw_registry_add_listener")
         }
     }
 
@@ -110,6 +115,7 @@ public final class PipeWireConnection: @unchecked Sendable {
             pw_proxy_destroy(registry)
             self.registry = nil
         }
+        // pw_core_disconnect always returns 0 (it destroys the proxy and frees the core).
         if let exportCore {
             pw_core_disconnect(exportCore)
             self.exportCore = nil
@@ -191,7 +197,7 @@ public final class PipeWireConnection: @unchecked Sendable {
     public func sync() async throws(PipeWireError) {
         let promise = try loop.withLock { () throws(PipeWireError) -> LoopPromise<Void> in
             try checkUsable()
-            let seq = CPipeWire_core_sync(core, UInt32(PW_ID_CORE), 0)
+            let seq = try check(CPipeWire_core_sync(core, UInt32(PW_ID_CORE), 0), "pw_core_sync")
             let promise = LoopPromise<Void>()
             pendingSyncs[seq] = promise
             return promise
@@ -211,7 +217,9 @@ public final class PipeWireConnection: @unchecked Sendable {
             guard let id = graph.metadata.values.filter({ $0.name == metadataName }).map(\.id).min(),
                 let object = boundObjects[id]
             else { throw PipeWireError.noSuchMetadata(metadataName) }
-            CPipeWire_metadata_set_property(object.handle.proxy, subject, key, type, value)
+            try check(
+                CPipeWire_metadata_set_property(object.handle.proxy, subject, key, type, value),
+                "pw_metadata_set_property \(key) on \"\(metadataName)\"")
         }
         if flush { try await sync() }
     }
@@ -232,21 +240,30 @@ public final class PipeWireConnection: @unchecked Sendable {
 
     /// Requests the links from `output`'s output ports to `input`'s input ports (loop lock held).
     func createLinks(from output: ObjectID, to input: ObjectID, linger: Bool = false) -> Result<[CreatedObject], PipeWireError> {
+        loop.assertLockHeld()
         do throws(PipeWireError) { try checkUsable() } catch { return .failure(error) }
         let pairs = graph.portPairs(from: output, to: input)
         guard !pairs.isEmpty else { return .failure(.noMatchingPorts(output: output, input: input)) }
-        return .success(pairs.compactMap { pair in
+        var objects: [CreatedObject] = []
+        for pair in pairs {
             var props: Properties = [
                 "link.output.node": String(output), "link.output.port": String(pair.output.id),
                 "link.input.node": String(input), "link.input.port": String(pair.input.id),
             ]
             if linger { props["object.linger"] = "true" }
-            let object = create(
-                factory: "link-factory", kind: .link, props: props,
-                description: "link \(output):\(pair.output.id) → \(input):\(pair.input.id)")
-            object?.linkEnds = LinkEnds(output: output, input: input)
-            return object
-        })
+            do throws(PipeWireError) {
+                let object = try create(
+                    factory: "link-factory", kind: .link, props: props,
+                    description: "link \(output):\(pair.output.id) → \(input):\(pair.input.id)")
+                object.linkEnds = LinkEnds(output: output, input: input)
+                objects.append(object)
+            } catch {
+                // A link that cannot even be requested fails the pair; its other links go too.
+                for object in objects { releaseCreated(object) }
+                return .failure(error)
+            }
+        }
+        return .success(objects)
     }
 
     /// Waits for each request's objects to be bound: their global ids, or the request's error
@@ -280,12 +297,11 @@ public final class PipeWireConnection: @unchecked Sendable {
         try loop.withLock { () throws(PipeWireError) in
             try checkUsable()
             guard let object = boundObjects[id], object.kind == .node else { throw PipeWireError.noSuchObject(id) }
-            let result = CPipeWire_node_set_port_config_dsp(
-                object.handle.proxy, direction == .output ? SPA_DIRECTION_OUTPUT : SPA_DIRECTION_INPUT,
-                rate, UInt32(positions.count), positions)
-            guard result >= 0 else {
-                throw PipeWireError.requestFailed(operation: "set PortConfig on \(id)", code: result, message: "set_param failed")
-            }
+            try check(
+                CPipeWire_node_set_port_config_dsp(
+                    object.handle.proxy, direction == .output ? SPA_DIRECTION_OUTPUT : SPA_DIRECTION_INPUT,
+                    rate, UInt32(positions.count), positions),
+                "set PortConfig on \(id)")
         }
     }
 
@@ -302,15 +318,13 @@ public final class PipeWireConnection: @unchecked Sendable {
 
     /// Sends the destroy requests (loop lock held); the caller syncs if it must know they ran.
     func destroyNow(_ ids: [ObjectID]) throws(PipeWireError) {
+        loop.assertLockHeld()
         try checkUsable()
         for id in ids {
             if let owned = createdObjects.values.first(where: { $0.globalID == id }) {
                 releaseCreated(owned)
             }
-            let result = CPipeWire_registry_destroy(registry, id)
-            guard result >= 0 else {
-                throw PipeWireError.requestFailed(operation: "destroy \(id)", code: result, message: "registry destroy failed")
-            }
+            try check(CPipeWire_registry_destroy(registry, id), "destroy \(id)")
         }
     }
 
@@ -328,32 +342,47 @@ public final class PipeWireConnection: @unchecked Sendable {
     // MARK: Internals (loop lock held)
 
     func checkUsable() throws(PipeWireError) {
+        loop.assertLockHeld()
         if isClosed { throw PipeWireError.closed }
         if let failure { throw failure }
     }
 
     private func exportMetadata(named name: String) throws(PipeWireError) -> CreatedObject {
-        let props = CPipeWire_properties_new_empty()
-        pw_properties_set(props, "metadata.name", name)
+        loop.assertLockHeld()
+        let props = try LibPipeWire.newProperties(["metadata.name": name])
         guard let implementation = pw_context_create_metadata(context, name, props, 0) else {
             throw PipeWireError.requestFailed(operation: "create metadata \"\(name)\"", code: -errno, message: "pw_context_create_metadata failed")
         }
         if exportCore == nil {
-            let props = CPipeWire_properties_new_empty()
-            pw_properties_set(props, "application.name", "earshot [export]")
-            if remoteName.hasPrefix("/") || getenv("PIPEWIRE_REMOTE") == nil { pw_properties_set(props, "remote.name", remoteName) }
+            var settings = ["application.name": "earshot [export]"]
+            if remoteName.hasPrefix("/") || getenv("PIPEWIRE_REMOTE") == nil { settings["remote.name"] = remoteName }
+            let props: UnsafeMutablePointer<pw_properties>
+            do throws(PipeWireError) {
+                props = try LibPipeWire.newProperties(settings)
+            } catch {
+                pw_impl_metadata_destroy(implementation)
+                throw error
+            }
             exportCore = pw_context_connect(context, props, 0)
         }
         guard let exportCore else {
+            let code = errno  // before the destroy below can change it
             pw_impl_metadata_destroy(implementation)
-            throw PipeWireError.cannotConnect(remote: remoteName, errno: errno)
+            throw PipeWireError.cannotConnect(remote: remoteName, errno: code)
         }
-        let exported = LibPipeWire.withDict(["metadata.name": name]) { dict in
-            pw_core_export(exportCore, CPipeWire_type_metadata(), dict, UnsafeMutableRawPointer(pw_impl_metadata_get_implementation(implementation)), 0)
-        }
-        guard let exported else {
+        let exported: (proxy: OpaquePointer?, errno: Int32)
+        do throws(PipeWireError) {
+            exported = try LibPipeWire.withDict(["metadata.name": name]) { dict in
+                let proxy = pw_core_export(exportCore, CPipeWire_type_metadata(), dict, UnsafeMutableRawPointer(pw_impl_metadata_get_implementation(implementation)), 0)
+                return (proxy: proxy, errno: errno)  // read before withDict frees the dict
+            }
+        } catch {
             pw_impl_metadata_destroy(implementation)
-            throw PipeWireError.requestFailed(operation: "export metadata \"\(name)\"", code: -errno, message: "pw_core_export failed")
+            throw error
+        }
+        guard let exported = exported.proxy else {
+            pw_impl_metadata_destroy(implementation)
+            throw PipeWireError.requestFailed(operation: "export metadata \"\(name)\"", code: -exported.errno, message: "pw_core_export failed")
         }
         let object = CreatedObject(proxy: exported, description: "export metadata \"\(name)\"", connection: self)
         object.onRelease = { pw_impl_metadata_destroy(implementation) }
@@ -362,11 +391,15 @@ public final class PipeWireConnection: @unchecked Sendable {
         return object
     }
 
-    private func create(factory: String, kind: TrackedKind, props: Properties, description: String) -> CreatedObject? {
-        let proxy = LibPipeWire.withDict(props) { dict in
-            CPipeWire_core_create_object(core, factory, kind.typePointer, kind.clientVersion, dict)
+    private func create(factory: String, kind: TrackedKind, props: Properties, description: String) throws(PipeWireError) -> CreatedObject {
+        loop.assertLockHeld()
+        let created = try LibPipeWire.withDict(props) { dict in
+            let proxy = CPipeWire_core_create_object(core, factory, kind.typePointer, kind.clientVersion, dict)
+            return (proxy: proxy, errno: errno)  // read before withDict frees the dict
         }
-        guard let proxy = proxy.map({ OpaquePointer($0) }) else { return nil }
+        guard let proxy = created.proxy.map({ OpaquePointer($0) }) else {
+            throw PipeWireError.requestFailed(operation: description, code: -created.errno, message: "pw_core_create_object failed")
+        }
         let object = CreatedObject(proxy: proxy, description: description, connection: self)
         pw_proxy_add_listener(proxy, object.handle.hook, CallbackTables.createdProxy, Unmanaged.passUnretained(object).toOpaque())
         createdObjects[ObjectIdentifier(object)] = object
@@ -374,6 +407,7 @@ public final class PipeWireConnection: @unchecked Sendable {
     }
 
     func releaseCreated(_ object: CreatedObject) {
+        loop.assertLockHeld()
         object.handle.release()
         object.onRelease?()
         object.onRelease = nil
@@ -383,6 +417,7 @@ public final class PipeWireConnection: @unchecked Sendable {
 
     /// Fails every promise and waiter; reports the failure on `events` unless closing.
     func failEverything(with error: PipeWireError, report: Bool) {
+        loop.assertLockHeld()
         if failure == nil { failure = error }
         for promise in pendingSyncs.values { promise.fail(error) }
         pendingSyncs.removeAll()
@@ -397,6 +432,7 @@ public final class PipeWireConnection: @unchecked Sendable {
 
     /// Applies a change; if it changed anything, reports it and wakes the waiters it satisfies.
     func record(_ change: GraphChange) {
+        loop.assertLockHeld()
         guard graph.apply(change) else { return }
         eventQueue.append(.changed(change))
         guard !graphWaiters.isEmpty else { return }

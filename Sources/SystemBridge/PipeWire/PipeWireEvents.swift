@@ -45,12 +45,16 @@ final class EventQueue: @unchecked Sendable {
 
     /// Loop lock held.
     func append(_ event: PipeWireEvent) {
+        loop.assertLockHeld()
         pending.append(event)
         if pending.count == 1 { wake.yield() }
     }
 
     /// Loop lock held. Events appended before are still taken; nothing after.
-    func finish() { wake.finish() }
+    func finish() {
+        loop.assertLockHeld()
+        wake.finish()
+    }
 
     /// Everything pending, oldest first.
     func take() -> [PipeWireEvent] {

@@ -1,0 +1,61 @@
+// CEarshotLinux_* wrappers for the Linux calls SystemBridge makes that neither swift-system nor
+// Swift's Glibc module offers usably: GNU-only declarations (Swift's Glibc is not built with
+// _GNU_SOURCE), macros, and variable-length kernel records. One wrapper per need, nothing
+// more; only SystemBridge imports this module.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+// --- SO_PEERCRED -----------------------------------------------------------------------
+// struct ucred of <sys/socket.h>, which glibc declares only under _GNU_SOURCE. The same
+// fields in the same order; shims.c checks size and offsets against the real one.
+struct CEarshotLinux_ucred {
+    pid_t pid;
+    uid_t uid;
+    gid_t gid;
+};
+
+// getsockopt(SOL_SOCKET, SO_PEERCRED): the credentials the kernel recorded for the peer of a
+// connected Unix socket. 0, or -1 with errno set.
+int CEarshotLinux_peer_credentials(int fd, struct CEarshotLinux_ucred *credentials);
+// SOL_SOCKET and SO_PEERCRED, for a getsockopt made elsewhere (NIO's socket options).
+int CEarshotLinux_SOL_SOCKET(void);
+int CEarshotLinux_SO_PEERCRED(void);
+
+// --- inotify ---------------------------------------------------------------------------
+// inotify_init1(IN_CLOEXEC | IN_NONBLOCK): the flags are macros.
+int CEarshotLinux_inotify_init(void);
+// inotify_add_watch for what a file watcher needs in a directory: a file written and closed,
+// moved in (editors rename over the file), created or deleted. The mask is built of macros.
+int CEarshotLinux_inotify_watch_directory(int fd, const char *directory);
+// The event at `offset` of a buffer filled by read(2) from an inotify descriptor. struct
+// inotify_event is variable-length (a NUL-padded name of `len` bytes follows it), so it is
+// read here where its layout is declared. Sets `watch` and `name` ("" when the event has
+// none) and returns the offset of the next event, or 0 when no whole event is left.
+size_t CEarshotLinux_inotify_next(const void *buffer, size_t length, size_t offset, int *watch,
+                                  const char **name);
+
+// --- eventfd ---------------------------------------------------------------------------
+// eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK): a descriptor another thread can make readable, to
+// wake a thread waiting in poll(2). The flags are macros.
+int CEarshotLinux_eventfd(void);
+// Adds 1 to the counter (eventfd_write is GNU-only): the descriptor becomes readable.
+int CEarshotLinux_eventfd_signal(int fd);
+
+// --- signals ---------------------------------------------------------------------------
+// Installs a handler for `signo` that writes the signal's number (one byte) to `fd`, which
+// should be non-blocking (the self-pipe trick: a handler may only make async-signal-safe
+// calls, and write(2) is one). Works whichever thread the kernel picks for the signal. With
+// fd -1 the signal is ignored (SIG_IGN) instead. One fd per signal: a later call replaces it.
+// 0, or -1 with errno set.
+int CEarshotLinux_forward_signal(int signo, int fd);
+// pipe2(O_CLOEXEC | O_NONBLOCK) (pipe2 is GNU-only; the flags are macros).
+int CEarshotLinux_pipe(int fds[2]);
+
+// --- threads and errors ----------------------------------------------------------------
+// pthread_setname_np for the calling thread (GNU-only); names are cut to 15 bytes.
+int CEarshotLinux_set_thread_name(const char *name);
+// strerrorname_np (GNU-only, glibc 2.32): "ENOENT" for ENOENT; NULL for an unknown code.
+const char *CEarshotLinux_errno_name(int code);

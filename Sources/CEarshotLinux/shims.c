@@ -1,0 +1,105 @@
+#define _GNU_SOURCE
+#include "CEarshotLinux.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+// The redeclared struct ucred must be the kernel's, or SO_PEERCRED writes past it.
+_Static_assert(sizeof(struct CEarshotLinux_ucred) == sizeof(struct ucred), "struct ucred size");
+_Static_assert(offsetof(struct CEarshotLinux_ucred, pid) == offsetof(struct ucred, pid), "ucred.pid offset");
+_Static_assert(offsetof(struct CEarshotLinux_ucred, uid) == offsetof(struct ucred, uid), "ucred.uid offset");
+_Static_assert(offsetof(struct CEarshotLinux_ucred, gid) == offsetof(struct ucred, gid), "ucred.gid offset");
+_Static_assert(_Alignof(struct CEarshotLinux_ucred) == _Alignof(struct ucred), "struct ucred alignment");
+
+int CEarshotLinux_peer_credentials(int fd, struct CEarshotLinux_ucred *credentials) {
+    struct ucred peer;
+    socklen_t length = sizeof(peer);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &length) != 0) return -1;
+    if (length != sizeof(peer)) {
+        errno = EPROTO;
+        return -1;
+    }
+    credentials->pid = peer.pid;
+    credentials->uid = peer.uid;
+    credentials->gid = peer.gid;
+    return 0;
+}
+
+int CEarshotLinux_SOL_SOCKET(void) { return SOL_SOCKET; }
+
+int CEarshotLinux_SO_PEERCRED(void) { return SO_PEERCRED; }
+
+int CEarshotLinux_inotify_init(void) { return inotify_init1(IN_CLOEXEC | IN_NONBLOCK); }
+
+int CEarshotLinux_inotify_watch_directory(int fd, const char *directory) {
+    return inotify_add_watch(fd, directory, IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE);
+}
+
+size_t CEarshotLinux_inotify_next(const void *buffer, size_t length, size_t offset, int *watch,
+                                  const char **name) {
+    if (offset > length || length - offset < sizeof(struct inotify_event)) return 0;
+    const struct inotify_event *event = (const struct inotify_event *)((const char *)buffer + offset);
+    size_t size = sizeof(struct inotify_event) + event->len;
+    if (length - offset < size) return 0;
+    *watch = event->wd;
+    // The kernel pads the name with NULs to the event's alignment; an empty one has len 0.
+    *name = event->len > 0 ? event->name : "";
+    return offset + size;
+}
+
+int CEarshotLinux_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
+
+int CEarshotLinux_eventfd_signal(int fd) { return eventfd_write(fd, 1); }
+
+// fd + 1 per signal (0: none), read by the handler; sig_atomic_t so a handler never sees half
+// a store.
+static volatile sig_atomic_t forward_fds[NSIG];
+
+static void forward_signal(int signo) {
+    int saved = errno;
+    int fd = (int)forward_fds[signo] - 1;
+    if (fd >= 0) {
+        unsigned char number = (unsigned char)signo;
+        // A full pipe drops the byte: the reader is behind and will see earlier ones.
+        (void)!write(fd, &number, 1);
+    }
+    errno = saved;
+}
+
+int CEarshotLinux_forward_signal(int signo, int fd) {
+    if (signo <= 0 || signo >= NSIG || signo > 255) {
+        errno = EINVAL;
+        return -1;
+    }
+    struct sigaction action;
+    memset(&action, 0, sizeof(action));
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    if (fd < 0) {
+        forward_fds[signo] = 0;
+        action.sa_handler = SIG_IGN;
+    } else {
+        forward_fds[signo] = fd + 1;
+        action.sa_handler = forward_signal;
+    }
+    return sigaction(signo, &action, NULL);
+}
+
+int CEarshotLinux_pipe(int fds[2]) { return pipe2(fds, O_CLOEXEC | O_NONBLOCK); }
+
+int CEarshotLinux_set_thread_name(const char *name) {
+    char cut[16];
+    strncpy(cut, name, sizeof(cut) - 1);
+    cut[sizeof(cut) - 1] = '\0';
+    return pthread_setname_np(pthread_self(), cut);
+}
+
+const char *CEarshotLinux_errno_name(int code) { return strerrorname_np(code); }

@@ -1,0 +1,188 @@
+import Foundation
+@testable import SystemBridge
+import Synchronization
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The names of this process's threads now (/proc/self/task/*/comm).
+private func threadNames() -> [String] {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+    return tasks.compactMap { task in
+        (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
+
+/// Collects what a watcher reports, and waits for it with a deadline.
+private final class Reports: Sendable {
+    private let seen = Mutex<[String]>([])
+
+    func add(_ report: String) { seen.withLock { $0.append(report) } }
+
+    var all: [String] { seen.withLock { $0 } }
+
+    /// Waits until a report satisfies `predicate`; false after `timeout`.
+    func wait(timeout: Duration = .seconds(5), until predicate: (String) -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if all.contains(where: predicate) { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return false
+    }
+}
+
+@Suite("FileChangeWatcher", .timeLimit(.minutes(1)))
+struct FileChangeWatcherTests {
+    @Test("a write, a rename over the file and a delete are reported with the path; other files are not")
+    func reportsChanges() async throws {
+        try await withTemporaryDirectoryAsync { root in
+            let path = "\(root)/earshot.toml"
+            let reports = Reports()
+            let watcher = try FileChangeWatcher(paths: [path]) { reports.add($0) }
+            defer { watcher.stop() }
+            #expect(watcher.unwatched.isEmpty)
+
+            try Data("other".utf8).write(to: URL(fileURLWithPath: "\(root)/other.toml"))
+            try Data("a = 1".utf8).write(to: URL(fileURLWithPath: path))
+            #expect(await reports.wait { $0 == path })
+            #expect(!reports.all.contains { $0.hasSuffix("other.toml") })
+
+            let before = reports.all.count
+            try FileSystem.atomicWrite(Array("a = 2".utf8), to: path)  // as an editor saves: rename over
+            #expect(await reports.wait { _ in reports.all.count > before })
+
+            let beforeDelete = reports.all.count
+            try FileSystem.remove(path)
+            #expect(await reports.wait { _ in reports.all.count > beforeDelete })
+            #expect(reports.all.allSatisfy { $0 == path })
+        }
+    }
+
+    @Test("stop while the thread waits returns at once; the thread is gone and later changes report nothing")
+    func stopsCleanly() async throws {
+        try await withTemporaryDirectoryAsync { root in
+            let path = "\(root)/earshot.toml"
+            let reports = Reports()
+            let name = "ew-\(UInt32.random(in: 0...UInt32.max))"
+            let watcher = try FileChangeWatcher(paths: [path], threadName: name) { reports.add($0) }
+            // The thread is up and blocked in poll once it has named itself.
+            let deadline = ContinuousClock.now + .seconds(5)
+            while !threadNames().contains(name), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(threadNames().contains(name))
+
+            let started = ContinuousClock.now
+            watcher.stop()
+            #expect(started.duration(to: .now) < .milliseconds(500))
+            #expect(!threadNames().contains(name))
+
+            try Data("a = 1".utf8).write(to: URL(fileURLWithPath: path))
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(reports.all.isEmpty)
+            watcher.stop()  // twice is fine
+        }
+    }
+
+    @Test("a file whose directory does not exist is listed as unwatched; the others are still watched")
+    func missingDirectory() async throws {
+        try await withTemporaryDirectoryAsync { root in
+            let reports = Reports()
+            let watcher = try FileChangeWatcher(paths: ["\(root)/absent/a.toml", "\(root)/b.toml"]) { reports.add($0) }
+            defer { watcher.stop() }
+            #expect(watcher.unwatched == ["\(root)/absent/a.toml"])
+            try Data("b".utf8).write(to: URL(fileURLWithPath: "\(root)/b.toml"))
+            #expect(await reports.wait { $0 == "\(root)/b.toml" })
+        }
+    }
+
+    @Test("dropping the last reference stops the thread too")
+    func deinitStops() async throws {
+        try await withTemporaryDirectoryAsync { root in
+            let name = "ew-\(UInt32.random(in: 0...UInt32.max))"
+            var watcher: FileChangeWatcher? = try FileChangeWatcher(paths: ["\(root)/x"], threadName: name) { _ in }
+            let deadline = ContinuousClock.now + .seconds(5)
+            while !threadNames().contains(name), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(watcher != nil)
+            watcher = nil
+            #expect(!threadNames().contains(name))
+        }
+    }
+}
+
+@Suite("SignalWatcher", .timeLimit(.minutes(1)))
+struct SignalWatcherTests {
+    @Test("a watched signal calls the handler instead of its default action; none after stop")
+    func handlesSignal() async throws {
+        let reports = Reports()
+        // SIGUSR2: nothing else in the test process uses it.
+        let usr2 = Signal(rawValue: SIGUSR2)
+        let watcher = try SignalWatcher([usr2]) { reports.add($0.description) }
+        usr2.send()
+        #expect(await reports.wait { $0 == "signal \(SIGUSR2)" })
+        watcher.stop()
+        let count = reports.all.count
+        usr2.send()  // still ignored: the process lives on
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(reports.all.count == count)
+        #expect(Signal.hangUp.description == "SIGHUP")
+    }
+}
+
+@Suite("PipeWire result checks and the loop lock")
+struct LoopLockTests {
+    @Test("check passes 0 and positive results through and turns a negative one into a readable requestFailed")
+    func checkResults() throws {
+        #expect(try check(0, "pw_core_sync") == 0)
+        #expect(try check(0x4000_0005, "pw_core_sync") == 0x4000_0005)  // an async sequence number
+        do {
+            try check(-EPIPE, "pw_core_sync")
+            Issue.record("a negative result passed")
+        } catch {
+            #expect(error == .requestFailed(operation: "pw_core_sync", code: -EPIPE, message: "returned -EPIPE"))
+            #expect(error.description == "PipeWire refused pw_core_sync: returned -EPIPE (Broken pipe)")
+        }
+        #expect(checked(-ENOENT, "destroy 42") == .requestFailed(operation: "destroy 42", code: -ENOENT, message: "returned -ENOENT"))
+        #expect(checked(1, "pw_properties_set") == nil)
+    }
+
+    @Test("the lock counts as held inside withLock and on the loop thread, not on another thread meanwhile")
+    func lockOwnership() async throws {
+        let loop = try ThreadLoop(name: "earshot-lock-test")
+        // No loop thread yet: nothing can race, loop-only code may run.
+        #expect(loop.lockCheck.isHeld)
+        try loop.start()
+        defer { loop.stop() }
+        #expect(!loop.lockCheck.isHeld)
+        #expect(loop.withLock { loop.lockCheck.isHeld })
+        #expect(loop.withLock { loop.withLock { loop.lockCheck.isHeld } && loop.lockCheck.isHeld })
+        #expect(!loop.lockCheck.isHeld)
+
+        // Another thread, while this one holds the lock: not held there.
+        let elsewhere = Mutex<Bool?>(nil)
+        loop.withLock {
+            let other = Thread { elsewhere.withLock { $0 = loop.lockCheck.isHeld } }
+            other.start()
+            while elsewhere.withLock({ $0 }) == nil { usleep(1000) }
+        }
+        #expect(elsewhere.withLock { $0 } == false)
+
+        // A callback on the loop thread (a deadline firing) holds it.
+        let inCallback = Mutex<Bool?>(nil)
+        _ = loop.withLock {
+            loop.deadlines.add(at: LoopDeadlines.now()) { inCallback.withLock { $0 = loop.lockCheck.isHeld && loop.isCurrentThread } }
+        }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while inCallback.withLock({ $0 }) == nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(inCallback.withLock { $0 } == true)
+    }
+}
+
+/// `withTemporaryDirectory` for async bodies.
+func withTemporaryDirectoryAsync(_ body: (String) async throws -> Void) async throws {
+    let root = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-door-\(UUID().uuidString.prefix(8))").path
+    try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    defer { try? FileManager.default.removeItem(atPath: root) }
+    try await body(root)
+}
