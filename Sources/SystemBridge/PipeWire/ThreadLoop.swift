@@ -55,8 +55,11 @@ final class ThreadLoop: @unchecked Sendable {
     /// Joins the loop thread. Never call it from that thread.
     func stop() {
         precondition(!isCurrentThread, "a PipeWire thread loop cannot stop itself")
-        pw_thread_loop_stop(raw)
+        // Before the stop, not after: PipeWire 1.4's pw_thread_loop_in_thread already answers
+        // false on the loop thread while it runs its last iteration (seen as a false assertion
+        // in a registry callback during close()).
         lockCheck.loopThreadStopped()
+        pw_thread_loop_stop(raw)
     }
 
     deinit {
