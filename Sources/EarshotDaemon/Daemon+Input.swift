@@ -90,7 +90,7 @@ extension Daemon {
         case .client, .removed:
             if session.detectMode(in: engine.graph), session.connection != nil {
                 logger.info("apply mode: \(session.mode.rawValue)\(session.sessionManager.map { " (\($0))" } ?? "")")
-                applier.modeChanged()
+                applier.modeChanged(to: session.mode)
             }
         case .metadataProperty(let id, 0, Graph.configuredSinkKey?, _, let value?) where engine.graph.metadata[id]?.name == "default":
             if let name = MetadataEntry.name(inJSON: value), !applier.writer.consumeEcho(of: name), name != engine.currentDefault {

@@ -18,6 +18,16 @@ public struct SessionManager: Sendable, Hashable, CustomStringConvertible {
     /// unless the pin is also in the `default` metadata; 0.5 honours the stream's own pin, and
     /// reads that metadata key as an `object.serial` (a name written there erases the target it
     /// stored for the application).
+    /// Whether it links a stream the moment another client's links of it go. WirePlumber 0.5
+    /// does (measured); 0.4 does not notice, and never links a stream someone else linked.
+    /// Unknown session managers are assumed not to.
+    public var relinksFreedStreams: Bool {
+        guard name == "WirePlumber", let version else { return false }
+        let parts = version.split(separator: ".").compactMap { Int($0) }
+        guard let major = parts.first else { return false }
+        return major > 0 || (parts.count > 1 && parts[1] >= 5)
+    }
+
     public var movesPinnedStreams: Bool {
         guard name == "WirePlumber" else { return false }
         guard let version else { return true }

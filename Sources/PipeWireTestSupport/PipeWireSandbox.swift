@@ -281,6 +281,23 @@ extension PipeWireSandbox {
         guard pipewire.waitForExit(timeout: .seconds(10)) != nil else { throw FixtureError("pipewire survived SIGKILL") }
     }
 
+    /// The running WirePlumber of this sandbox.
+    public var wirePlumberProcess: ChildProcess? {
+        lock.withLock { processes.last { $0.name == "wireplumber" && !$0.hasExited } }
+    }
+
+    /// Kills WirePlumber with SIGKILL (a crash) and reaps it; its clients and links go with it.
+    public func killWirePlumber() throws {
+        guard let wirePlumber = wirePlumberProcess else { throw FixtureError("wireplumber is not running") }
+        wirePlumber.signal(SIGKILL)
+        guard wirePlumber.waitForExit(timeout: .seconds(10)) != nil else { throw FixtureError("wireplumber survived SIGKILL") }
+    }
+
+    /// Starts WirePlumber (again) on this sandbox's bus; returns without waiting for it.
+    public func startWirePlumber() throws {
+        try spawn("wireplumber", ["wireplumber"])
+    }
+
     /// Starts pipewire again in the same runtime dir and reconnects the observer.
     public func restartPipeWire() async throws {
         observer?.close()

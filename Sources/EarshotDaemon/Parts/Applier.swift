@@ -24,14 +24,35 @@ final class DefaultSinkWriter {
     private let logger: Logger
     /// The configured defaults Earshot wrote and has not yet seen echoed back, oldest first.
     private(set) var inFlight: [String] = []
+    /// A session manager just came (or came back): until the configured default it restores
+    /// from its own state has been set to Earshot's decision, the values it writes are its
+    /// start-up, not a user's pick.
+    private(set) var sessionManagerSettling = false
 
     init(logger: Logger) { self.logger = logger }
 
-    func reset() { inFlight = [] }
+    func reset() {
+        inFlight = []
+        sessionManagerSettling = false
+    }
+
+    /// A session manager arrived: what it writes first is its own start-up.
+    func sessionManagerArrived() {
+        inFlight = []
+        sessionManagerSettling = true
+    }
+
+    /// The graph says what Earshot decided and nothing is in flight: from now on a value
+    /// Earshot did not write is someone's pick.
+    func settled(_ target: String, in graph: Graph) {
+        if sessionManagerSettling, inFlight.isEmpty, graph.configuredDefaultSinkName == target { sessionManagerSettling = false }
+    }
 
     /// Whether a configured default `name` PipeWire reports is the echo of Earshot's own
-    /// write (then it and every earlier write are settled); false means someone else chose it.
+    /// write (then it and every earlier write are settled), or a session manager's start-up;
+    /// false means someone else chose it.
     func consumeEcho(of name: String) -> Bool {
+        if sessionManagerSettling { return true }
         guard let index = inFlight.firstIndex(of: name) else { return false }
         inFlight.removeSubrange(...index)
         return true
@@ -86,7 +107,9 @@ final class ApplyStage {
     }
 
     /// The mode changed (a session manager came or went): a write in flight may never echo.
-    func modeChanged() { writer.reset() }
+    func modeChanged(to mode: ApplyMode) {
+        if mode == .cooperative { writer.sessionManagerArrived() } else { writer.reset() }
+    }
 
     nonisolated(nonsending) func apply(
         _ target: String?, mode: ApplyMode, sessionManager: SessionManager?, graph: Graph, on connection: (any PipeWireCommands)?
@@ -95,7 +118,16 @@ final class ApplyStage {
         switch mode {
         case .cooperative:
             cooperative.pinsPinnedStreams = sessionManager?.movesPinnedStreams ?? false
+            // Standalone's metadata and links go back first: they must never outlive the
+            // session manager's arrival longer than its own linking takes.
+            await standalone.removeOwnMetadata(on: connection)
             await cooperative.apply(target, graph: graph, on: connection)
+            // Streams Earshot linked before the session manager came: only once its metadata
+            // holds the decision, so they never play elsewhere first.
+            if graph.defaultMetadata != nil, graph.configuredDefaultSinkName == target, !writer.sessionManagerSettling {
+                await standalone.handBackStreams(
+                    graph, to: target, sessionManagerRelinks: sessionManager?.relinksFreedStreams ?? false, on: connection)
+            }
         case .standalone: await standalone.apply(target, graph: graph, on: connection)
         case .disconnected: return
         }

@@ -18,6 +18,9 @@ final class StandaloneApplier: Applier {
     /// (a failed link's own add/remove events must not start another attempt: that was a hot
     /// loop on PipeWire 1.4, whose null sinks without a format have a port no link can use).
     private var unlinkable: [UInt64: LinkEnds] = [:]
+    /// Streams (by serial) Earshot linked in standalone mode: after a session manager that
+    /// does not adopt them arrives (WirePlumber 0.4), Earshot keeps them playing.
+    private var served: Set<UInt64> = []
 
     /// What a link attempt depended on: the target sink and the ports of both ends.
     struct LinkEnds: Equatable {
@@ -41,6 +44,7 @@ final class StandaloneApplier: Applier {
         portsRequested = []
         createdMetadata = false
         unlinkable = [:]
+        served = []
     }
 
     nonisolated(nonsending) func apply(_ target: String, graph: Graph, on connection: any PipeWireCommands) async {
@@ -50,6 +54,60 @@ final class StandaloneApplier: Applier {
         // relink's own round trips settle both.
         if !keys.isEmpty { await writer.write(target, keys: keys, on: connection, flush: false) }
         await relinkStreams(graph, to: target, on: connection)
+    }
+
+    /// A session manager came: remove the `default` metadata Earshot provided, at once, so
+    /// there are never two.
+    nonisolated(nonsending) func removeOwnMetadata(on connection: any PipeWireCommands) async {
+        guard createdMetadata else { return }
+        createdMetadata = false
+        do {
+            if try await connection.removeCreatedDefaultMetadata() {
+                logger.info("removed the default metadata Earshot provided: the session manager provides its own")
+            }
+        } catch {
+            logger.warning("cannot remove the default metadata Earshot provided: \(error)")
+        }
+    }
+
+    /// The streams Earshot linked before a session manager came, once its metadata holds
+    /// Earshot's decision. A session manager that links a stream the moment it is free
+    /// (`SessionManager.relinksFreedStreams`, WirePlumber 0.5) gets them: Earshot's links go
+    /// and it links them to that default. One that does not (WirePlumber 0.4 leaves a stream
+    /// someone else linked alone, does not see those links go, and a stream that outlived the
+    /// previous WirePlumber is never activated again) would leave them silent: Earshot keeps
+    /// them playing on the default itself, make before break, until they end or the session
+    /// manager links them after all.
+    nonisolated(nonsending) func handBackStreams(
+        _ graph: Graph, to target: String, sessionManagerRelinks: Bool, on connection: any PipeWireCommands
+    ) async {
+        let owned = connection.ownedLinks()
+        guard !owned.isEmpty || !served.isEmpty else { return }
+        if sessionManagerRelinks {
+            served = []
+            let released = owned.values.flatMap(\.keys).sorted()
+            guard !released.isEmpty else { return }
+            logger.info("handing streams \(owned.keys.sorted()) back to the session manager: removing Earshot's links \(released)")
+            do { try await connection.destroy(released) } catch { logger.debug("Earshot's links already gone: \(error)") }
+            return
+        }
+        // Streams the session manager linked after all are its own now.
+        var adopted: [ObjectID] = []
+        var serving: Set<ObjectID> = []
+        for stream in graph.playbackStreams where served.contains(stream.objectKey) {
+            let ours = owned[stream.id] ?? [:]
+            if graph.outgoingLinks(of: stream.id).contains(where: { ours[$0.id] == nil }) {
+                adopted += ours.keys
+                served.remove(stream.objectKey)
+            } else {
+                serving.insert(stream.id)
+            }
+        }
+        if !adopted.isEmpty {
+            logger.info("the session manager linked streams Earshot served: removing Earshot's links \(adopted.sorted())")
+            do { try await connection.destroy(adopted.sorted()) } catch { logger.debug("Earshot's links already gone: \(error)") }
+        }
+        if !serving.isEmpty { await relinkStreams(graph, to: target, on: connection, only: serving) }
     }
 
     /// Nobody provides the `default` metadata, so Earshot does (it lives as long as Earshot's
@@ -69,13 +127,22 @@ final class StandaloneApplier: Applier {
 
     /// Links every following stream to the default sink, make before break (new links first,
     /// then Earshot's old ones), and gives new streams ports.
-    private nonisolated(nonsending) func relinkStreams(_ graph: Graph, to target: String, on connection: any PipeWireCommands) async {
+    /// - Parameter only: when set, only these streams (Earshot's to serve in cooperative mode)
+    ///   are moved, and no stream is given ports.
+    private nonisolated(nonsending) func relinkStreams(
+        _ graph: Graph, to target: String, on connection: any PipeWireCommands, only: Set<ObjectID>? = nil
+    ) async {
         let streams = graph.playbackStreams
         let present = Set(streams.map(\.objectKey))
         portsRequested.formIntersection(present)
         unlinkable = unlinkable.filter { present.contains($0.key) }
+        served.formIntersection(present)
         let requestedIDs = Set(streams.filter { portsRequested.contains($0.objectKey) }.map(\.id))
-        let plan = StreamPlan.make(graph: graph, defaultSink: target, ownedLinks: connection.ownedLinks(), portsRequested: requestedIDs)
+        var plan = StreamPlan.make(graph: graph, defaultSink: target, ownedLinks: connection.ownedLinks(), portsRequested: requestedIDs)
+        if let only {
+            plan.configurePorts = []
+            plan.moves.removeAll { !only.contains($0.stream) }
+        }
         guard !plan.isEmpty else { return }
         logger.debug("relink plan: \(plan)")
         let channels = Self.channels(of: target, in: graph)
@@ -98,6 +165,7 @@ final class StandaloneApplier: Applier {
             let problem: String
             switch result {
             case .success(let links) where !links.isEmpty:
+                served.insert(key)
                 if unlinkable.removeValue(forKey: key) != nil { logger.info("stream \(move.stream) linked to \(move.target) now") }
                 continue
             case .success: problem = "no link was created"

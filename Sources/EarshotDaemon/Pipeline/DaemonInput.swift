@@ -23,6 +23,22 @@ enum DaemonInput: Sendable {
     case playerStatusChanged(connection: String, status: String)
 }
 
+extension DaemonInput {
+    /// A short name for traces.
+    var kind: String {
+        switch self {
+        case .connected: "connected"
+        case .graphChanged(let changes): "\(changes.count) graph change(s)"
+        case .disconnected: "disconnected"
+        case .accessory(let request): "\(request.verb) \(request.identity)"
+        case .timerFired: "timer"
+        case .configLoaded: "config"
+        case .hostAddressesChanged: "host addresses"
+        case .playerStatusChanged: "player status"
+        }
+    }
+}
+
 /// What handling an input answers its submitter.
 enum InputResult: Sendable {
     case done

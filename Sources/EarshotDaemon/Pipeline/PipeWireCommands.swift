@@ -14,6 +14,9 @@ public protocol PipeWireCommands: AnyObject, Sendable {
     /// Creates the `default` metadata (standalone: no session manager provides one) and
     /// returns once the graph shows it.
     func createDefaultMetadata() async throws(PipeWireError)
+    /// Removes the `default` metadata this connection created (a session manager came to
+    /// provide its own). Returns whether there was one.
+    func removeCreatedDefaultMetadata() async throws(PipeWireError) -> Bool
     /// Gives a stream one DSP output port per channel.
     func configureDSPPorts(ofNode id: ObjectID, channels: [String]) async throws(PipeWireError)
     /// Make before break: each move's new links, then (once they exist) its obsolete ones go.
@@ -32,6 +35,10 @@ extension PipeWireConnection: PipeWireCommands {
     public func createDefaultMetadata() async throws(PipeWireError) {
         _ = try await createMetadata(named: "default")
         _ = try await waitUntil("the default metadata Earshot created") { $0.defaultMetadata != nil }
+    }
+
+    public func removeCreatedDefaultMetadata() async throws(PipeWireError) -> Bool {
+        try await removeCreatedMetadata(named: "default") > 0
     }
 
     public func configureDSPPorts(ofNode id: ObjectID, channels: [String]) async throws(PipeWireError) {

@@ -23,3 +23,20 @@ extension PipeWireConnection {
         }
     }
 }
+
+extension PipeWireConnection {
+    /// Removes the metadata objects named `name` this connection created and exported (the
+    /// `default` metadata Earshot provides without a session manager), when a session manager
+    /// comes to provide its own. Returns how many went.
+    public func removeCreatedMetadata(named name: String) async throws(PipeWireError) -> Int {
+        let removed = try loop.withLock { () throws(PipeWireError) -> Int in
+            try checkUsable()
+            let exported = createdObjects.values.filter { $0.exportedMetadataName == name }
+            for object in exported { releaseCreated(object) }
+            disconnectIdleExportCore()
+            return exported.count
+        }
+        if removed > 0 { try await sync() }
+        return removed
+    }
+}

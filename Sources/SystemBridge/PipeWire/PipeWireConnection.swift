@@ -214,7 +214,11 @@ public final class PipeWireConnection: @unchecked Sendable {
     ) async throws(PipeWireError) {
         try loop.withLock { () throws(PipeWireError) in
             try checkUsable()
-            guard let id = graph.metadata.values.filter({ $0.name == metadataName }).map(\.id).min(),
+            // Two objects of one name exist while a session manager takes over from Earshot's
+            // own: the session manager's is the one that counts.
+            let ours = Set(createdObjects.values.compactMap(\.globalID))
+            let candidates = graph.metadata.values.filter { $0.name == metadataName }.map(\.id).sorted()
+            guard let id = candidates.first(where: { !ours.contains($0) }) ?? candidates.first,
                 let object = boundObjects[id]
             else { throw PipeWireError.noSuchMetadata(metadataName) }
             try check(
@@ -329,14 +333,27 @@ public final class PipeWireConnection: @unchecked Sendable {
     }
 
     /// Creates a metadata object (by default the `default` one a session manager would
-    /// provide), implemented in this process and exported to the daemon as WirePlumber does.
-    /// It lives as long as this connection.
+    /// provide), implemented in this process and exported to the daemon as WirePlumber does
+    /// (the daemon's `metadata` factory would make this connection its implementer, and a
+    /// connection that binds an object it implements stalls). It lives as long as this
+    /// connection, or until `removeCreatedMetadata`.
     public func createMetadata(named name: String = "default") async throws(PipeWireError) -> ObjectID {
         let object = try loop.withLock { () throws(PipeWireError) -> CreatedObject in
             try checkUsable()
             return try exportMetadata(named: name)
         }
         return try await object.bound.value(on: loop, what: "metadata \"\(name)\" to be exported")
+    }
+
+    /// Disconnects the export connection once nothing exported is left on it: each export
+    /// gets a fresh one (an export connection reused after its object was destroyed was seen
+    /// to stall this connection's events, PipeWire 0.3.65, a session manager restarting three
+    /// times in a row). Loop lock held.
+    func disconnectIdleExportCore() {
+        loop.assertLockHeld()
+        guard let exportCore, !createdObjects.values.contains(where: { $0.exportedMetadataName != nil }) else { return }
+        pw_core_disconnect(exportCore)
+        self.exportCore = nil
     }
 
     // MARK: Internals (loop lock held)
@@ -385,6 +402,7 @@ public final class PipeWireConnection: @unchecked Sendable {
             throw PipeWireError.requestFailed(operation: "export metadata \"\(name)\"", code: -exported.errno, message: "pw_core_export failed")
         }
         let object = CreatedObject(proxy: exported, description: "export metadata \"\(name)\"", connection: self)
+        object.exportedMetadataName = name
         object.onRelease = { pw_impl_metadata_destroy(implementation) }
         pw_proxy_add_listener(exported, object.handle.hook, CallbackTables.createdProxy, Unmanaged.passUnretained(object).toOpaque())
         createdObjects[ObjectIdentifier(object)] = object

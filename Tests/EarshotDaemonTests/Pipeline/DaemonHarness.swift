@@ -54,6 +54,11 @@ final class FakePipeWire: PipeWireCommands {
 
     func createDefaultMetadata() async throws(PipeWireError) { log.append("create default metadata") }
 
+    func removeCreatedDefaultMetadata() async throws(PipeWireError) -> Bool {
+        log.append("remove default metadata")
+        return true
+    }
+
     func configureDSPPorts(ofNode id: ObjectID, channels: [String]) async throws(PipeWireError) {
         log.append("ports \(id) \(channels.joined(separator: ","))")
     }

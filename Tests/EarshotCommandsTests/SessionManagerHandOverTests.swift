@@ -1,0 +1,104 @@
+import AudioGraph
+import Foundation
+import PipeWireTestSupport
+import Synchronization
+import SystemBridge
+import Testing
+
+/// WirePlumber leaves and comes back while Earshot runs and a stream plays: Earshot takes over
+/// (standalone) and hands back (cooperative) without a stream ever playing on two sinks, ends
+/// with one `default` metadata object, and the default is the policy's decision. Runs on both
+/// stacks (scripts/test).
+@Suite("Session manager hand-over", .serialized)
+struct SessionManagerHandOverTests {
+    typealias D = DaemonFixture
+
+    /// Watches every graph change the observer sees and remembers each moment a stream played
+    /// to two sinks at once.
+    final class TwoSinkWatch: Sendable {
+        final class Record: Sendable {
+            let entries = Mutex<[String]>([])
+        }
+        private let record = Record()
+        private let wait: PipeWireConnection.ArmedWait
+
+        init(_ observer: PipeWireConnection) throws {
+            let record = self.record
+            wait = try observer.arm("a stream on two sinks (never fulfilled)") { graph in
+                for stream in graph.playbackStreams {
+                    let sinks = graph.linkedTargets(of: stream.id).filter(\.isAudioSink).compactMap(\.name)
+                    if sinks.count > 1 { record.entries.withLock { $0.append("\(stream.name ?? "#\(stream.id)") → \(sinks)") } }
+                }
+                return false
+            }
+        }
+
+        var seen: [String] { record.entries.withLock { $0 } }
+    }
+
+    static func defaultMetadataCount(_ graph: Graph) -> Int {
+        graph.metadata.values.filter { $0.name == "default" }.count
+    }
+
+    /// Waits until the daemon's mode is `mode`, there is one `default` metadata object, and the
+    /// decided default is configured and plays every following stream.
+    static func settle(_ daemon: D, _ session: DaemonSession, mode: String, on expected: String) async throws -> String {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            let status = try await session.status()
+            guard status["mode"] == .string(mode), case .string(let decided)? = status["decision"]?["default"], decided == expected else {
+                _ = try? await daemon.sandbox.observer.waitUntil("any change", timeout: .milliseconds(200)) { _ in false }
+                continue
+            }
+            do {
+                _ = try await daemon.sandbox.observer.waitUntil("one default metadata naming \(decided), streams there", timeout: .seconds(2)) {
+                    defaultMetadataCount($0) == 1 && $0.routesEverything(to: decided, effectiveToo: false)
+                }
+                return decided
+            } catch {
+                continue
+            }
+        }
+        let graph = daemon.sandbox.observer.snapshot()
+        let links = graph.links.values.sorted { $0.id < $1.id }.map { "\($0.id): \($0.outputNode)→\($0.inputNode) \($0.state.map { "\($0)" } ?? "")" }
+        let streams = graph.playbackStreams.map { "\($0.id) \($0.name ?? "")" }
+        throw FixtureError("never settled in \(mode) mode on \(expected): \(graph.routeSummary), links \(links), streams \(streams), \(defaultMetadataCount(daemon.sandbox.observer.snapshot())) default metadata\n\(daemon.process.logTail(lines: 400))")
+    }
+
+    @Test("WirePlumber dies → standalone within a second; comes back → cooperative, Earshot's metadata and links handed back; three quick restarts")
+    func handOver() async throws {
+        try await withSandbox(.init(wirePlumber: true, sinks: [.speakers(), .headphones()])) { sandbox in
+            let daemon = try await D.startOffPool(in: sandbox)
+            defer { daemon.process.stop() }
+            let session = try DaemonSession(path: daemon.socketPath)
+            try await session.register(D.address, placement: "on-head")
+            let (player, _) = try await sandbox.startPlayer()
+            defer { player.stop() }
+            _ = try await Self.settle(daemon, session, mode: "cooperative", on: D.headphones)
+            let watch = try TwoSinkWatch(sandbox.observer)
+
+            // WirePlumber dies: Earshot provides the metadata and links the stream itself.
+            let killed = ContinuousClock.now
+            try await offPool { try sandbox.killWirePlumber() }
+            _ = try await Self.settle(daemon, session, mode: "standalone", on: D.headphones)
+            #expect(killed.duration(to: .now) < .seconds(5), "took over within a few seconds (target: under one)")
+
+            // It comes back: one metadata object again, WirePlumber's; the decision written once.
+            try sandbox.startWirePlumber()
+            _ = try await Self.settle(daemon, session, mode: "cooperative", on: D.headphones)
+            // The decision changes after the hand-back: WirePlumber moves the stream.
+            try await session.place(D.address, "off-head")
+            _ = try await Self.settle(daemon, session, mode: "cooperative", on: D.speakers)
+
+            // Three quick restarts in a row, then it settles on the decision.
+            for _ in 0..<3 {
+                try await offPool { try sandbox.killWirePlumber() }
+                try sandbox.startWirePlumber()
+            }
+            _ = try await Self.settle(daemon, session, mode: "cooperative", on: D.speakers)
+            try await session.place(D.address, "on-head")
+            _ = try await Self.settle(daemon, session, mode: "cooperative", on: D.headphones)
+            #expect(watch.seen.isEmpty, "a stream played on two sinks: \(watch.seen.prefix(5))")
+        }
+    }
+}
