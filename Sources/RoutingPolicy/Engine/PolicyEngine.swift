@@ -181,7 +181,7 @@ public struct PolicyEngine: Sendable {
             }
         }
         // Remember what a worn accessory took the output from, to hand it back (§4).
-        if decision.changed, let winner, winner.score.worn > 0, let identity = winner.score.accessory, let previous {
+        if decision.changed, let winner, winner.rank.worn != nil, let identity = winner.rank.accessory, let previous {
             restoreTargets[identity] = previous
         }
         currentDefault = winner?.node
