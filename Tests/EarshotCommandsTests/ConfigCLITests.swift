@@ -30,6 +30,7 @@ struct ConfigCLITests {
         #expect(show.standardOutput.contains("off-grace-ms = 250"))
         let plain = try EarshotBinary.run(["config", "show"], environment: ["XDG_CONFIG_HOME": home.path])
         #expect(plain.standardOutput.contains("# in use: \(home.path)/earshot/earshot.toml"))
+        #expect(plain.standardOutput.contains("# tier-order in force (docs/policy.md §2): override > restore > worn > arrived > rule-priority > last-choice > class-order"))
     }
 
     @Test func showEffectivePrintsTierOrderAndNoHugeNumber() throws {
