@@ -130,22 +130,26 @@ struct RankingTests {
     }
 
     /// Over a generated script with sinks leaving and coming back, every ranking stays sorted
-    /// tier by tier, then by name, and the deciding tier is one where the two differ.
-    @Test func rankingStaysOrderedThroughChurn() {
+    /// tier by tier (as `SinkRank.compare` says, whatever the sort uses inside), then by name,
+    /// and the deciding tier is the first where the winner and the runner-up differ.
+    @Test(arguments: [RankTier.defaultOrder, RankTier.defaultOrder.reversed(), [.arrived, .classOrder, .worn, .lastChoice, .override, .rulePriority, .restore]])
+    func rankingStaysOrderedThroughChurn(_ tiers: [RankTier]) {
         let workload = BenchmarkWorkload(sinks: 60, events: 3000)
-        var engine = PolicyEngine(graph: workload.graph, config: workload.config, hostAddresses: workload.hostAddresses)
+        var config = workload.config
+        config.tierOrder = tiers
+        var engine = PolicyEngine(graph: workload.graph, config: config, hostAddresses: workload.hostAddresses)
         var disorders = 0, wrongDeciders = 0, decisions = 0
         PolicyRun.run(&engine, inputs: workload.inputs) { decision, _ in
             decisions += 1
             for (a, b) in zip(decision.ranking, decision.ranking.dropFirst()) {
-                switch SinkRank.firstDifference(a.rank, b.rank, order: RankTier.defaultOrder)?.order {
+                switch SinkRank.firstDifference(a.rank, b.rank, order: tiers)?.order {
                 case .lower?: disorders += 1
                 case nil where a.node > b.node: disorders += 1
                 default: break
                 }
             }
             if decision.ranking.count >= 2,
-                decision.decidedBy?.tier != SinkRank.firstDifference(decision.ranking[0].rank, decision.ranking[1].rank, order: RankTier.defaultOrder)?.tier
+                decision.decidedBy?.tier != SinkRank.firstDifference(decision.ranking[0].rank, decision.ranking[1].rank, order: tiers)?.tier
             {
                 wrongDeciders += 1
             }

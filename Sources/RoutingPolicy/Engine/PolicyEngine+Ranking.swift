@@ -6,6 +6,9 @@ struct RankingScratch: Sendable, Hashable {
     var nameRanks: [Int] = []
     /// Indices into `candidates`, sorted: cheaper to move than whole ranked sinks.
     var order: [Int] = []
+    /// Each candidate's rank as packed words in tier order (`SinkRank.appendSortKey`), so the
+    /// sort compares a few flat numbers instead of copying ranks.
+    var keys: [UInt64] = []
 }
 
 /// Eligibility (§1) and ranking (§2): one pass over the sink table fills each eligible sink's
@@ -78,14 +81,25 @@ extension PolicyEngine {
         scratch.order = []
         order.removeAll(keepingCapacity: true)
         order.append(contentsOf: ranking.indices)
+        var keys = scratch.keys
+        scratch.keys = []
+        keys.removeAll(keepingCapacity: true)
         let tiers = config.tierOrder
+        for sink in ranking { sink.rank.appendSortKey(to: &keys, order: tiers) }
+        let width = ranking.isEmpty ? 0 : keys.count / ranking.count
         let nameRanks = scratch.nameRanks
-        order.sort { a, b in
-            if let difference = SinkRank.firstDifference(ranking[a].rank, ranking[b].rank, order: tiers) {
-                return difference.order == .higher
+        keys.withUnsafeBufferPointer { keys in
+            order.sort { a, b in
+                var x = a * width, y = b * width
+                for _ in 0..<width {
+                    if keys[x] != keys[y] { return keys[x] > keys[y] }
+                    x += 1
+                    y += 1
+                }
+                return nameRanks[a] < nameRanks[b]
             }
-            return nameRanks[a] < nameRanks[b]
         }
+        scratch.keys = keys
         let sorted = order.map { ranking[$0] }
         scratch.candidates = ranking
         scratch.order = order

@@ -79,6 +79,37 @@ public struct SinkRank: Sendable, Hashable {
         return nil
     }
 
+    /// Appends this rank as a sort key: unsigned words such that comparing two keys word by
+    /// word (greater first) orders the ranks as `compare(_:_:at:)` does tier by tier in `order`.
+    /// Small values (flags, priority, class places) share words; a time takes a word of its own,
+    /// after a presence bit, so an absent time is below every time. Every rank packs the same
+    /// fields in the same places, so all keys of one ranking have the same length.
+    func appendSortKey(to keys: inout [UInt64], order: [RankTier]) {
+        var packer = SortKeyPacker()
+        swap(&packer.keys, &keys)
+        defer { swap(&packer.keys, &keys) }
+        for tier in order {
+            switch tier {
+            case .override: packer.add(override ? 1 : 0, bits: 1)
+            case .restore: packer.add(restore ? 1 : 0, bits: 1)
+            case .worn:
+                packer.add(worn == nil ? 0 : 1, bits: 1)
+                packer.addWord(worn.map { SortKeyPacker.ordered($0.since) } ?? 0)
+                packer.add(worn?.primarySource == nil ? 0 : 1, bits: 1)
+            case .arrived:
+                packer.add(arrivedAt == nil ? 0 : 1, bits: 1)
+                packer.addWord(arrivedAt.map(SortKeyPacker.ordered) ?? 0)
+            case .rulePriority:
+                // Config priorities are -1000 … 1000; anything in Int32 keeps its order.
+                let clamped = Int64(min(max(priority, Int(Int32.min)), Int(Int32.max)))
+                packer.add(UInt64(clamped - Int64(Int32.min)), bits: 32)
+            case .lastChoice: packer.add(lastChoice ? 1 : 0, bits: 1)
+            case .classOrder: packer.add(UInt64(min(max(classPlaces, 0), 0xFFFF)), bits: 16)
+            }
+        }
+        packer.finish()
+    }
+
     public enum Order: Sendable, Hashable {
         case higher, same, lower
     }
@@ -131,4 +162,35 @@ public enum Rejection: Sendable, Hashable {
 public struct RejectedSink: Sendable, Hashable {
     public var node: String
     public var rejection: Rejection
+}
+
+/// Packs fields most significant first into 64-bit words for `SinkRank.appendSortKey`,
+/// appending them to `keys` (the ranking's reused buffer: no allocation per sink).
+struct SortKeyPacker {
+    var keys: [UInt64] = []
+    private var current: UInt64 = 0
+    private var used = 0
+
+    /// A time as an unsigned word in the same order (the sign bit flipped).
+    static func ordered(_ time: Int64) -> UInt64 { UInt64(bitPattern: time) ^ (1 << 63) }
+
+    mutating func add(_ value: UInt64, bits: Int) {
+        if used + bits > 64 { flush() }
+        current = (current << UInt64(bits)) | value
+        used += bits
+    }
+
+    mutating func addWord(_ value: UInt64) {
+        flush()
+        keys.append(value)
+    }
+
+    private mutating func flush() {
+        guard used > 0 else { return }
+        keys.append(used == 64 ? current : current << UInt64(64 - used))
+        current = 0
+        used = 0
+    }
+
+    mutating func finish() { flush() }
 }
