@@ -40,11 +40,11 @@ public struct Graph: Sendable, Hashable, Codable {
             unindex(old)
             index(node)
             return true
-        case .port(let port): return replace(&ports, port.id, port)
-        case .link(let link): return replace(&links, link.id, link)
-        case .device(let device): return replace(&devices, device.id, device)
-        case .client(let client): return replace(&clients, client.id, client)
-        case .metadata(let object): return replace(&metadata, object.id, object)
+        case .port(let port): return Self.replace(&ports, port.id, port)
+        case .link(let link): return Self.replace(&links, link.id, link)
+        case .device(let device): return Self.replace(&devices, device.id, device)
+        case .client(let client): return Self.replace(&clients, client.id, client)
+        case .metadata(let object): return Self.replace(&metadata, object.id, object)
         case .metadataProperty(let id, let subject, let key, let type, let value):
             guard var object = metadata[id] else { return false }
             let before = object.entries
@@ -78,7 +78,9 @@ public struct Graph: Sendable, Hashable, Codable {
         (idsByName[name] ?? []).compactMap { nodeTable[$0] }
     }
 
-    private func replace<Value: Equatable>(
+    /// Static, not an instance method: calling a method of `self` while passing `&self.table`
+    /// made a copy of the graph for the call, so every write copied the whole table.
+    private static func replace<Value: Equatable>(
         _ table: inout [ObjectID: Value], _ id: ObjectID, _ value: Value
     ) -> Bool {
         // A non-mutating read first: most info events repeat what we have.
