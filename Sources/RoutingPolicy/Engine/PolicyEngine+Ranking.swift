@@ -4,11 +4,15 @@ struct RankingScratch: Sendable, Hashable {
     var candidates: [RankedSink] = []
     /// Their name ranks, for the tie-break after the last tier.
     var nameRanks: [Int] = []
-    /// Indices into `candidates`, sorted: cheaper to move than whole ranked sinks.
-    var order: [Int] = []
-    /// Each candidate's rank as packed words in tier order (`SinkRank.appendSortKey`), so the
-    /// sort compares a few flat numbers instead of copying ranks.
-    var keys: [UInt64] = []
+    /// Each candidate's packed rank, name rank and index, sorted: small plain values, much
+    /// cheaper to compare and move than whole ranked sinks.
+    var order: [RankingEntry] = []
+}
+
+struct RankingEntry: Sendable, Hashable {
+    var key: SortKey
+    var nameRank: Int
+    var index: Int
 }
 
 /// Eligibility (§1) and ranking (§2): one pass over the sink table fills each eligible sink's
@@ -80,27 +84,12 @@ extension PolicyEngine {
         var order = scratch.order
         scratch.order = []
         order.removeAll(keepingCapacity: true)
-        order.append(contentsOf: ranking.indices)
-        var keys = scratch.keys
-        scratch.keys = []
-        keys.removeAll(keepingCapacity: true)
         let tiers = config.tierOrder
-        for sink in ranking { sink.rank.appendSortKey(to: &keys, order: tiers) }
-        let width = ranking.isEmpty ? 0 : keys.count / ranking.count
-        let nameRanks = scratch.nameRanks
-        keys.withUnsafeBufferPointer { keys in
-            order.sort { a, b in
-                var x = a * width, y = b * width
-                for _ in 0..<width {
-                    if keys[x] != keys[y] { return keys[x] > keys[y] }
-                    x += 1
-                    y += 1
-                }
-                return nameRanks[a] < nameRanks[b]
-            }
+        for (index, sink) in ranking.enumerated() {
+            order.append(RankingEntry(key: sink.rank.sortKey(order: tiers), nameRank: scratch.nameRanks[index], index: index))
         }
-        scratch.keys = keys
-        let sorted = order.map { ranking[$0] }
+        order.sort { a, b in a.key.isEqual(to: b.key) ? a.nameRank < b.nameRank : a.key.ranksAbove(b.key) }
+        let sorted = order.map { ranking[$0.index] }
         scratch.candidates = ranking
         scratch.order = order
         appendGone(to: &rejected)

@@ -79,15 +79,13 @@ public struct SinkRank: Sendable, Hashable {
         return nil
     }
 
-    /// Appends this rank as a sort key: unsigned words such that comparing two keys word by
-    /// word (greater first) orders the ranks as `compare(_:_:at:)` does tier by tier in `order`.
+    /// This rank as a sort key: unsigned words such that comparing two keys word by word
+    /// (greater first) orders the ranks as `compare(_:_:at:)` does tier by tier in `order`.
     /// Small values (flags, priority, class places) share words; a time takes a word of its own,
     /// after a presence bit, so an absent time is below every time. Every rank packs the same
-    /// fields in the same places, so all keys of one ranking have the same length.
-    func appendSortKey(to keys: inout [UInt64], order: [RankTier]) {
+    /// fields in the same places, so all keys of one ranking line up.
+    func sortKey(order: [RankTier]) -> SortKey {
         var packer = SortKeyPacker()
-        swap(&packer.keys, &keys)
-        defer { swap(&packer.keys, &keys) }
         for tier in order {
             switch tier {
             case .override: packer.add(override ? 1 : 0, bits: 1)
@@ -107,7 +105,7 @@ public struct SinkRank: Sendable, Hashable {
             case .classOrder: packer.add(UInt64(min(max(classPlaces, 0), 0xFFFF)), bits: 16)
             }
         }
-        packer.finish()
+        return packer.finish()
     }
 
     public enum Order: Sendable, Hashable {
@@ -164,10 +162,42 @@ public struct RejectedSink: Sendable, Hashable {
     public var rejection: Rejection
 }
 
-/// Packs fields most significant first into 64-bit words for `SinkRank.appendSortKey`,
-/// appending them to `keys` (the ranking's reused buffer: no allocation per sink).
+/// A rank packed for sorting (`SinkRank.sortKey(order:)`). Every tier order fits in five
+/// words: the two times take a word each, and the small fields between and around them (54 bits
+/// in all) one word per stretch.
+struct SortKey: Sendable, Hashable {
+    var words: (UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0)
+
+    /// True when `self` ranks above `other` (the first differing word is greater); false when
+    /// equal.
+    func ranksAbove(_ other: SortKey) -> Bool {
+        if words.0 != other.words.0 { return words.0 > other.words.0 }
+        if words.1 != other.words.1 { return words.1 > other.words.1 }
+        if words.2 != other.words.2 { return words.2 > other.words.2 }
+        if words.3 != other.words.3 { return words.3 > other.words.3 }
+        return words.4 > other.words.4
+    }
+
+    func isEqual(to other: SortKey) -> Bool {
+        words.0 == other.words.0 && words.1 == other.words.1 && words.2 == other.words.2 && words.3 == other.words.3
+            && words.4 == other.words.4
+    }
+
+    static func == (a: SortKey, b: SortKey) -> Bool { a.isEqual(to: b) }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(words.0)
+        hasher.combine(words.1)
+        hasher.combine(words.2)
+        hasher.combine(words.3)
+        hasher.combine(words.4)
+    }
+}
+
+/// Packs fields most significant first into the words of a `SortKey`.
 struct SortKeyPacker {
-    var keys: [UInt64] = []
+    private var key = SortKey()
+    private var count = 0
     private var current: UInt64 = 0
     private var used = 0
 
@@ -182,15 +212,31 @@ struct SortKeyPacker {
 
     mutating func addWord(_ value: UInt64) {
         flush()
-        keys.append(value)
+        emit(value)
     }
 
     private mutating func flush() {
         guard used > 0 else { return }
-        keys.append(used == 64 ? current : current << UInt64(64 - used))
+        emit(used == 64 ? current : current << UInt64(64 - used))
         current = 0
         used = 0
     }
 
-    mutating func finish() { flush() }
+    private mutating func emit(_ word: UInt64) {
+        switch count {
+        case 0: key.words.0 = word
+        case 1: key.words.1 = word
+        case 2: key.words.2 = word
+        case 3: key.words.3 = word
+        default:
+            precondition(count == 4, "a sort key has five words")
+            key.words.4 = word
+        }
+        count += 1
+    }
+
+    mutating func finish() -> SortKey {
+        flush()
+        return key
+    }
 }
