@@ -4,13 +4,6 @@ extension Graph {
     public static let configuredSinkKey = "default.configured.audio.sink"
     public static let effectiveSinkKey = "default.audio.sink"
 
-    public var sinks: [Node] { nodes.values.filter(\.isAudioSink).sorted { $0.id < $1.id } }
-    public var playbackStreams: [Node] { nodes.values.filter(\.isPlaybackStream).sorted { $0.id < $1.id } }
-
-    public func node(named name: String) -> Node? {
-        nodes.values.first { $0.name == name }
-    }
-
     public func ports(of node: ObjectID, direction: PortDirection) -> [Port] {
         ports.values.filter { $0.nodeID == node && $0.direction == direction }.sorted { $0.id < $1.id }
     }

@@ -29,6 +29,7 @@ enum ConfigActions {
             lines.append("#   \(candidate) (\(state))")
         }
         lines.append("# in use: \(source)")
+        lines.append("# tier-order in force (docs/policy.md §2): \(config.tierOrder.map(\.rawValue).joined(separator: " > "))")
         switch source {
         case .file(let path):
             lines.append((try? String(contentsOfFile: path, encoding: .utf8)) ?? "")

@@ -13,11 +13,12 @@ enum EvalBenchmark {
         var scorings: Int
     }
 
-    static func run(sinks: Int, events: Int, runs: Int) -> CommandOutcome {
-        var lines = ["eval bench: \(sinks) sinks, \(events) events, median of \(max(1, runs)) runs"]
+    static func run(sinks: Int, events: Int, runs: Int, noise: Int = 0) -> CommandOutcome {
+        let mix = noise > 0 ? " (\(noise) port/link events after each other input)" : ""
+        var lines = ["eval bench: \(sinks) sinks, \(events) events\(mix), median of \(max(1, runs)) runs"]
         var full: Measurement?
         for fraction in [4, 2, 1] {
-            let workload = BenchmarkWorkload(sinks: sinks, events: max(1, events / fraction))
+            let workload = BenchmarkWorkload(sinks: sinks, events: max(1, events / fraction), noise: noise)
             let measurements = (0..<max(1, runs)).map { _ in measure(workload) }.sorted { $0.seconds < $1.seconds }
             let median = measurements[measurements.count / 2]
             lines.append(String(

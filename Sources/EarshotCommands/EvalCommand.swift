@@ -49,9 +49,12 @@ struct EvalCommand: ParsableCommand {
     @Option(name: .customLong("bench-runs"), help: .hidden)
     var benchRuns = 5
 
+    @Option(name: .customLong("bench-noise"), help: .hidden)
+    var benchNoise = 0
+
     func run() throws {
         if let benchEvents {
-            try EvalBenchmark.run(sinks: benchSinks, events: benchEvents, runs: benchRuns).emit()
+            try EvalBenchmark.run(sinks: benchSinks, events: benchEvents, runs: benchRuns, noise: benchNoise).emit()
             return
         }
         guard let graph else { throw ValidationError("--graph FILE is required") }

@@ -131,7 +131,8 @@ extension Daemon {
     /// Records a decision, publishes it and pauses the players it takes the output from, at
     /// once: later changes of the same burst (their streams relinked) would hide where they played.
     private func consider(_ outcome: PolicyOutcome, turn: inout Turn) async {
-        let decision = outcome.decision
+        // A port, a link, a client: nothing the policy ranks changed, nothing to record.
+        guard let decision = outcome.decided else { return }
         let previous = decisions.last
         let wallClock = environment.clock.wallClock
         let change = decisions.record(decision, wallClock: wallClock)

@@ -1,10 +1,11 @@
 import AudioGraph
+import RoutingPolicy
 
 /// `earshot status` as text, read from the status the control socket sends: shared by the CLI
 /// and the D-Bus service's Status (its `explanation`), so both say the same thing.
 public enum StatusText {
-    /// How decisions are applied, the default and why; `explain` adds every sink's score as a
-    /// sum of terms and every rejection.
+    /// How decisions are applied, the default and why; `explain` adds every sink's tier values
+    /// and every rejection.
     public static func render(_ status: ControlWire.Status, explain: Bool) -> String {
         var lines: [String] = []
         lines.append("mode: \(status.mode)" + (status.sessionManager.map { " (session manager: \([$0, status.sessionManagerVersion].compactMap { $0 }.joined(separator: " ")))" } ?? ""))
@@ -25,19 +26,9 @@ public enum StatusText {
             lines.append("refused: \(text(error["code"])): \(text(error["message"]))")
         }
         lines.append(text(decision["summary"]))
-        guard case .array(let ranking)? = decision["ranking"] else { return lines.joined(separator: "\n") }
-        if !explain {
-            if let winner = ranking.first { lines.append("winner: \(text(winner["node"])): \(sum(winner))") }
-            return lines.joined(separator: "\n")
-        }
-        for (place, sink) in ranking.enumerated() {
-            lines.append("#\(place + 1) \(text(sink["node"])): \(sum(sink))")
-            if case .array(let terms)? = sink["terms"] {
-                for term in terms { lines.append("    \(text(term["value"])) \(text(term["name"])): \(text(term["why"]))") }
-            }
-        }
-        if case .array(let rejected)? = decision["rejected"] {
-            for sink in rejected { lines.append("✗ \(text(sink["node"])): \(text(sink["why"]))") }
+        // The ranking as eval prints it: one renderer for both (RoutingPolicy's DecisionText).
+        if let record = try? DecisionRecord(json: decision) {
+            lines += DecisionText.explanationLines(record, detail: explain ? .full : .summary)
         }
         return lines.joined(separator: "\n")
     }
@@ -46,11 +37,6 @@ public enum StatusText {
     /// `earshot watch`'s host-addresses lines.
     public static func hostAddress(_ host: ControlWire.HostAddressEntry) -> String {
         "\(host.address) (\(host.from.joined(separator: ", ")))"
-    }
-
-    private static func sum(_ sink: JSONValue) -> String {
-        guard case .array(let terms)? = sink["terms"], !terms.isEmpty else { return "\(text(sink["score"])) = 0" }
-        return "\(text(sink["score"])) = " + terms.map { "\(text($0["name"])) \(text($0["value"]))" }.joined(separator: " + ")
     }
 
     private static func text(_ value: JSONValue?, none: String = "none") -> String {

@@ -30,6 +30,27 @@ struct ConfigCLITests {
         #expect(show.standardOutput.contains("off-grace-ms = 250"))
         let plain = try EarshotBinary.run(["config", "show"], environment: ["XDG_CONFIG_HOME": home.path])
         #expect(plain.standardOutput.contains("# in use: \(home.path)/earshot/earshot.toml"))
+        #expect(plain.standardOutput.contains("# tier-order in force (docs/policy.md §2): override > restore > worn > arrived > rule-priority > last-choice > class-order"))
+    }
+
+    @Test func showEffectivePrintsTierOrderAndNoHugeNumber() throws {
+        let file = try EarshotBinary.temporaryFile("tiers.toml", "tier-order = [\"worn\", \"override\", \"restore\", \"arrived\", \"rule-priority\", \"last-choice\", \"class-order\"]\n")
+        let result = try EarshotBinary.run(["config", "show", "--effective", "--config", file])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput.contains(#"\#ntier-order = ["worn", "override", "restore", "arrived", "rule-priority", "last-choice", "class-order"]\#n"#))
+        #expect(result.standardOutput.range(of: "[0-9]{15}", options: .regularExpression) == nil)
+        #expect(!result.standardOutput.contains("weights"))
+    }
+
+    @Test func checkRefusesWeightsAndBadTierOrders() throws {
+        let file = try EarshotBinary.temporaryFile(
+            "old.toml", "tier-order = [\"override\", \"worn\", \"worn\"]\n\n[weights]\nworn = 10000000000\n")
+        let result = try EarshotBinary.run(["config", "check", file])
+        #expect(result.status == 1)
+        let errors = result.standardError.split(separator: "\n").map(String.init)
+        #expect(errors.count == 2, "\(errors)")
+        #expect(errors.first?.hasPrefix("\(file):1:35: tier-order lists \"worn\" twice") == true, "\(errors)")
+        #expect(errors.last?.hasPrefix("\(file):4:1: weights.* was replaced by tier-order") == true, "\(errors)")
     }
 
     @Test func showEffectiveWithoutAFileIsTheShippedDefault() throws {

@@ -14,14 +14,17 @@ struct EvalCLITests {
         #expect(lines.first?.hasPrefix("   AT ms  TRIGGER") == true)
         #expect(lines.contains { $0.contains("5000  update AA:BB:CC:DD:EE:FF") && $0.contains("→ bluez_output.AA_BB_CC_DD_EE_FF.1") && $0.hasSuffix("placement-changed") })
         #expect(lines.contains { $0.contains("9400  off-grace AA:BB:CC:DD:EE:FF") && $0.contains("→ alsa_output.pci-0000_00_1f.3.analog-stereo") })
-        #expect(lines.contains { $0.contains("winner: 11000000007 = worn 10000000000 + primary-source 1000000000 + class-order 7") })
+        #expect(lines.contains { $0.hasSuffix("winner: bluez_output.AA_BB_CC_DD_EE_FF.1: worn put on 5000 ms, primary source · class-order headphones (7 of 7)") })
+        #expect(lines.contains { $0.hasSuffix("decided by worn: beats alsa_output.pci-0000_00_1f.3.analog-stereo at worn (put on 5000 ms vs not worn)") })
+        #expect(result.standardOutput.range(of: "[0-9]{9,}", options: .regularExpression) == nil, "no score totals")
         #expect(lines.contains { $0.contains("refused: accessory-not-capable:") })
     }
 
     @Test func fullExplanationListsEverySinkAndRejection() throws {
         let result = try EarshotBinary.run(["eval", "--graph", Self.graph, "--events", Self.events, "--host-address", "11:22:33:44:55:66", "--explain", "full"])
         #expect(result.status == 0)
-        #expect(result.standardOutput.contains("#5 1 = score of alsa_output.pci-0000_00_1f.3.hdmi-stereo, sum of:"))
+        #expect(result.standardOutput.contains("#5 alsa_output.pci-0000_00_1f.3.hdmi-stereo: class-order hdmi (1 of 7)"))
+        #expect(result.standardOutput.contains("    class-order: §2.6 class hdmi, 1 place(s) from the bottom of class-order"))
         #expect(result.standardOutput.contains("✗ bluez_output.50_C2_ED_12_34_56.1: §1 accessory 50:C2:ED:12:34:56 is playing for another host"))
     }
 
@@ -36,6 +39,11 @@ struct EvalCLITests {
         #expect(objects[3]["default"] == .string("bluez_output.AA_BB_CC_DD_EE_FF.1"))
         #expect(objects[3]["previous"] == .string("alsa_output.pci-0000_00_1f.3.analog-stereo"))
         #expect(objects[7]["error"]?["code"] == .string("accessory-not-capable"))
+        #expect(objects[3]["decided-by"] == .object([
+            "tier": .string("worn"), "runner-up": .string("alsa_output.pci-0000_00_1f.3.analog-stereo"),
+            "why": .string("beats alsa_output.pci-0000_00_1f.3.analog-stereo at worn (put on 5000 ms vs not worn)"),
+        ]))
+        #expect(objects.allSatisfy { $0["decided-by"] != nil })
     }
 
     @Test func malformedEventLineExitsTwoWithItsLine() throws {
@@ -63,5 +71,17 @@ struct EvalCLITests {
         let result = try EarshotBinary.run(["eval", "--graph", Self.graph, "--config", config, "--format", "json"])
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.standardOutput.contains("rule at \(config):1 (node.name = \\\"*hdmi*\\\") priority 100"), "\(result.standardOutput)")
+        // Rule priority ranks above the last choice (docs/policy.md §2): the HDMI sink wins.
+        let first = try JSONValue.parse(String(result.standardOutput.prefix { $0 != "\n" }))
+        #expect(first["default"] == .string("alsa_output.pci-0000_00_1f.3.hdmi-stereo"))
+        #expect(first["decided-by"]?["tier"] == .string("rule-priority"))
+    }
+
+    @Test func oldWeightsAreRefusedWithWhatToWriteInstead() throws {
+        let config = try EarshotBinary.temporaryFile("weights.toml", "[timing]\noff-grace-ms = 300\n\n[weights]\nlast-choice = 100000\n")
+        let result = try EarshotBinary.run(["eval", "--graph", Self.graph, "--config", config])
+        #expect(result.status == 2)
+        #expect(result.standardError.hasPrefix("\(config):5:1: weights.* was replaced by tier-order"), "\(result.standardError)")
+        #expect(result.standardError.contains(#"write tier-order = ["override", "restore", "worn", "arrived", "rule-priority", "last-choice", "class-order"]"#))
     }
 }

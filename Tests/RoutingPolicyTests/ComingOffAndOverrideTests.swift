@@ -1,7 +1,7 @@
 import RoutingPolicy
 import Testing
 
-/// design.md §Policy semantics 4 (coming off) and 5 (user override).
+/// docs/policy.md §4 (coming off) and §5 (user override).
 struct ComingOffAndOverrideTests {
     struct Case: CustomTestStringConvertible, Sendable {
         var name: String
@@ -74,13 +74,14 @@ struct ComingOffAndOverrideTests {
     @Test(arguments: cases)
     func winner(_ c: Case) {
         let decision = run(c.steps, config: c.config).last!
-        #expect(decision.defaultSink == c.winner, "\(decision.ranking.first.map(decision.explanation(of:))?.sumText ?? "")")
+        #expect(decision.defaultSink == c.winner, "\(decision.decidedBy?.why ?? "")")
     }
 
     @Test func restoredSinkExplainsItself() {
         let decision = run([(0, .userSelectedDefault(Sinks.hdmi)), (10, Requests.register(Self.hp, placement: .offHead)),
                             (15, Requests.place(Self.hp, .onHead)), (20, Requests.place(Self.hp, .offHead))], config: Self.noGrace).last!
         #expect(decision.defaultSink == Sinks.hdmi)
-        #expect(decision.explanation(of: decision.ranking[0]).terms.map(\.name).contains("restore-previous"))
+        #expect(decision.explanation(of: decision.ranking[0]).terms.map(\.tier).contains(.restore))
+        #expect(decision.decidedBy?.tier == .restore)
     }
 }

@@ -20,7 +20,19 @@ struct ConfigTests {
         BadCase(name: "typo in a table name", text: "\n[timeing]\non-delay-ms = 1\n", errors: [#"2:1: unknown key "timeing" in the top level (did you mean "timing"?)"#]),
         BadCase(name: "indented key", text: "[timing]\n   off-grace-ms = \"soon\"\n", errors: ["2:4: timing.off-grace-ms must be an integer in 0 … 60000, not a string"]),
         BadCase(name: "dotted key at top level", text: "timing.on-delay-ms = 70000\n", errors: ["1:1: timing.on-delay-ms must be an integer in 0 … 60000, not 70000"]),
-        BadCase(name: "negative weight", text: "[weights]\narrival = -1\n", errors: ["2:1: weights.arrival must be an integer"]),
+        BadCase(name: "weights are refused with what to write instead", text: "restore-previous = true\n[weights]\narrival = 1000\nworn = 5\n",
+                errors: ["3:1: weights.* was replaced by tier-order: tiers compare in order, first difference wins",
+                         #"4:1: weights.* was replaced by tier-order: tiers compare in order, first difference wins (no weight can make a lower tier outweigh a higher one); remove [weights] and write tier-order = ["override", "restore", "worn", "arrived", "rule-priority", "last-choice", "class-order"]"#]),
+        BadCase(name: "a dotted weight is refused too", text: "\nweights.class-order = 1\n", errors: ["2:1: weights.* was replaced by tier-order"]),
+        BadCase(name: "an empty [weights] is refused", text: "[weights]\n", errors: ["1:1: weights.* was replaced by tier-order"]),
+        BadCase(name: "unknown tier", text: #"tier-order = ["override", "restore", "wron", "arrived", "rule-priority", "last-choice", "class-order"]"#,
+                errors: [#"1:38: tier-order: "wron" is not a tier (did you mean "worn"?); the tiers are override, restore, worn, arrived, rule-priority, last-choice, class-order"#]),
+        BadCase(name: "tier listed twice", text: "\n\ntier-order = [\"override\", \"worn\", \"restore\", \"worn\", \"arrived\", \"rule-priority\", \"last-choice\", \"class-order\"]\n",
+                errors: [#"3:46: tier-order lists "worn" twice; list every tier exactly once"#]),
+        BadCase(name: "tier missing", text: #"tier-order = ["override", "restore", "worn", "arrived", "rule-priority", "class-order"]"#,
+                errors: [#"1:1: tier-order must list every tier exactly once; missing "last-choice""#]),
+        BadCase(name: "tier-order in a table", text: "[timing]\ntier-order = []\n", errors: [#"2:1: unknown key "tier-order" in [timing]"#]),
+        BadCase(name: "tier-order not a list", text: "tier-order = \"worn\"\n", errors: ["1:1: tier-order must be an array of strings, not a string"]),
         BadCase(name: "unknown class in a list", text: #"class-order = ["headphones", "hdmi", "speakers"]"#, errors: [#"1:38: class-order: "speakers" is not a sink class"#]),
         BadCase(name: "class listed twice", text: #"personal-classes = ["usb", "usb"]"#, errors: ["1:1: personal-classes lists a class twice"]),
         BadCase(name: "bad host address", text: #"host-addresses = ["11:22:33:44:55"]"#, errors: [#"1:19: host-addresses: "11:22:33:44:55" is not a Bluetooth address"#]),
@@ -62,11 +74,10 @@ struct ConfigTests {
             restore-previous = false
             class-order = ["usb", "internal"]
             personal-classes = ["usb"]
+            tier-order = ["worn", "override", "restore", "arrived", "last-choice", "rule-priority", "class-order"]
             [timing]
             on-delay-ms = 100
             off-grace-ms = 900
-            [weights]
-            worn = 7
             [playback]
             pause-when-removed = false
             resume-window-ms = 2000
@@ -86,10 +97,10 @@ struct ConfigTests {
         #expect(!config.restorePrevious)
         #expect(config.classOrder == [.usb, .internal])
         #expect(config.onDelay == 100 && config.offGrace == 900)
-        #expect(config.weights.worn == 7 && config.weights.arrival == ScoreWeights().arrival)
+        #expect(config.tierOrder == [.worn, .override, .restore, .arrived, .lastChoice, .rulePriority, .classOrder])
         #expect(!config.playback.pauseWhenRemoved && config.playback.resumeWindow == 2000)
         #expect(config.rules.map(\.action) == [.ignore, .priority(-3)])
-        #expect(config.rules.map { $0.location?.description } == ["all.toml:13:1", "all.toml:16:1"])
+        #expect(config.rules.map { $0.location?.description } == ["all.toml:12:1", "all.toml:15:1"])
         #expect(config.accessories.first?.capabilities == [.audioSwitching])
         #expect(config.accessories.first?.address == BluetoothAddress("AA:BB:CC:DD:EE:FF"))
         // What `config show --effective` prints reads back as the same config.
@@ -111,6 +122,36 @@ struct ConfigTests {
         #expect(config == .builtIn)
         for key in ConfigSchema.keys {
             #expect(text.contains("\(key.name) = "), "\(key.path) missing from config/earshot.toml")
+        }
+        #expect(text.contains(#"tier-order = ["override", "restore", "worn", "arrived", "rule-priority", "last-choice", "class-order"]"#))
+        #expect(!text.contains("weights"))
+        #expect(text.range(of: "[0-9]{9,}", options: .regularExpression) == nil, "no huge numbers")
+    }
+
+    /// Each key is declared once: its default is what the built-in config holds, and the loader
+    /// reads every declared key of PolicyConfig (a file setting them all to non-defaults).
+    @Test func declarationsDriveTheLoader() throws {
+        #expect(ConfigSchema.key("timing.off-grace-ms")?.defaultValue == "400")
+        #expect(ConfigSchema.key("tier-order")?.defaultValue == #"["override", "restore", "worn", "arrived", "rule-priority", "last-choice", "class-order"]"#)
+        #expect(ConfigSchema.key("rule[].priority")?.integers == -1000...1000)
+        #expect(ConfigSchema.key("weights.worn") == nil)
+        var custom = PolicyConfig()
+        custom.hostAddresses = [BluetoothAddress("11:22:33:44:55:66")!]
+        custom.restorePrevious = false
+        custom.tierOrder = RankTier.defaultOrder.reversed()
+        custom.classOrder = [.hdmi]
+        custom.personalClasses = []
+        custom.onDelay = 7
+        custom.offGrace = 8
+        custom.playback.pauseWhenRemoved = false
+        custom.playback.resumeWhenWorn = false
+        custom.playback.resumeWindow = 9
+        var loaded = try PolicyConfigLoader.parse(ConfigRenderer.toml(custom), file: "custom.toml")
+        loaded.file = nil
+        #expect(loaded == custom)
+        // Every declared key of PolicyConfig itself was written with its non-default value.
+        for key in ConfigSchema.keys where !key.table.hasSuffix("[]") {
+            #expect(!ConfigRenderer.toml(custom).contains("\n\(key.name) = \(key.defaultValue)\n"), "\(key.path)")
         }
     }
 

@@ -2,7 +2,7 @@ import AudioGraph
 import RoutingPolicy
 import Testing
 
-/// design.md §Policy semantics 1: which sinks are out, and that each says why.
+/// docs/policy.md §1: which sinks are out, and that each says why.
 struct EligibilityTests {
     struct Case: CustomTestStringConvertible, Sendable {
         var name: String

@@ -78,37 +78,62 @@ struct EvalTests {
         ])
     }
 
-    /// The explanation of the winner when the headphones take the output, term by term.
+    /// The explanation of the winner when the headphones take the output, tier by tier.
     @Test func explanationSnapshot() throws {
         let decision = try Self.runFixture()[3]
         let explanation = decision.explanation(of: decision.ranking[0])
-        let terms = explanation.terms.map { [$0.name, String($0.value), $0.why] }
+        let terms = explanation.terms.map { [$0.tier.rawValue, $0.value, $0.why] }
         #expect(explanation.node == Sinks.headphones)
-        #expect(explanation.total == 11_000_000_007)
         #expect(terms == [
-            ["worn", "10000000000", "§2.2 accessory AA:BB:CC:DD:EE:FF is on-head since 5000 ms; recency rank 1 of 1 worn (most recent highest)"],
-            ["primary-source", "1000000000", "§2.2 its primary source 11:22:33:44:55:66 (--host-address) is this host, not only its secondary"],
-            ["class-order", "7", "§2.6 class headphones, 7 place(s) from the bottom of class-order [headphones, headset, usb, speaker, internal, other, hdmi]"],
+            ["worn", "put on 5000 ms, primary source",
+             "§2.2 accessory AA:BB:CC:DD:EE:FF is on-head since 5000 ms (the most recently put on ranks first); its primary source 11:22:33:44:55:66 (--host-address) is this host, not only its secondary"],
+            ["class-order", "headphones (7 of 7)",
+             "§2.6 class headphones, 7 place(s) from the bottom of class-order [headphones, headset, usb, speaker, internal, other, hdmi]"],
         ])
-        #expect(explanation.terms[0].details.map(\.name) == ["rank", "weight"])
+        #expect(decision.decidedBy == DecidedBy(tier: .worn, runnerUp: Sinks.speakers, why: "beats \(Sinks.speakers) at worn (put on 5000 ms vs not worn)"))
         #expect(decision.rejected.map { [$0.node, decision.why($0)] } == [
             [Sinks.headset, "§1 accessory 50:C2:ED:12:34:56 is playing for another host (primary 77:88:99:AA:BB:CC; this host is 11:22:33:44:55:66 (--host-address))"],
         ])
+        // Text: one line per sink with its tier values, and the line saying which tier decided.
+        let text = DecisionText.render(decision, detail: .full)
+        #expect(text.contains("#1 \(Sinks.headphones): worn put on 5000 ms, primary source · class-order headphones (7 of 7)"))
+        #expect(text.contains("#2 \(Sinks.speakers): last-choice last choice · class-order internal (3 of 7)"))
+        #expect(text.contains("decided by worn: beats \(Sinks.speakers) at worn (put on 5000 ms vs not worn)"))
+        #expect(!text.contains(" = "), "no sums")
+        let summary = DecisionText.render(decision, detail: .summary)
+        #expect(summary.contains("winner: \(Sinks.headphones): worn put on 5000 ms, primary source · class-order headphones (7 of 7)"))
+        #expect(summary.contains("decided by worn: beats"))
     }
 
     @Test func jsonRecordHasEveryField() throws {
         let decision = try Self.runFixture()[7]
         let object = try JSONValue.parse(DecisionRecord(decision, line: 9).jsonLine)
-        for key in ["at", "trigger", "default", "previous", "changed", "reason", "ranking", "rejected", "error", "summary"] {
+        for key in ["at", "trigger", "default", "previous", "changed", "reason", "ranking", "decided-by", "rejected", "error", "summary"] {
             #expect(object[key] != nil, "\(key)")
         }
         #expect(object["error"]?["code"] == .string("accessory-not-capable"))
         #expect(object["reason"] == .null)
-        guard case .array(let ranking)? = object["ranking"], case .array(let terms)? = ranking.first?["terms"] else {
-            Issue.record("ranking/terms missing")
+        guard case .array(let ranking)? = object["ranking"], case .array(let tiers)? = ranking.first?["tiers"] else {
+            Issue.record("ranking/tiers missing")
             return
         }
-        #expect(terms.allSatisfy { $0["name"] != nil && $0["value"] != nil && $0["why"] != nil })
+        #expect(ranking.allSatisfy { $0["score"] == nil })
+        #expect(tiers.allSatisfy { $0["tier"] != nil && $0["value"] != nil && $0["why"] != nil })
+    }
+
+    @Test func decidedByJSONShape() throws {
+        let decisions = try Self.runFixture()
+        let object = try JSONValue.parse(DecisionRecord(decisions[3]).jsonLine)
+        #expect(object["decided-by"] == .object([
+            "tier": .string("worn"), "runner-up": .string(Sinks.speakers),
+            "why": .string("beats \(Sinks.speakers) at worn (put on 5000 ms vs not worn)"),
+        ]))
+        // One eligible sink: no runner-up, so null.
+        let lone = run([], graph: Sinks.graph([Sinks.speakersNode])).last!
+        #expect(try JSONValue.parse(DecisionRecord(lone).jsonLine)["decided-by"] == .null)
+        // What is sent as JSON reads back as the same record (the daemon's status does this).
+        let record = DecisionRecord(decisions[3], line: 4)
+        #expect(try DecisionRecord(json: JSONValue.parse(record.jsonLine)) == record)
     }
 
     static func runFixture() throws -> [Decision] {

@@ -101,7 +101,7 @@ struct HostAddressTests {
         #expect(engine.currentDefault == Sinks.headphones)
     }
 
-    @Test("a primary source that becomes this host ranks above one where this host is only secondary (§2.2)")
+    @Test("a primary source that becomes this host is named in the worn tier, with where the address came from (§2.2)")
     func primaryBonusFollowsAdapters() throws {
         var engine = PolicyEngine(graph: Sinks.desktop, config: Self.configWithHost)
         _ = engine.handle(.start, at: 0)
@@ -109,9 +109,12 @@ struct HostAddressTests {
         _ = engine.handle(Requests.register(Sinks.headsetAddress, placement: .onHead, primary: "99:99:99:99:99:99", secondary: "66:55:44:33:22:11"), at: 2)
         #expect(engine.currentDefault == Sinks.headset)
         let decision = engine.handle(.hostAddressesChanged([Self.hci0]), at: 3).decision
-        // The headset went on later (higher worn rank), but the headphones' primary source is now this host.
+        // The headset went on later and still wins the worn tier; the headphones' primary source is now this host.
+        #expect(decision.defaultSink == Sinks.headset)
+        #expect(decision.decidedBy?.why == "beats \(Sinks.headphones) at worn (put on 2 ms vs 1 ms)")
         let headphones = try #require(decision.ranking.first { $0.node == Sinks.headphones })
-        let term = try #require(decision.explanation(of: headphones).terms.first { $0.name == "primary-source" })
-        #expect(term.why == "§2.2 its primary source 11:22:33:44:55:66 (bluez hci0) is this host, not only its secondary")
+        let term = try #require(decision.explanation(of: headphones).terms.first { $0.tier == .worn })
+        #expect(term.value == "put on 1 ms, primary source")
+        #expect(term.why.hasSuffix("; its primary source 11:22:33:44:55:66 (bluez hci0) is this host, not only its secondary"))
     }
 }

@@ -1,7 +1,7 @@
 import RoutingPolicy
 import Testing
 
-/// design.md §Policy semantics 3: on-delay, off-grace, and flaps inside them.
+/// docs/policy.md §3: on-delay, off-grace, and flaps inside them.
 struct PlacementTimingTests {
     struct Case: CustomTestStringConvertible, Sendable {
         var name: String

@@ -2,7 +2,7 @@ import AudioGraph
 import RoutingPolicy
 import Testing
 
-/// design.md §Policy semantics 6: every reason, from the input that produces it.
+/// docs/policy.md §6: every reason, from the input that produces it.
 struct RouteChangeReasonTests {
     struct Case: CustomTestStringConvertible, Sendable {
         var reason: RouteChangeReason

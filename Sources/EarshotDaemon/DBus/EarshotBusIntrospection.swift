@@ -57,7 +57,7 @@ enum EarshotBusIntrospection {
     </method>
 
     <method name="Status">
-      <annotation name="org.gtk.GDBus.DocString" value="How decisions are applied and the current one: mode s (cooperative, standalone, disconnected), remote s, connected b, session-manager s, session-manager-version s (empty when the session manager publishes none, as WirePlumber 0.4), subscribers u, host-addresses as (this host's Bluetooth addresses in use, each with its origins), default s, previous s, reason s, trigger s, summary s, explanation s (what earshot status --explain prints: every score as named terms, every rejection), decision s (the decision as JSON, as earshot eval --format json prints it; empty before the first)."/>
+      <annotation name="org.gtk.GDBus.DocString" value="How decisions are applied and the current one: mode s (cooperative, standalone, disconnected), remote s, connected b, session-manager s, session-manager-version s (empty when the session manager publishes none, as WirePlumber 0.4), subscribers u, host-addresses as (this host's Bluetooth addresses in use, each with its origins), default s, previous s, reason s, trigger s, summary s, explanation s (what earshot status --explain prints: each sink's tier values, the tier that decided, every rejection), decision s (the decision as JSON, as earshot eval --format json prints it; empty before the first)."/>
       <arg name="status" type="a{sv}" direction="out"/>
     </method>
 

@@ -22,8 +22,8 @@ struct ConfigReader {
         errors.append(ConfigError(locator.locate(path), message))
     }
 
-    mutating func fail(_ path: Path, element: String, _ message: String) {
-        errors.append(ConfigError(locator.locate(string: element, after: locator.locate(path)), message))
+    mutating func fail(_ path: Path, element: String, occurrence: Int = 0, _ message: String) {
+        errors.append(ConfigError(locator.locate(string: element, after: locator.locate(path), occurrence: occurrence), message))
     }
 
     /// Reports keys the schema does not know, with the closest known name.
@@ -107,6 +107,46 @@ struct ConfigReader {
                 continue
             }
             result.append(PropertyMatch(key: key, glob: Glob(pattern)))
+        }
+        return result
+    }
+
+    /// A list of distinct sink classes (`class-order`, `personal-classes`).
+    mutating func classes(_ value: ConfigValue, _ path: Path) -> [SinkClass]? {
+        let expected = "a sink class (\(SinkClass.allCases.map(\.rawValue).joined(separator: ", ")))"
+        guard let list = parsedList(value, path, expected: expected, { SinkClass(rawValue: $0) }) else { return nil }
+        if Set(list).count != list.count {
+            fail(path, "\(Self.dotted(path)) lists a class twice")
+            return nil
+        }
+        return list
+    }
+
+    /// `tier-order`: every tier exactly once, each mistake located at its element.
+    mutating func tiers(_ value: ConfigValue, _ path: Path) -> [RankTier]? {
+        guard let texts = strings(value, path) else { return nil }
+        let names = RankTier.allCases.map(\.rawValue)
+        var result: [RankTier] = []
+        var ok = true
+        for text in texts {
+            guard let tier = RankTier(rawValue: text) else {
+                let hint = Suggestion.closest(to: text, among: names).map { " (did you mean \"\($0)\"?)" } ?? ""
+                fail(path, element: text, "\(Self.dotted(path)): \"\(text)\" is not a tier\(hint); the tiers are \(names.joined(separator: ", "))")
+                ok = false
+                continue
+            }
+            if result.contains(tier) {
+                fail(path, element: text, occurrence: 1, "\(Self.dotted(path)) lists \"\(text)\" twice; list every tier exactly once")
+                ok = false
+                continue
+            }
+            result.append(tier)
+        }
+        guard ok else { return nil }
+        let missing = RankTier.allCases.filter { !result.contains($0) }
+        guard missing.isEmpty else {
+            fail(path, "\(Self.dotted(path)) must list every tier exactly once; missing \(missing.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))")
+            return nil
         }
         return result
     }

@@ -11,32 +11,15 @@ public enum ConfigRenderer {
             "# Check a file with: earshot config check FILE",
             "",
         ]
-        func key(_ path: String, _ value: String) {
-            guard let schema = ConfigSchema.keys.first(where: { $0.path == path }) else { return }
-            out.append("# \(schema.meaning) (\(schema.type); \(schema.range); default \(schema.defaultValue))")
-            out.append("\(schema.name) = \(value)")
+        // Every key PolicyConfig holds, table by table, in schema order.
+        for table in [""] + ConfigSchema.tables where !table.hasSuffix("[]") {
+            if !table.isEmpty { out += ["", "[\(table)]"] }
+            for schema in ConfigSchema.keys(inTable: table) {
+                guard let field = schema.field else { continue }
+                out.append("# \(schema.meaning) (\(schema.type); \(schema.range); default \(schema.defaultValue))")
+                out.append("\(schema.name) = \(field.render(config))")
+            }
         }
-        key("host-addresses", list(config.hostAddresses.map(\.description)))
-        key("restore-previous", "\(config.restorePrevious)")
-        key("class-order", list(config.classOrder.map(\.rawValue)))
-        key("personal-classes", list(config.personalClasses.map(\.rawValue)))
-        out += ["", "[timing]"]
-        key("timing.on-delay-ms", "\(config.onDelay)")
-        key("timing.off-grace-ms", "\(config.offGrace)")
-        out += ["", "# Each score is a sum of named terms; the defaults are spaced so the first rule that", "# tells two sinks apart decides.", "[weights]"]
-        let w = config.weights
-        key("weights.user-override", "\(w.userOverride)")
-        key("weights.restore-previous", "\(w.restorePrevious)")
-        key("weights.worn", "\(w.worn)")
-        key("weights.primary-source", "\(w.primarySource)")
-        key("weights.arrival", "\(w.arrival)")
-        key("weights.last-choice", "\(w.lastChoice)")
-        key("weights.rule-priority", "\(w.rulePriority)")
-        key("weights.class-order", "\(w.classOrder)")
-        out += ["", "[playback]"]
-        key("playback.pause-when-removed", "\(config.playback.pauseWhenRemoved)")
-        key("playback.resume-when-worn", "\(config.playback.resumeWhenWorn)")
-        key("playback.resume-window-ms", "\(config.playback.resumeWindow)")
         out.append("")
         if config.rules.isEmpty {
             out += commentedExample(table: "rule[]", header: "[[rule]]", values: [

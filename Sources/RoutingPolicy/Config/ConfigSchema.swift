@@ -1,89 +1,157 @@
 import Foundation
 
-/// Every config key with its type, default, range and meaning: the single source for the
-/// loader's unknown-key check, `earshot config show --schema`, the shipped config's comments
-/// and docs/policy.md.
-public struct ConfigKey: Sendable, Hashable {
+/// One config key, declared once: its name, type, default, range and meaning, and for the keys
+/// of `PolicyConfig` itself how to read it into the config and write it back. The loader, the
+/// renderer (`earshot config show --effective`, the shipped config/earshot.toml), `earshot
+/// config show --schema` and the table in docs/policy.md all come from these declarations.
+public struct ConfigKey: Sendable {
     /// Dotted path; `rule[].priority` is a field of each `[[rule]]`.
-    public var path: String
-    public var type: String
+    public let path: String
+    public let type: String
     /// The default as TOML text (`—` when there is none).
-    public var defaultValue: String
-    public var range: String
-    public var meaning: String
+    public let defaultValue: String
+    public let range: String
+    public let meaning: String
+    /// The allowed values of an integer key.
+    public let integers: ClosedRange<Int>?
+    /// Reads the key into its `PolicyConfig` field and renders that field as TOML; nil for the
+    /// fields of `[[rule]]` and `[[accessory]]`, which their tables' readers build as a whole.
+    let field: Field?
+
+    struct Field: Sendable {
+        let read: @Sendable (inout ConfigReader, ConfigValue, ConfigReader.Path, inout PolicyConfig) -> Void
+        let render: @Sendable (PolicyConfig) -> String
+    }
 
     /// The table the key lives in (`timing`, `rule[]`, or `` for the top level).
     public var table: String { path.split(separator: ".").dropLast().joined(separator: ".") }
     public var name: String { String(path.split(separator: ".").last ?? "") }
+
+    init(path: String, type: String, range: String, meaning: String, integers: ClosedRange<Int>? = nil, field: Field) {
+        self.path = path
+        self.type = type
+        self.range = range
+        self.meaning = meaning
+        self.integers = integers
+        self.field = field
+        defaultValue = field.render(.builtIn)
+    }
+
+    /// A field of an array of tables (`rule[]`, `accessory[]`).
+    init(element path: String, type: String, defaultValue: String, range: String, meaning: String, integers: ClosedRange<Int>? = nil) {
+        self.path = path
+        self.type = type
+        self.defaultValue = defaultValue
+        self.range = range
+        self.meaning = meaning
+        self.integers = integers
+        field = nil
+    }
+
+    static func boolean(_ path: String, _ keyPath: WritableKeyPath<PolicyConfig, Bool> & Sendable, _ meaning: String) -> ConfigKey {
+        ConfigKey(
+            path: path, type: "boolean", range: "true, false", meaning: meaning,
+            field: Field(
+                read: { reader, value, at, config in reader.boolean(value, at).map { config[keyPath: keyPath] = $0 } },
+                render: { "\($0[keyPath: keyPath])" }))
+    }
+
+    static func milliseconds(
+        _ path: String, _ keyPath: WritableKeyPath<PolicyConfig, Milliseconds> & Sendable, in range: ClosedRange<Int>, _ meaning: String
+    ) -> ConfigKey {
+        ConfigKey(
+            path: path, type: "integer", range: "\(range.lowerBound) … \(range.upperBound)", meaning: meaning, integers: range,
+            field: Field(
+                read: { reader, value, at, config in reader.integer(value, at, in: range).map { config[keyPath: keyPath] = Milliseconds($0) } },
+                render: { "\($0[keyPath: keyPath])" }))
+    }
+
+    static func classes(_ path: String, _ keyPath: WritableKeyPath<PolicyConfig, [SinkClass]> & Sendable, _ meaning: String) -> ConfigKey {
+        ConfigKey(
+            path: path, type: "array of strings", range: "distinct classes of: \(SinkClass.allCases.map(\.rawValue).joined(separator: ", "))",
+            meaning: meaning,
+            field: Field(
+                read: { reader, value, at, config in reader.classes(value, at).map { config[keyPath: keyPath] = $0 } },
+                render: { ConfigRenderer.list($0[keyPath: keyPath].map(\.rawValue)) }))
+    }
+
+    static func hostAddresses(_ path: String, _ keyPath: WritableKeyPath<PolicyConfig, [BluetoothAddress]> & Sendable, _ meaning: String) -> ConfigKey {
+        ConfigKey(
+            path: path, type: "array of strings", range: "Bluetooth addresses AA:BB:CC:DD:EE:FF", meaning: meaning,
+            field: Field(
+                read: { reader, value, at, config in
+                    reader.parsedList(value, at, expected: "a Bluetooth address like AA:BB:CC:DD:EE:FF", { BluetoothAddress($0) })
+                        .map { config[keyPath: keyPath] = $0 }
+                },
+                render: { ConfigRenderer.list($0[keyPath: keyPath].map(\.description)) }))
+    }
+
+    static func tiers(_ path: String, _ keyPath: WritableKeyPath<PolicyConfig, [RankTier]> & Sendable, _ meaning: String) -> ConfigKey {
+        ConfigKey(
+            path: path, type: "array of strings", range: "every tier exactly once: \(RankTier.allCases.map(\.rawValue).joined(separator: ", "))",
+            meaning: meaning,
+            field: Field(
+                read: { reader, value, at, config in reader.tiers(value, at).map { config[keyPath: keyPath] = $0 } },
+                render: { ConfigRenderer.list($0[keyPath: keyPath].map(\.rawValue)) }))
+    }
 }
 
 public enum ConfigSchema {
-    static let weightRange = "0 … 1000000000000000"
-    static let defaults = PolicyConfig.builtIn
-
-    private static func list(_ values: [String]) -> String { "[" + values.map { "\"\($0)\"" }.joined(separator: ", ") + "]" }
-    private static let classes = SinkClass.allCases.map(\.rawValue).joined(separator: ", ")
-
     public static let keys: [ConfigKey] = [
-        ConfigKey(path: "host-addresses", type: "array of strings", defaultValue: "[]", range: "Bluetooth addresses AA:BB:CC:DD:EE:FF",
-                  meaning: "This host's Bluetooth adapter addresses, added to those the daemon reads from BlueZ (all there are without BlueZ); an accessory whose sources are set and none is one of these plays for another host."),
-        ConfigKey(path: "restore-previous", type: "boolean", defaultValue: "\(defaults.restorePrevious)", range: "true, false",
-                  meaning: "When a worn accessory comes off, return to the sink that was default before it took the output."),
-        ConfigKey(path: "class-order", type: "array of strings", defaultValue: list(defaults.classOrder.map(\.rawValue)), range: "distinct classes of: \(classes)",
-                  meaning: "Built-in class order, best first; unlisted classes rank last."),
-        ConfigKey(path: "personal-classes", type: "array of strings", defaultValue: list(defaults.personalClasses.map(\.rawValue)), range: "distinct classes of: \(classes)",
-                  meaning: "Classes whose sinks take the output when they arrive."),
-        ConfigKey(path: "timing.on-delay-ms", type: "integer", defaultValue: "\(defaults.onDelay)", range: "0 … 60000",
-                  meaning: "How long an accessory must stay worn before the output switches to it."),
-        ConfigKey(path: "timing.off-grace-ms", type: "integer", defaultValue: "\(defaults.offGrace)", range: "0 … 60000",
-                  meaning: "How long an accessory must stay off before the output leaves it; a flap inside it changes nothing."),
-        ConfigKey(path: "weights.user-override", type: "integer", defaultValue: "\(defaults.weights.userOverride)", range: weightRange,
-                  meaning: "Score of the sink the user chose by hand while the override holds (§2.1)."),
-        ConfigKey(path: "weights.restore-previous", type: "integer", defaultValue: "\(defaults.weights.restorePrevious)", range: weightRange,
-                  meaning: "Score of the sink handed back when an accessory comes off (§4)."),
-        ConfigKey(path: "weights.worn", type: "integer", defaultValue: "\(defaults.weights.worn)", range: weightRange,
-                  meaning: "Per recency rank of a worn audio-switching accessory; the most recently put on ranks highest (§2.2)."),
-        ConfigKey(path: "weights.primary-source", type: "integer", defaultValue: "\(defaults.weights.primarySource)", range: weightRange,
-                  meaning: "Bonus of a worn accessory whose primary source is this host (§2.2)."),
-        ConfigKey(path: "weights.arrival", type: "integer", defaultValue: "\(defaults.weights.arrival)", range: weightRange,
-                  meaning: "Per recency rank of a personal sink that arrived after start (§2.3)."),
-        ConfigKey(path: "weights.last-choice", type: "integer", defaultValue: "\(defaults.weights.lastChoice)", range: weightRange,
-                  meaning: "Score of the user's last hand-picked sink (§2.4)."),
-        ConfigKey(path: "weights.rule-priority", type: "integer", defaultValue: "\(defaults.weights.rulePriority)", range: weightRange,
-                  meaning: "Multiplies the priority of the matching [[rule]] (§2.5)."),
-        ConfigKey(path: "weights.class-order", type: "integer", defaultValue: "\(defaults.weights.classOrder)", range: weightRange,
-                  meaning: "Per place from the bottom of class-order (§2.6)."),
-        ConfigKey(path: "playback.pause-when-removed", type: "boolean", defaultValue: "\(defaults.playback.pauseWhenRemoved)", range: "true, false",
-                  meaning: "Pause the MPRIS players playing on the worn accessory that holds the output when it comes off (after the off-grace) or its sink disappears."),
-        ConfigKey(path: "playback.resume-when-worn", type: "boolean", defaultValue: "\(defaults.playback.resumeWhenWorn)", range: "true, false",
-                  meaning: "Resume the players Earshot paused, if still paused, when the accessory is worn again within the resume window."),
-        ConfigKey(path: "playback.resume-window-ms", type: "integer", defaultValue: "\(defaults.playback.resumeWindow)", range: "0 … 3600000",
-                  meaning: "How long after the pause a return still resumes; after it the paused players are forgotten."),
-        ConfigKey(path: "rule[].match", type: "table of strings", defaultValue: "—", range: "property = glob (* and ?), at least one",
+        .hostAddresses(
+            "host-addresses", \.hostAddresses,
+            "This host's Bluetooth adapter addresses, added to those the daemon reads from BlueZ (all there are without BlueZ); an accessory whose sources are set and none is one of these plays for another host."),
+        .boolean(
+            "restore-previous", \.restorePrevious,
+            "When a worn accessory comes off, return to the sink that was default before it took the output."),
+        .tiers(
+            "tier-order", \.tierOrder,
+            "The ranking's tiers, compared in this order: the first tier where two sinks differ decides, then the node name (§2)."),
+        .classes("class-order", \.classOrder, "Built-in class order, best first; unlisted classes rank last."),
+        .classes("personal-classes", \.personalClasses, "Classes whose sinks take the output when they arrive."),
+        .milliseconds(
+            "timing.on-delay-ms", \.onDelay, in: 0...60_000,
+            "How long an accessory must stay worn before the output switches to it."),
+        .milliseconds(
+            "timing.off-grace-ms", \.offGrace, in: 0...60_000,
+            "How long an accessory must stay off before the output leaves it; a flap inside it changes nothing."),
+        .boolean(
+            "playback.pause-when-removed", \.playback.pauseWhenRemoved,
+            "Pause the MPRIS players playing on the worn accessory that holds the output when it comes off (after the off-grace) or its sink disappears."),
+        .boolean(
+            "playback.resume-when-worn", \.playback.resumeWhenWorn,
+            "Resume the players Earshot paused, if still paused, when the accessory is worn again within the resume window."),
+        .milliseconds(
+            "playback.resume-window-ms", \.playback.resumeWindow, in: 0...3_600_000,
+            "How long after the pause a return still resumes; after it the paused players are forgotten."),
+        ConfigKey(element: "rule[].match", type: "table of strings", defaultValue: "—", range: "property = glob (* and ?), at least one",
                   meaning: "Nodes whose properties (node, then device) all match; e.g. { \"node.name\" = \"alsa_output.*hdmi*\" }."),
-        ConfigKey(path: "rule[].priority", type: "integer", defaultValue: "0", range: "-1000 … 1000",
-                  meaning: "Priority of matching sinks (§2.5); the first matching rule counts."),
-        ConfigKey(path: "rule[].ignore", type: "boolean", defaultValue: "false", range: "true, false",
+        ConfigKey(element: "rule[].priority", type: "integer", defaultValue: "0", range: "-1000 … 1000",
+                  meaning: "Priority of matching sinks (§2.4); the first matching rule counts.", integers: -1000...1000),
+        ConfigKey(element: "rule[].ignore", type: "boolean", defaultValue: "false", range: "true, false",
                   meaning: "Never choose matching sinks automatically (§1); excludes priority."),
-        ConfigKey(path: "accessory[].address", type: "string", defaultValue: "—", range: "AA:BB:CC:DD:EE:FF",
+        ConfigKey(element: "accessory[].address", type: "string", defaultValue: "—", range: "AA:BB:CC:DD:EE:FF",
                   meaning: "Bluetooth address (api.bluez5.address of the node or its device)."),
-        ConfigKey(path: "accessory[].name", type: "string", defaultValue: "—", range: "glob",
+        ConfigKey(element: "accessory[].name", type: "string", defaultValue: "—", range: "glob",
                   meaning: "node.name glob."),
-        ConfigKey(path: "accessory[].vendor-id", type: "string", defaultValue: "—", range: "as in device.vendor.id",
+        ConfigKey(element: "accessory[].vendor-id", type: "string", defaultValue: "—", range: "as in device.vendor.id",
                   meaning: "device.vendor.id, exactly."),
-        ConfigKey(path: "accessory[].product-id", type: "string", defaultValue: "—", range: "as in device.product.id",
+        ConfigKey(element: "accessory[].product-id", type: "string", defaultValue: "—", range: "as in device.product.id",
                   meaning: "device.product.id, exactly."),
-        ConfigKey(path: "accessory[].bus", type: "string", defaultValue: "—", range: "bluetooth, usb, pci, …",
+        ConfigKey(element: "accessory[].bus", type: "string", defaultValue: "—", range: "bluetooth, usb, pci, …",
                   meaning: "device.bus, exactly."),
-        ConfigKey(path: "accessory[].form-factor", type: "string", defaultValue: "—", range: "headphone, headset, speaker, …",
+        ConfigKey(element: "accessory[].form-factor", type: "string", defaultValue: "—", range: "headphone, headset, speaker, …",
                   meaning: "device.form-factor, exactly."),
-        ConfigKey(path: "accessory[].match", type: "table of strings", defaultValue: "{}", range: "property = glob",
+        ConfigKey(element: "accessory[].match", type: "table of strings", defaultValue: "{}", range: "property = glob",
                   meaning: "Any other properties that must match."),
-        ConfigKey(path: "accessory[].capabilities", type: "array of strings", defaultValue: "—", range: "audio-switching",
+        ConfigKey(element: "accessory[].capabilities", type: "array of strings", defaultValue: "—", range: "audio-switching",
                   meaning: "Makes matching sinks this accessory without a reporter; without audio-switching only the user chooses them."),
-        ConfigKey(path: "accessory[].reporter", type: "string", defaultValue: "—", range: "reverse-DNS name",
+        ConfigKey(element: "accessory[].reporter", type: "string", defaultValue: "—", range: "reverse-DNS name",
                   meaning: "Only this reporter may register the accessory; others get invalid-request."),
     ]
+
+    /// The declaration of `path` (`timing.on-delay-ms`, `rule[].priority`).
+    public static func key(_ path: String) -> ConfigKey? { keys.first { $0.path == path } }
 
     public static func keys(inTable table: String) -> [ConfigKey] { keys.filter { $0.table == table } }
 
@@ -93,6 +161,10 @@ public enum ConfigSchema {
         for key in keys where !key.table.isEmpty && !seen.contains(key.table) { seen.append(key.table) }
         return seen
     }
+
+    /// The `[weights]` table that `tier-order` replaced: refused with what to write instead.
+    static let retiredWeights =
+        "weights.* was replaced by tier-order: tiers compare in order, first difference wins (no weight can make a lower tier outweigh a higher one); remove [weights] and write tier-order = \(ConfigRenderer.list(RankTier.defaultOrder.map(\.rawValue))) at the top level, reordered if you need to (docs/policy.md §2)"
 
     /// The schema as a Markdown table, for docs/policy.md.
     public static var markdownTable: String {

@@ -1,24 +1,5 @@
 import AudioGraph
 
-/// The weight of every scoring term. Defaults are spaced so that, as design.md requires, the
-/// first rule that tells two sinks apart decides: each weight exceeds what all lower terms can add.
-public struct ScoreWeights: Sendable, Hashable {
-    public var userOverride: Int64 = 100_000_000_000_000
-    public var restorePrevious: Int64 = 10_000_000_000_000
-    /// Per recency rank among worn accessories (most recently put on ranks highest).
-    public var worn: Int64 = 10_000_000_000
-    public var primarySource: Int64 = 1_000_000_000
-    /// Per recency rank among arrived personal sinks.
-    public var arrival: Int64 = 1_000_000
-    public var lastChoice: Int64 = 100_000
-    /// Per unit of rule priority.
-    public var rulePriority: Int64 = 10
-    /// Per place from the bottom of the class order.
-    public var classOrder: Int64 = 1
-
-    public init() {}
-}
-
 /// One property condition of a rule or accessory descriptor: the property (looked up on the
 /// node, then its device) matches the glob.
 public struct PropertyMatch: Sendable, Hashable, CustomStringConvertible {
@@ -92,7 +73,7 @@ public struct StaticAccessory: Sendable, Hashable {
     }
 }
 
-/// MPRIS pause/resume (design.md: a player pauses when headphones go away).
+/// MPRIS pause/resume (docs/policy.md §7: a player pauses when headphones go away).
 public struct PlaybackConfig: Sendable, Hashable {
     /// Pause MPRIS players when the worn accessory they play on comes off or its sink goes.
     public var pauseWhenRemoved = true
@@ -111,7 +92,8 @@ public struct PolicyConfig: Sendable, Hashable {
     public var personalClasses: [SinkClass] = SinkClass.defaultPersonal
     public var onDelay: Milliseconds = 0
     public var offGrace: Milliseconds = 400
-    public var weights = ScoreWeights()
+    /// The ranking's tiers, compared in this order (docs/policy.md §2): every tier exactly once.
+    public var tierOrder: [RankTier] = RankTier.defaultOrder
     public var playback = PlaybackConfig()
     public var rules: [NodeRule] = []
     public var accessories: [StaticAccessory] = []

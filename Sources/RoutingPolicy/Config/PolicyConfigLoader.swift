@@ -37,81 +37,47 @@ public enum PolicyConfigLoader {
 private struct ConfigBuilder {
     var reader: ConfigReader
     var config = PolicyConfig()
+    static let priorities = ConfigSchema.key("rule[].priority")?.integers ?? 0...0
 
     mutating func read(_ root: ConfigValue) {
         guard case .table(let entries) = root else { return }
-        let topKeys = ConfigSchema.keys(inTable: "").map(\.name)
         let tableNames = ConfigSchema.tables.map { $0.hasSuffix("[]") ? String($0.dropLast(2)) : $0 }
-        reader.checkKeys(entries, known: topKeys + tableNames, at: [], what: "the top level")
+        let known = ConfigSchema.keys(inTable: "").map(\.name) + tableNames
+        reader.checkKeys(entries.filter { $0.key != "weights" }, known: known, at: [], what: "the top level")
         for (key, value) in entries {
             let path: ConfigReader.Path = [.key(key)]
-            switch key {
-            case "host-addresses":
-                if let list = reader.parsedList(value, path, expected: "a Bluetooth address like AA:BB:CC:DD:EE:FF", { BluetoothAddress($0) }) {
-                    config.hostAddresses = list
-                }
-            case "restore-previous": reader.boolean(value, path).map { config.restorePrevious = $0 }
-            case "class-order": classes(value, path).map { config.classOrder = $0 }
-            case "personal-classes": classes(value, path).map { config.personalClasses = $0 }
-            case "timing": timing(value)
-            case "weights": weights(value)
-            case "playback": playback(value)
-            case "rule": eachTable(value, key) { builder, entries, index in builder.rule(entries, index) }
-            case "accessory": eachTable(value, key) { builder, entries, index in builder.accessory(entries, index) }
-            default: break
+            if key == "weights" {
+                refuseWeights(value)
+            } else if let field = ConfigSchema.key(key)?.field {
+                field.read(&reader, value, path, &config)
+            } else if key == "rule" {
+                eachTable(value, key) { builder, entries, index in builder.rule(entries, index) }
+            } else if key == "accessory" {
+                eachTable(value, key) { builder, entries, index in builder.accessory(entries, index) }
+            } else if tableNames.contains(key) {
+                section(value, key)
             }
         }
     }
 
-    private mutating func section(_ value: ConfigValue, _ name: String) -> [(key: String, value: ConfigValue)]? {
-        guard let entries = reader.table(value, [.key(name)]) else { return nil }
+    /// A table of plain keys (`[timing]`, `[playback]`), each read by its declaration.
+    private mutating func section(_ value: ConfigValue, _ name: String) {
+        guard let entries = reader.table(value, [.key(name)]) else { return }
         reader.checkKeys(entries, known: ConfigSchema.keys(inTable: name).map(\.name), at: [.key(name)], what: "[\(name)]")
-        return entries
-    }
-
-    private mutating func timing(_ value: ConfigValue) {
-        for (key, value) in section(value, "timing") ?? [] {
-            let path: ConfigReader.Path = [.key("timing"), .key(key)]
-            switch key {
-            case "on-delay-ms": reader.integer(value, path, in: 0...60_000).map { config.onDelay = Milliseconds($0) }
-            case "off-grace-ms": reader.integer(value, path, in: 0...60_000).map { config.offGrace = Milliseconds($0) }
-            default: break
-            }
+        for (key, value) in entries {
+            ConfigSchema.key("\(name).\(key)")?.field?.read(&reader, value, [.key(name), .key(key)], &config)
         }
     }
 
-    private mutating func weights(_ value: ConfigValue) {
-        let fields: [String: WritableKeyPath<ScoreWeights, Int64>] = [
-            "user-override": \.userOverride, "restore-previous": \.restorePrevious, "worn": \.worn,
-            "primary-source": \.primarySource, "arrival": \.arrival, "last-choice": \.lastChoice,
-            "rule-priority": \.rulePriority, "class-order": \.classOrder,
-        ]
-        for (key, value) in section(value, "weights") ?? [] {
-            guard let field = fields[key] else { continue }
-            reader.integer(value, [.key("weights"), .key(key)], in: 0...1_000_000_000_000_000).map { config.weights[keyPath: field] = Int64($0) }
+    /// `[weights]` is gone: each of its keys is an error saying what to write instead.
+    private mutating func refuseWeights(_ value: ConfigValue) {
+        guard case .table(let entries) = value, !entries.isEmpty else {
+            reader.fail([.key("weights")], ConfigSchema.retiredWeights)
+            return
         }
-    }
-
-    private mutating func playback(_ value: ConfigValue) {
-        for (key, value) in section(value, "playback") ?? [] {
-            let path: ConfigReader.Path = [.key("playback"), .key(key)]
-            switch key {
-            case "pause-when-removed": reader.boolean(value, path).map { config.playback.pauseWhenRemoved = $0 }
-            case "resume-when-worn": reader.boolean(value, path).map { config.playback.resumeWhenWorn = $0 }
-            case "resume-window-ms": reader.integer(value, path, in: 0...3_600_000).map { config.playback.resumeWindow = Milliseconds($0) }
-            default: break
-            }
+        for (key, _) in entries {
+            reader.fail([.key("weights"), .key(key)], ConfigSchema.retiredWeights)
         }
-    }
-
-    private mutating func classes(_ value: ConfigValue, _ path: ConfigReader.Path) -> [SinkClass]? {
-        let expected = "a sink class (\(SinkClass.allCases.map(\.rawValue).joined(separator: ", ")))"
-        guard let list = reader.parsedList(value, path, expected: expected, { SinkClass(rawValue: $0) }) else { return nil }
-        if Set(list).count != list.count {
-            reader.fail(path, "\(ConfigReader.dotted(path)) lists a class twice")
-            return nil
-        }
-        return list
     }
 
     private mutating func eachTable(
@@ -137,7 +103,7 @@ private struct ConfigBuilder {
         for (key, value) in entries {
             switch key {
             case "match": matches = reader.matches(value, base + [.key(key)])
-            case "priority": priority = reader.integer(value, base + [.key(key)], in: -1000...1000)
+            case "priority": priority = reader.integer(value, base + [.key(key)], in: Self.priorities)
             case "ignore": ignore = reader.boolean(value, base + [.key(key)]) ?? false
             default: break
             }
@@ -155,7 +121,7 @@ private struct ConfigBuilder {
         }
         guard ignore || priority != nil else {
             if !entries.contains(where: { $0.key == "priority" }) {
-                reader.fail(base, "a [[rule]] needs priority = N (-1000 … 1000) or ignore = true")
+                reader.fail(base, "a [[rule]] needs priority = N (\(Self.priorities.lowerBound) … \(Self.priorities.upperBound)) or ignore = true")
             }
             return
         }

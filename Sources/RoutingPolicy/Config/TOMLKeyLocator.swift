@@ -56,17 +56,23 @@ struct TOMLKeyLocator {
         return result
     }
 
-    /// Where `value` (a string element) is written at or after `location`, for array elements.
-    func locate(string value: String, after location: SourceLocation) -> SourceLocation {
+    /// Where `value` (a string element) is written after `location`, for array elements; with
+    /// `occurrence` n, its (n+1)-th spelling (a value listed twice).
+    func locate(string value: String, after location: SourceLocation, occurrence: Int = 0) -> SourceLocation {
+        var skip = occurrence
         for index in (location.line - 1)..<min(lines.count, location.line + 20) {
             let line = lines[index]
+            var found: [(column: Int, range: Range<String.Index>)] = []
             for quoted in ["\"\(value)\"", "'\(value)'"] {
-                if let range = line.range(of: quoted) {
-                    let column = line.distance(from: line.startIndex, to: range.lowerBound) + 1
-                    if index > location.line - 1 || column > location.column {
-                        return SourceLocation(file: file, line: index + 1, column: column)
-                    }
+                var start = line.startIndex
+                while let range = line.range(of: quoted, range: start..<line.endIndex) {
+                    found.append((line.distance(from: line.startIndex, to: range.lowerBound) + 1, range))
+                    start = range.upperBound
                 }
+            }
+            for (column, _) in found.sorted(by: { $0.column < $1.column }) where index > location.line - 1 || column > location.column {
+                if skip == 0 { return SourceLocation(file: file, line: index + 1, column: column) }
+                skip -= 1
             }
         }
         return location

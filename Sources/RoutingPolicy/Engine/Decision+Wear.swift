@@ -3,13 +3,13 @@
 extension Decision {
     /// The worn audio-switching accessory `sink` belongs to, if this decision ranked it worn.
     public func wornAccessory(of sink: String) -> AccessoryIdentity? {
-        guard let ranked = ranking.first(where: { $0.node == sink }), ranked.score.placement?.isWorn == true else { return nil }
-        return ranked.score.accessory
+        guard let ranked = ranking.first(where: { $0.node == sink }), ranked.rank.worn != nil else { return nil }
+        return ranked.rank.accessory
     }
 
     /// True when this decision ranks a sink of `accessory` as worn (it is on and eligible).
     public func ranksWorn(_ accessory: AccessoryIdentity) -> Bool {
-        ranking.contains { $0.score.accessory == accessory && $0.score.placement?.isWorn == true }
+        ranking.contains { $0.rank.accessory == accessory && $0.rank.worn != nil }
     }
 
     /// True when this decision rejects `sink` because its accessory is off the head.

@@ -13,7 +13,7 @@ public struct Decision: Sendable, Hashable {
     public var rejected: [RejectedSink]
     /// A refused accessory request; the decision then changed nothing.
     public var error: AccessoryError?
-    /// The config the scores came from, for rule locations and weights in explanations.
+    /// The config the ranks came from, for rule locations and the tier order in explanations.
     public var config: PolicyConfig
     /// This host's Bluetooth addresses as the policy knew them, with where each came from.
     public var hostAddresses: [HostAddress]
@@ -30,11 +30,18 @@ public struct Decision: Sendable, Hashable {
         return parts.isEmpty ? head : head + ": " + parts.joined(separator: ", ")
     }
 
-    public func explanation(of sink: RankedSink) -> ScoreExplanation {
-        ScoreExplainer(config: config, hostAddresses: hostAddresses).explain(sink)
+    /// The sink's value in every tier where it has one, as named terms in tier order.
+    public func explanation(of sink: RankedSink) -> RankExplanation {
+        RankExplainer(config: config, hostAddresses: hostAddresses).explain(sink)
+    }
+
+    /// The tier that put the winner above the runner-up; nil with fewer than two eligible sinks.
+    public var decidedBy: DecidedBy? {
+        guard ranking.count >= 2 else { return nil }
+        return RankExplainer(config: config, hostAddresses: hostAddresses).decidedBy(ranking[0], over: ranking[1])
     }
 
     public func why(_ sink: RejectedSink) -> String {
-        ScoreExplainer(config: config, hostAddresses: hostAddresses).why(sink.rejection)
+        RankExplainer(config: config, hostAddresses: hostAddresses).why(sink.rejection)
     }
 }

@@ -15,6 +15,7 @@ extension PolicyEngine {
         // Seeding decided over the new graph; those decisions were never applied or reported.
         fresh.currentDefault = nil
         fresh.restoreTargets = [:]
+        fresh.lastDecision = nil
         return fresh
     }
 }

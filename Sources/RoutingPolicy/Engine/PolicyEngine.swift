@@ -26,6 +26,8 @@ public struct PolicyEngine: Sendable {
     private let commandLineHostAddresses: [HostAddress]
     var sinks = SinkTable()
     var scratch = RankingScratch()
+    /// The last decision made, restated for inputs that cannot change it.
+    var lastDecision: Decision?
 
     /// - Parameter hostAddresses: this host's Bluetooth adapters, added to the config's.
     public init(graph: Graph, config: PolicyConfig, hostAddresses: [BluetoothAddress] = []) {
@@ -46,11 +48,25 @@ public struct PolicyEngine: Sendable {
         accessories.current(identity)
     }
 
+    /// Takes one input, the only door for graph changes, accessory requests, picks, timers,
+    /// config and host addresses. An input that cannot affect a decision (a port, link or client
+    /// event; metadata other than the default sink keys; a node or device change that touches
+    /// nothing ranking reads) is taken without ranking: the outcome is `isUnchanged` and carries
+    /// the last decision restated for this input.
     public mutating func handle(_ input: PolicyInput, at now: Milliseconds) -> PolicyOutcome {
         let decision: Decision
         switch input {
         case .start: decision = decide(.initial, reason: .initial, at: now)
-        case .graphChanged(let change): decision = applyGraphChange(change, at: now)
+        case .graphChanged(let change):
+            switch applyGraphChange(change, at: now) {
+            case .decide(let trigger, let reason): decision = decide(trigger, reason: reason, at: now)
+            case .unchanged(let trigger):
+                guard let restated = restate(trigger, at: now) else {
+                    decision = decide(trigger, reason: nil, at: now)
+                    break
+                }
+                return PolicyOutcome(decision: restated, nextDeadline: nextDeadline, isUnchanged: true)
+            }
         case .graphReplaced(let graph): decision = replaceGraph(graph, at: now)
         case .accessory(let request): decision = applyAccessory(request, at: now)
         case .userSelectedDefault(let name): decision = userSelected(name, at: now)
@@ -58,13 +74,26 @@ public struct PolicyEngine: Sendable {
         case .configReplaced(let config): decision = replaceConfig(config, at: now)
         case .hostAddressesChanged(let learned): decision = replaceLearnedHostAddresses(learned, at: now)
         }
-        return PolicyOutcome(decision: decision, nextDeadline: nextDeadline)
+        return PolicyOutcome(decision: decision, nextDeadline: nextDeadline, isUnchanged: false)
+    }
+
+    /// The last decision as this input would have made it: same ranking and default, nothing
+    /// changed. Nil before the first decision (there is nothing to restate).
+    private func restate(_ trigger: DecisionTrigger, at now: Milliseconds) -> Decision? {
+        guard var decision = lastDecision, decision.defaultSink == currentDefault else { return nil }
+        decision.at = now
+        decision.trigger = trigger
+        decision.previous = currentDefault
+        decision.reason = nil
+        decision.error = nil
+        return decision
     }
 
     /// A decision that only reports a request refused before it reached the engine (a malformed
     /// accessory request): nothing changes.
     public mutating func refused(_ error: AccessoryError, verb: String, subject: String, at now: Milliseconds) -> PolicyOutcome {
-        PolicyOutcome(decision: decide(.refused(verb: verb, subject: subject), reason: nil, at: now, error: error), nextDeadline: nextDeadline)
+        PolicyOutcome(
+            decision: decide(.refused(verb: verb, subject: subject), reason: nil, at: now, error: error), nextDeadline: nextDeadline, isUnchanged: false)
     }
 
     // MARK: - Inputs
@@ -181,10 +210,11 @@ public struct PolicyEngine: Sendable {
             }
         }
         // Remember what a worn accessory took the output from, to hand it back (§4).
-        if decision.changed, let winner, winner.score.worn > 0, let identity = winner.score.accessory, let previous {
+        if decision.changed, let winner, winner.rank.worn != nil, let identity = winner.rank.accessory, let previous {
             restoreTargets[identity] = previous
         }
         currentDefault = winner?.node
+        lastDecision = decision
         return decision
     }
 }

@@ -19,8 +19,26 @@ public enum PolicyInput: Sendable {
     case hostAddressesChanged([HostAddress])
 }
 
-/// A decision, and when to send `.timerFired` next (nil: no timer pending).
+/// What one input did: a decision, and when to send `.timerFired` next (nil: no timer pending).
+///
+/// Most inputs are decided: the engine ranks every sink and `decision` is the result. An input
+/// that cannot affect any decision — a port, link or client event, a metadata change other than
+/// the `default` metadata's sink keys, a node or device change that touches nothing ranking
+/// reads — is taken without ranking: `isUnchanged` is true, `decided` is nil, and `decision`
+/// is the last decision restated for this input (its ranking and default, `changed` false, no
+/// reason), exactly what ranking would have produced. The daemon then has nothing to apply.
 public struct PolicyOutcome: Sendable {
     public var decision: Decision
     public var nextDeadline: Milliseconds?
+    /// True when the input could not affect a decision and nothing was ranked.
+    public var isUnchanged: Bool
+
+    public init(decision: Decision, nextDeadline: Milliseconds?, isUnchanged: Bool) {
+        self.decision = decision
+        self.nextDeadline = nextDeadline
+        self.isUnchanged = isUnchanged
+    }
+
+    /// The decision when one was made; nil when the input changed nothing (`isUnchanged`).
+    public var decided: Decision? { isUnchanged ? nil : decision }
 }

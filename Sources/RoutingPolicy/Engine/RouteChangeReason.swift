@@ -1,4 +1,4 @@
-/// Why the default output changed, in the vocabulary of design.md §6 (after AVAudioSession's
+/// Why the default output changed, in the vocabulary of docs/policy.md §6 (after AVAudioSession's
 /// route-change reasons).
 public enum RouteChangeReason: String, Sendable, Hashable, CaseIterable, Codable {
     case initial

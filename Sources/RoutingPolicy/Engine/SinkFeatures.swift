@@ -7,19 +7,27 @@ struct SinkFeatures: Sendable, Hashable {
     var name: String
     var sinkClass: SinkClass
     /// Places from the bottom of the class order (0 when the class is not listed).
-    var classPlaces: Int32
+    var classPlaces: Int
     var isPersonal: Bool
-    /// First matching rule, or -1.
-    var ruleIndex: Int32
-    var ignored: Bool
-    var priority: Int32
+    /// The first matching rule, if any: an ignore, or a priority.
+    var rule: MatchedRule?
     var address: BluetoothAddress?
-    /// First matching `[[accessory]]` with capabilities, or -1.
-    var staticAccessory: Int32
+    /// First matching `[[accessory]]` with capabilities (index into the config's `accessories`).
+    var staticAccessory: Int?
     /// When the sink appeared after the engine started; nil for sinks present at start.
     var arrivedAt: Milliseconds?
     /// Position of (name, id) among all sinks, so ties sort by name without comparing strings.
-    var nameRank: Int32 = 0
+    var nameRank = 0
+
+    enum MatchedRule: Sendable, Hashable {
+        case ignore(rule: Int)
+        case priority(SinkRank.Rule)
+    }
+
+    var ignoredBy: Int? {
+        if case .ignore(let index)? = rule { return index }
+        return nil
+    }
 
     init?(node: Node, graph: Graph, config: PolicyConfig, arrivedAt: Milliseconds?) {
         guard node.isAudioSink, let name = node.name else { return nil }
@@ -27,20 +35,16 @@ struct SinkFeatures: Sendable, Hashable {
         self.name = name
         sinkClass = SinkClass.of(node, in: graph)
         let position = config.classOrder.firstIndex(of: sinkClass)
-        classPlaces = position.map { Int32(config.classOrder.count - $0) } ?? 0
+        classPlaces = position.map { config.classOrder.count - $0 } ?? 0
         isPersonal = config.personalClasses.contains(sinkClass)
-        ruleIndex = -1
-        ignored = false
-        priority = 0
         if let index = config.rules.firstIndex(where: { $0.holds(for: node, in: graph) }) {
-            ruleIndex = Int32(index)
             switch config.rules[index].action {
-            case .ignore: ignored = true
-            case .priority(let value): priority = Int32(value)
+            case .ignore: rule = .ignore(rule: index)
+            case .priority(let value): rule = .priority(SinkRank.Rule(index: index, priority: value))
             }
         }
         address = graph.bluetoothAddress(of: node).flatMap(BluetoothAddress.init)
-        staticAccessory = config.accessories.firstIndex { $0.capabilities != nil && $0.matches(node, in: graph) }.map(Int32.init) ?? -1
+        staticAccessory = config.accessories.firstIndex { $0.capabilities != nil && $0.matches(node, in: graph) }
         self.arrivedAt = arrivedAt
     }
 }
@@ -105,7 +109,7 @@ struct SinkTable: Sendable, Hashable {
     mutating func rankNames() {
         guard nameRanksStale else { return }
         for (rank, key) in nameOrder.enumerated() {
-            if let slot = slotByID[key.id] { features[slot].nameRank = Int32(rank) }
+            if let slot = slotByID[key.id] { features[slot].nameRank = rank }
         }
         nameRanksStale = false
     }

@@ -9,7 +9,9 @@ public struct BenchmarkWorkload: Sendable {
     public var hostAddresses: [BluetoothAddress]
     public var inputs: [TimedInput]
 
-    public init(sinks sinkCount: Int, events eventCount: Int, seed: UInt64 = 0x5eed) {
+    /// - Parameter noise: port and link events (as a stream being relinked makes) after each
+    ///   other input; they count as events. None by default.
+    public init(sinks sinkCount: Int, events eventCount: Int, noise: Int = 0, seed: UInt64 = 0x5eed) {
         var random = SplitMix64(seed: seed)
         var graph = Graph()
         var accessories: [AccessoryIdentity] = []
@@ -75,6 +77,13 @@ public struct BenchmarkWorkload: Sendable {
                 input = .graphChanged(.removed(node.id))
             }
             inputs.append(TimedInput(at: now, input))
+            for index in 0..<noise where inputs.count < eventCount {
+                let id = ObjectID(1_000_000 + inputs.count)
+                let change: GraphChange = index % 2 == 0
+                    ? .port(Port(id: id, direction: .input, props: ["node.id": "\(nodes[index % nodes.count].id)", "audio.channel": "FL"]))
+                    : .link(Link(id: id, outputNode: 99, outputPort: id - 1, inputNode: nodes[index % nodes.count].id, inputPort: id - 1))
+                inputs.append(TimedInput(at: now, .graphChanged(change)))
+            }
         }
         self.graph = graph
         self.config = config

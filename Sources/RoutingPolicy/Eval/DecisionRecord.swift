@@ -1,25 +1,39 @@
+import AudioGraph
 import Foundation
 
-/// A decision as one JSON object: what `earshot eval --format json` prints per line (and what
-/// `earshot watch` can reuse). Absent values are written as null, never left out.
-public struct DecisionRecord: Encodable, Sendable, Hashable {
-    public struct Term: Encodable, Sendable, Hashable {
-        public var name: String
-        public var value: Int64
+/// A decision as one JSON object: what `earshot eval --format json` prints per line and what
+/// the daemon's `status` carries. Absent values are written as null, never left out. It
+/// decodes too, so whoever receives it as JSON can render it with `DecisionText`.
+public struct DecisionRecord: Codable, Sendable, Hashable {
+    /// One tier's value for a sink (a `RankTerm`).
+    public struct Term: Codable, Sendable, Hashable {
+        public var tier: String
+        public var value: String
         public var why: String
     }
-    public struct Ranked: Encodable, Sendable, Hashable {
+    public struct Ranked: Codable, Sendable, Hashable {
         public var node: String
-        public var score: Int64
-        public var terms: [Term]
+        /// The sink's tier values, in tier order; tiers where it has none are left out.
+        public var tiers: [Term]
     }
-    public struct Rejected: Encodable, Sendable, Hashable {
+    public struct Rejected: Codable, Sendable, Hashable {
         public var node: String
         public var why: String
     }
-    public struct Failure: Encodable, Sendable, Hashable {
+    public struct Failure: Codable, Sendable, Hashable {
         public var code: String
         public var message: String
+    }
+    /// `{"tier": "worn", "runner-up": "<node>", "why": "beats <node> at worn (put on 5000 ms vs 1200 ms)"}`.
+    public struct Decider: Codable, Sendable, Hashable {
+        /// A tier of `tier-order`, or `name` for the tie-break.
+        public var tier: String
+        public var runnerUp: String
+        public var why: String
+
+        private enum CodingKeys: String, CodingKey {
+            case tier, runnerUp = "runner-up", why
+        }
     }
 
     public var at: Milliseconds
@@ -31,6 +45,8 @@ public struct DecisionRecord: Encodable, Sendable, Hashable {
     public var reason: String?
     public var summary: String
     public var ranking: [Ranked]
+    /// Null with fewer than two eligible sinks.
+    public var decidedBy: Decider?
     public var rejected: [Rejected]
     public var error: Failure?
 
@@ -44,15 +60,20 @@ public struct DecisionRecord: Encodable, Sendable, Hashable {
         reason = decision.reason?.rawValue
         summary = decision.summary
         ranking = decision.ranking.map { sink in
-            let explanation = decision.explanation(of: sink)
-            return Ranked(node: sink.node, score: sink.total, terms: explanation.terms.map { Term(name: $0.name, value: $0.value, why: $0.why) })
+            Ranked(node: sink.node, tiers: decision.explanation(of: sink).terms.map { Term(tier: $0.tier.rawValue, value: $0.value, why: $0.why) })
         }
+        decidedBy = decision.decidedBy.map { Decider(tier: $0.tierName, runnerUp: $0.runnerUp, why: $0.why) }
         rejected = decision.rejected.map { Rejected(node: $0.node, why: decision.why($0)) }
         error = decision.error.map { Failure(code: $0.code.rawValue, message: $0.message) }
     }
 
+    /// A record received as JSON (the daemon's status over the control socket).
+    public init(json: JSONValue) throws {
+        self = try JSONDecoder().decode(DecisionRecord.self, from: JSONEncoder().encode(json))
+    }
+
     private enum CodingKeys: String, CodingKey {
-        case at, line, trigger, `default`, previous, changed, reason, summary, ranking, rejected, error
+        case at, line, trigger, `default`, previous, changed, reason, summary, ranking, decidedBy = "decided-by", rejected, error
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -66,6 +87,7 @@ public struct DecisionRecord: Encodable, Sendable, Hashable {
         try container.encode(reason, forKey: .reason)
         try container.encode(summary, forKey: .summary)
         try container.encode(ranking, forKey: .ranking)
+        try container.encode(decidedBy, forKey: .decidedBy)
         try container.encode(rejected, forKey: .rejected)
         try container.encode(error, forKey: .error)
     }

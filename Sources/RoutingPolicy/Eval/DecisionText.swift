@@ -1,9 +1,12 @@
-/// The text form of `earshot eval`: one table row per decision, then its explanation.
+/// Decisions as text: the table rows of `earshot eval`, and the explanation lines that eval,
+/// the daemon's verbose log and `earshot status --explain` all print. The one place a rank is
+/// turned into a line.
 public enum DecisionText {
     public enum Detail: String, Sendable, CaseIterable {
-        /// The summary and the winner's score as a sum of terms.
+        /// The summary, the winner's tier values and the tier that decided.
         case summary
-        /// Every eligible sink's score as a tree, and every rejected sink with its reason.
+        /// Every eligible sink's tier values with the rule behind each, the tier that decided,
+        /// and every rejected sink with its reason.
         case full
     }
 
@@ -20,20 +23,40 @@ public enum DecisionText {
             lines.append(indent + "refused: \(error.code.rawValue): \(error.message)")
         }
         lines.append(indent + decision.summary)
+        lines += explanationLines(DecisionRecord(decision), detail: detail).map { indent + $0 }
+        return lines.joined(separator: "\n")
+    }
+
+    /// The explanation of a decision: with `.summary` the winner's line and the deciding tier;
+    /// with `.full` a line per sink, each tier's rule under it, the deciding tier and every
+    /// rejection.
+    public static func explanationLines(_ record: DecisionRecord, detail: Detail) -> [String] {
+        var lines: [String] = []
         switch detail {
         case .summary:
-            if let winner = decision.ranking.first {
-                lines.append(indent + "winner: " + decision.explanation(of: winner).sumText)
-            }
+            if let winner = record.ranking.first { lines.append("winner: " + sinkLine(winner)) }
+            if let decider = record.decidedBy { lines.append(deciderLine(decider)) }
         case .full:
-            for (place, sink) in decision.ranking.enumerated() {
-                lines.append(indent + "#\(place + 1) " + decision.explanation(of: sink).treeText(indent: indent).dropFirst(indent.count))
+            for (place, sink) in record.ranking.enumerated() {
+                lines.append("#\(place + 1) " + sinkLine(sink))
+                for term in sink.tiers { lines.append("    \(term.tier): \(term.why)") }
             }
-            for sink in decision.rejected {
-                lines.append(indent + "✗ \(sink.node): \(decision.why(sink))")
-            }
+            if let decider = record.decidedBy { lines.append(deciderLine(decider)) }
+            for sink in record.rejected { lines.append("✗ \(sink.node): \(sink.why)") }
         }
-        return lines.joined(separator: "\n")
+        return lines
+    }
+
+    /// `bluez_output.X: worn put on 5000 ms, primary source · class-order headphones (7 of 7)`:
+    /// a sink and its tier values, in tier order.
+    public static func sinkLine(_ sink: DecisionRecord.Ranked) -> String {
+        let values = sink.tiers.map { "\($0.tier) \($0.value)" }
+        return "\(sink.node): " + (values.isEmpty ? "no tier value" : values.joined(separator: " · "))
+    }
+
+    /// `decided by worn: beats speakers at worn (put on 5000 ms vs not worn)`.
+    public static func deciderLine(_ decider: DecisionRecord.Decider) -> String {
+        "decided by \(decider.tier): \(decider.why)"
     }
 
     private static func pad(_ text: String, _ width: Int, right: Bool = false) -> String {

@@ -1,0 +1,148 @@
+/// One tier's value for a sink, as a named term: the tier, its value in words, and the rule
+/// (docs/policy.md §, or the config file:line of a `[[rule]]`) that produced it.
+public struct RankTerm: Sendable, Hashable {
+    public var tier: RankTier
+    /// `put on 5000 ms, primary source`, `priority 10`, `headphones (7 of 7)`.
+    public var value: String
+    /// `§2.2 accessory AA:BB:CC:DD:EE:FF is on-head since 5000 ms; …`.
+    public var why: String
+
+    public init(tier: RankTier, value: String, why: String) {
+        self.tier = tier
+        self.value = value
+        self.why = why
+    }
+}
+
+/// A sink's rank in words: a term for every tier in which it has a value, in tier order.
+public struct RankExplanation: Sendable, Hashable {
+    public var node: String
+    public var terms: [RankTerm]
+}
+
+/// Which tier separated the winner from the runner-up, and how.
+public struct DecidedBy: Sendable, Hashable {
+    /// The first tier of `tier-order` where the two differ; nil when they are equal in every
+    /// tier and the node name decided (docs/policy.md §2).
+    public var tier: RankTier?
+    public var runnerUp: String
+    /// `beats bluez_output.X at worn (put on 5000 ms vs 1200 ms)`.
+    public var why: String
+
+    public init(tier: RankTier?, runnerUp: String, why: String) {
+        self.tier = tier
+        self.runnerUp = runnerUp
+        self.why = why
+    }
+
+    /// The tier's name, or `name` for the tie-break.
+    public var tierName: String { tier?.rawValue ?? "name" }
+}
+
+/// Turns ranks and rejections into named terms and sentences. Runs only when a decision is
+/// shown, never in the ranking loop.
+struct RankExplainer {
+    let config: PolicyConfig
+    let hostAddresses: [HostAddress]
+
+    func explain(_ sink: RankedSink) -> RankExplanation {
+        RankExplanation(node: sink.node, terms: config.tierOrder.compactMap { term(sink.rank, $0) })
+    }
+
+    /// The term of one tier, or nil when the sink has no value there (not worn, no rule…).
+    func term(_ rank: SinkRank, _ tier: RankTier) -> RankTerm? {
+        guard let value = value(rank, tier) else { return nil }
+        let why: String
+        switch tier {
+        case .override:
+            why = "§2.1 the user chose this sink by hand; the override holds until the next placement transition or sink arrival"
+        case .restore:
+            why = "§4 it was the default before the accessory that just came off took the output"
+        case .worn:
+            guard let worn = rank.worn else { return nil }
+            let accessory = rank.accessory.map { "\($0)" } ?? "?"
+            let source = worn.primarySource.map { "; its primary source \(hostAddressWithOrigin($0)) is this host, not only its secondary" } ?? ""
+            why = "§2.2 accessory \(accessory) is \(worn.placement.rawValue) since \(worn.since) ms (the most recently put on ranks first)\(source)"
+        case .arrived:
+            why = "§2.3 a \(rank.sinkClass.rawValue) sink (personal class) that arrived at \(rank.arrivedAt ?? 0) ms (the most recent arrival ranks first)"
+        case .rulePriority:
+            guard let match = rank.rule else { return nil }
+            let rule = config.rules[match.index]
+            why = "§2.4 rule at \(rule.location?.fileLine ?? "built-in") (\(rule.matches.map(\.description).joined(separator: ", "))) priority \(match.priority)"
+        case .lastChoice:
+            why = "§2.5 the user's own last choice"
+        case .classOrder:
+            why = "§2.6 class \(rank.sinkClass.rawValue), \(rank.classPlaces) place(s) from the bottom of class-order [\(config.classOrder.map(\.rawValue).joined(separator: ", "))]"
+        }
+        return RankTerm(tier: tier, value: value, why: why)
+    }
+
+    /// A tier's value in words; nil when the sink has none there.
+    func value(_ rank: SinkRank, _ tier: RankTier) -> String? {
+        switch tier {
+        case .override: rank.override ? "the user's pick" : nil
+        case .restore: rank.restore ? "handed back" : nil
+        case .worn: rank.worn.map { "put on \($0.since) ms" + ($0.primarySource == nil ? "" : ", primary source") }
+        case .arrived: rank.arrivedAt.map { "arrived \($0) ms" }
+        case .rulePriority: rank.rule.map { "priority \($0.priority)" }
+        case .lastChoice: rank.lastChoice ? "last choice" : nil
+        case .classOrder: "\(rank.sinkClass.rawValue) (\(rank.classPlaces) of \(config.classOrder.count))"
+        }
+    }
+
+    /// What the winner has at the deciding tier against what the runner-up has there.
+    func decidedBy(_ winner: RankedSink, over runnerUp: RankedSink) -> DecidedBy {
+        guard let (tier, _) = SinkRank.firstDifference(winner.rank, runnerUp.rank, order: config.tierOrder) else {
+            return DecidedBy(
+                tier: nil, runnerUp: runnerUp.node,
+                why: "beats \(runnerUp.node) at name (equal in every tier; \"\(winner.node)\" sorts before \"\(runnerUp.node)\")")
+        }
+        let (mine, theirs) = contrast(winner.rank, runnerUp.rank, at: tier)
+        return DecidedBy(tier: tier, runnerUp: runnerUp.node, why: "beats \(runnerUp.node) at \(tier) (\(mine) vs \(theirs))")
+    }
+
+    private func contrast(_ a: SinkRank, _ b: SinkRank, at tier: RankTier) -> (String, String) {
+        switch tier {
+        case .override: return ("the user's pick", "not picked")
+        case .restore: return ("handed back", "not handed back")
+        case .worn:
+            guard let x = a.worn else { return ("not worn", "not worn") }
+            guard let y = b.worn else { return ("put on \(x.since) ms", "not worn") }
+            if x.since != y.since { return ("put on \(x.since) ms", "\(y.since) ms") }
+            return ("put on \(x.since) ms, primary source this host", "only secondary source this host")
+        case .arrived:
+            guard let x = a.arrivedAt else { return ("not arrived", "not arrived") }
+            return ("arrived \(x) ms", b.arrivedAt.map { "\($0) ms" } ?? "not arrived")
+        case .rulePriority: return ("priority \(a.priority)", "\(b.priority)")
+        case .lastChoice: return ("the user's last choice", "not")
+        case .classOrder: return ("class \(a.sinkClass.rawValue)", "\(b.sinkClass.rawValue)")
+        }
+    }
+
+    func why(_ rejection: Rejection) -> String {
+        switch rejection {
+        case .ignored(let index):
+            let rule = config.rules[index]
+            return "§1 ignored by the rule at \(rule.location?.fileLine ?? "built-in") (\(rule.matches.map(\.description).joined(separator: ", ")))"
+        case .offHead(let identity):
+            return "§1 accessory \(identity) has audio-switching and is off-head"
+        case .otherHost(let identity, let primary, let secondary):
+            let sources = [primary.map { "primary \($0)" }, secondary.map { "secondary \($0)" }].compactMap { $0 }.joined(separator: ", ")
+            let hosts = hostAddresses.isEmpty
+                ? "no host address is known: set host-addresses, pass --host-address, or let the daemon read BlueZ's adapters"
+                : "this host is \(hostAddresses.map(\.description).joined(separator: ", "))"
+            return "§1 accessory \(identity) is playing for another host (\(sources); \(hosts))"
+        case .manualOnly(.registered(let identity)):
+            return "§1 accessory \(identity) has no audio-switching: only the user chooses it"
+        case .manualOnly(.configured(let entry)):
+            return "§1 static accessory at \(config.accessories[entry].location?.fileLine ?? "built-in") has no audio-switching: only the user chooses it"
+        case .gone:
+            return "§1 gone: no such sink in the graph"
+        }
+    }
+
+    /// `11:22:33:44:55:66 (bluez hci0)`: the address with where the policy learnt it is this host's.
+    private func hostAddressWithOrigin(_ address: BluetoothAddress) -> String {
+        hostAddresses.first { $0.address == address }?.description ?? address.description
+    }
+}

@@ -1,0 +1,242 @@
+import AudioGraph
+
+/// A sink's rank: its value in every tier (docs/policy.md §2), plain values the ranking loop
+/// fills without allocating. `compare(_:_:order:)` compares two ranks tier by tier;
+/// `Decision.explanation(of:)` turns one into named terms.
+public struct SinkRank: Sendable, Hashable {
+    /// A worn accessory with audio-switching (§2.2).
+    public struct Worn: Sendable, Hashable {
+        /// When the accessory went on (the placement transition that made it worn).
+        public var since: Milliseconds
+        public var placement: Placement
+        /// Set when the accessory's primary source is one of this host's addresses: it then ranks
+        /// above one put on at the same time for which this host is only the secondary source.
+        public var primarySource: BluetoothAddress?
+    }
+
+    /// A matching `[[rule]]` with a priority (§2.4).
+    public struct Rule: Sendable, Hashable {
+        /// Index into the config's `rules`.
+        public var index: Int
+        public var priority: Int
+    }
+
+    /// §2.1: the user's override holds and names this sink.
+    public var override = false
+    /// §4: the sink handed back when an accessory came off.
+    public var restore = false
+    public var worn: Worn?
+    /// §2.3: when a sink of a personal class arrived; nil for sinks present at start and
+    /// sinks of other classes.
+    public var arrivedAt: Milliseconds?
+    public var rule: Rule?
+    /// §2.5: the user's last hand-picked sink.
+    public var lastChoice = false
+    public var sinkClass: SinkClass = .other
+    /// Places from the bottom of the class order: the first class of `class-order` has as many
+    /// places as the list is long, an unlisted class 0.
+    public var classPlaces = 0
+    /// The accessory the sink belongs to, if any (also when it is not worn).
+    public var accessory: AccessoryIdentity?
+
+    /// The rule priority this rank competes with: 0 without a matching rule.
+    public var priority: Int { rule?.priority ?? 0 }
+
+    /// How `a` compares to `b` at one tier: `.orderedAscending` when `a` ranks higher (sorts first).
+    public static func compare(_ a: SinkRank, _ b: SinkRank, at tier: RankTier) -> Order {
+        switch tier {
+        case .override: return better(a.override, b.override)
+        case .restore: return better(a.restore, b.restore)
+        case .worn:
+            switch (a.worn, b.worn) {
+            case (nil, nil): return .same
+            case (_?, nil): return .higher
+            case (nil, _?): return .lower
+            case (let x?, let y?):
+                if x.since != y.since { return x.since > y.since ? .higher : .lower }
+                return better(x.primarySource != nil, y.primarySource != nil)
+            }
+        case .arrived:
+            switch (a.arrivedAt, b.arrivedAt) {
+            case (nil, nil): return .same
+            case (_?, nil): return .higher
+            case (nil, _?): return .lower
+            case (let x?, let y?): return x == y ? .same : (x > y ? .higher : .lower)
+            }
+        case .rulePriority: return a.priority == b.priority ? .same : (a.priority > b.priority ? .higher : .lower)
+        case .lastChoice: return better(a.lastChoice, b.lastChoice)
+        case .classOrder: return a.classPlaces == b.classPlaces ? .same : (a.classPlaces > b.classPlaces ? .higher : .lower)
+        }
+    }
+
+    /// The first tier of `order` where `a` and `b` differ, and which of them it favours; nil when
+    /// they are equal in every tier (the node name then decides).
+    public static func firstDifference(_ a: SinkRank, _ b: SinkRank, order: [RankTier]) -> (tier: RankTier, order: Order)? {
+        for tier in order {
+            let result = compare(a, b, at: tier)
+            if result != .same { return (tier, result) }
+        }
+        return nil
+    }
+
+    /// This rank as a sort key: unsigned words such that comparing two keys word by word
+    /// (greater first) orders the ranks as `compare(_:_:at:)` does tier by tier in `order`.
+    /// Small values (flags, priority, class places) share words; a time takes a word of its own,
+    /// after a presence bit, so an absent time is below every time. Every rank packs the same
+    /// fields in the same places, so all keys of one ranking line up.
+    func sortKey(order: [RankTier]) -> SortKey {
+        var packer = SortKeyPacker()
+        for tier in order {
+            switch tier {
+            case .override: packer.add(override ? 1 : 0, bits: 1)
+            case .restore: packer.add(restore ? 1 : 0, bits: 1)
+            case .worn:
+                packer.add(worn == nil ? 0 : 1, bits: 1)
+                packer.addWord(worn.map { SortKeyPacker.ordered($0.since) } ?? 0)
+                packer.add(worn?.primarySource == nil ? 0 : 1, bits: 1)
+            case .arrived:
+                packer.add(arrivedAt == nil ? 0 : 1, bits: 1)
+                packer.addWord(arrivedAt.map(SortKeyPacker.ordered) ?? 0)
+            case .rulePriority:
+                // Config priorities are -1000 … 1000; anything in Int32 keeps its order.
+                let clamped = Int64(min(max(priority, Int(Int32.min)), Int(Int32.max)))
+                packer.add(UInt64(clamped - Int64(Int32.min)), bits: 32)
+            case .lastChoice: packer.add(lastChoice ? 1 : 0, bits: 1)
+            case .classOrder: packer.add(UInt64(min(max(classPlaces, 0), 0xFFFF)), bits: 16)
+            }
+        }
+        return packer.finish()
+    }
+
+    public enum Order: Sendable, Hashable {
+        case higher, same, lower
+    }
+
+    private static func better(_ a: Bool, _ b: Bool) -> Order { a == b ? .same : (a ? .higher : .lower) }
+}
+
+/// An eligible sink and its rank.
+public struct RankedSink: Sendable, Hashable {
+    public var node: String
+    public var id: ObjectID
+    public var rank: SinkRank
+}
+
+/// Why a sink is out (docs/policy.md §1).
+public enum Rejection: Sendable, Hashable {
+    /// A config rule ignores it (index into `rules`).
+    case ignored(rule: Int)
+    /// Its accessory has audio-switching and is off the head.
+    case offHead(AccessoryIdentity)
+    /// Its source identifiers are set and none is this host.
+    case otherHost(AccessoryIdentity, primary: BluetoothAddress?, secondary: BluetoothAddress?)
+    /// Its accessory has no audio-switching: only the user may choose it.
+    case manualOnly(ManualAccessory)
+    /// The sink named by the default or the override is not in the graph.
+    case gone
+
+    /// Which accessory without audio-switching a sink belongs to.
+    public enum ManualAccessory: Sendable, Hashable {
+        /// Registered by a reporter.
+        case registered(AccessoryIdentity)
+        /// A static `[[accessory]]` of the config (index into `accessories`).
+        case configured(entry: Int)
+    }
+
+    /// The short label the summary counts by.
+    public var kind: String {
+        switch self {
+        case .ignored: "ignored"
+        case .offHead: "off-head"
+        case .otherHost: "other-host"
+        case .manualOnly: "manual-only"
+        case .gone: "gone"
+        }
+    }
+
+    static let kindOrder = ["off-head", "other-host", "manual-only", "ignored", "gone"]
+}
+
+public struct RejectedSink: Sendable, Hashable {
+    public var node: String
+    public var rejection: Rejection
+}
+
+/// A rank packed for sorting (`SinkRank.sortKey(order:)`). Every tier order fits in five
+/// words: the two times take a word each, and the small fields between and around them (54 bits
+/// in all) one word per stretch.
+struct SortKey: Sendable, Hashable {
+    var words: (UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0)
+
+    /// True when `self` ranks above `other` (the first differing word is greater); false when
+    /// equal.
+    func ranksAbove(_ other: SortKey) -> Bool {
+        if words.0 != other.words.0 { return words.0 > other.words.0 }
+        if words.1 != other.words.1 { return words.1 > other.words.1 }
+        if words.2 != other.words.2 { return words.2 > other.words.2 }
+        if words.3 != other.words.3 { return words.3 > other.words.3 }
+        return words.4 > other.words.4
+    }
+
+    func isEqual(to other: SortKey) -> Bool {
+        words.0 == other.words.0 && words.1 == other.words.1 && words.2 == other.words.2 && words.3 == other.words.3
+            && words.4 == other.words.4
+    }
+
+    static func == (a: SortKey, b: SortKey) -> Bool { a.isEqual(to: b) }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(words.0)
+        hasher.combine(words.1)
+        hasher.combine(words.2)
+        hasher.combine(words.3)
+        hasher.combine(words.4)
+    }
+}
+
+/// Packs fields most significant first into the words of a `SortKey`.
+struct SortKeyPacker {
+    private var key = SortKey()
+    private var count = 0
+    private var current: UInt64 = 0
+    private var used = 0
+
+    /// A time as an unsigned word in the same order (the sign bit flipped).
+    static func ordered(_ time: Int64) -> UInt64 { UInt64(bitPattern: time) ^ (1 << 63) }
+
+    mutating func add(_ value: UInt64, bits: Int) {
+        if used + bits > 64 { flush() }
+        current = (current << UInt64(bits)) | value
+        used += bits
+    }
+
+    mutating func addWord(_ value: UInt64) {
+        flush()
+        emit(value)
+    }
+
+    private mutating func flush() {
+        guard used > 0 else { return }
+        emit(used == 64 ? current : current << UInt64(64 - used))
+        current = 0
+        used = 0
+    }
+
+    private mutating func emit(_ word: UInt64) {
+        switch count {
+        case 0: key.words.0 = word
+        case 1: key.words.1 = word
+        case 2: key.words.2 = word
+        case 3: key.words.3 = word
+        default:
+            precondition(count == 4, "a sort key has five words")
+            key.words.4 = word
+        }
+        count += 1
+    }
+
+    mutating func finish() -> SortKey {
+        flush()
+        return key
+    }
+}
