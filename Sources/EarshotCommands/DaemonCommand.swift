@@ -38,6 +38,8 @@ struct DaemonCommand: AsyncParsableCommand {
             environment: environment, verbose: verbose)
         var logger = Logger(label: "earshot") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = verbose ? .debug : .info
+        // EARSHOT_LOG=trace also logs every input the daemon takes (for debugging).
+        if let level = environment["EARSHOT_LOG"].flatMap(Logger.Level.init(rawValue:)) { logger.logLevel = level }
         let status = await DaemonRunner.run(options, logger: logger)
         if status != 0 { throw ExitCode(status) }
     }

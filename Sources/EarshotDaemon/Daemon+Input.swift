@@ -84,6 +84,7 @@ extension Daemon {
     /// One graph change into the engine, the mode, the players' last sinks, and the echo
     /// filter: a configured default Earshot did not write is the user's pick.
     private func take(_ change: GraphChange) -> PolicyOutcome {
+        if case .removed(let id) = change, engine.graph.metadata[id]?.name == "default" { applier.writer.metadataRemoved() }
         var outcome = engine.handle(.graphChanged(change), at: now)
         playback.record(change, in: engine.graph)
         switch change {

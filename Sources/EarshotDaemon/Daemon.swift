@@ -60,9 +60,9 @@ public actor Daemon {
     func takeInputs() async {
         for await envelope in inputs.envelopes {
             if envelope.reply != nil { inputs.taken() }
-            logger.debug("input: \(envelope.input.kind)")
+            logger.trace("input: \(envelope.input.kind)")
             let result = inputs.isFinished ? InputResult.stopped : await handle(envelope.input)
-            logger.debug("input done: \(envelope.input.kind)")
+            logger.trace("input done: \(envelope.input.kind)")
             envelope.reply?.resume(returning: result)
         }
         session.close()

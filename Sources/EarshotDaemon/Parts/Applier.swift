@@ -36,6 +36,9 @@ final class DefaultSinkWriter {
         sessionManagerSettling = false
     }
 
+    /// A `default` metadata object went: the writes Earshot made to it will never echo.
+    func metadataRemoved() { inFlight = [] }
+
     /// A session manager arrived: what it writes first is its own start-up.
     func sessionManagerArrived() {
         inFlight = []
@@ -120,7 +123,7 @@ final class ApplyStage {
             cooperative.pinsPinnedStreams = sessionManager?.movesPinnedStreams ?? false
             // Standalone's metadata and links go back first: they must never outlive the
             // session manager's arrival longer than its own linking takes.
-            await standalone.removeOwnMetadata(on: connection)
+            await standalone.removeOwnMetadata(graph, on: connection)
             await cooperative.apply(target, graph: graph, on: connection)
             // Streams Earshot linked before the session manager came: only once its metadata
             // holds the decision, so they never play elsewhere first.

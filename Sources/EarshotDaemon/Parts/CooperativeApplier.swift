@@ -25,7 +25,7 @@ final class CooperativeApplier: Applier {
         // No `default` metadata (the session manager is starting, or just left): nothing to
         // write to yet; its arrival is another input.
         guard graph.defaultMetadata != nil, !writer.isWritten(target, key: Graph.configuredSinkKey, in: graph) else {
-            logger.debug("cooperative: \(target) not written (default metadata \(graph.metadata.values.filter { $0.name == "default" }.map(\.id)), configured \(graph.configuredDefaultSinkName ?? "-"), in flight \(writer.inFlight))")
+            logger.trace("cooperative: \(target) not written (default metadata \(graph.metadata.values.filter { $0.name == "default" }.map(\.id)), configured \(graph.configuredDefaultSinkName ?? "-"), in flight \(writer.inFlight))")
             return
         }
         await writer.write(target, keys: [Graph.configuredSinkKey], on: connection, flush: true)

@@ -56,10 +56,14 @@ final class StandaloneApplier: Applier {
         await relinkStreams(graph, to: target, on: connection)
     }
 
-    /// A session manager came: remove the `default` metadata Earshot provided, at once, so
-    /// there are never two.
-    nonisolated(nonsending) func removeOwnMetadata(on connection: any PipeWireCommands) async {
+    /// A session manager came. A session manager that finds a `default` metadata object at
+    /// start uses it instead of making its own (WirePlumber 0.4 and 0.5, measured): then
+    /// Earshot's stays, as the desktop's. One that makes its own gets the field: Earshot's
+    /// goes the moment the other one shows, so two never stay.
+    nonisolated(nonsending) func removeOwnMetadata(_ graph: Graph, on connection: any PipeWireCommands) async {
         guard createdMetadata else { return }
+        let ours = connection.createdDefaultMetadataIDs()
+        guard graph.metadata.values.contains(where: { $0.name == "default" && !ours.contains($0.id) }) else { return }
         createdMetadata = false
         do {
             if try await connection.removeCreatedDefaultMetadata() {

@@ -14,6 +14,8 @@ public protocol PipeWireCommands: AnyObject, Sendable {
     /// Creates the `default` metadata (standalone: no session manager provides one) and
     /// returns once the graph shows it.
     func createDefaultMetadata() async throws(PipeWireError)
+    /// The ids of the `default` metadata objects this connection created.
+    func createdDefaultMetadataIDs() -> Set<ObjectID>
     /// Removes the `default` metadata this connection created (a session manager came to
     /// provide its own). Returns whether there was one.
     func removeCreatedDefaultMetadata() async throws(PipeWireError) -> Bool
@@ -35,6 +37,10 @@ extension PipeWireConnection: PipeWireCommands {
     public func createDefaultMetadata() async throws(PipeWireError) {
         _ = try await createMetadata(named: "default")
         _ = try await waitUntil("the default metadata Earshot created") { $0.defaultMetadata != nil }
+    }
+
+    public func createdDefaultMetadataIDs() -> Set<ObjectID> {
+        createdMetadataIDs(named: "default")
     }
 
     public func removeCreatedDefaultMetadata() async throws(PipeWireError) -> Bool {

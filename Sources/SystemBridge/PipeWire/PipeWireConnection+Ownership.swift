@@ -25,6 +25,12 @@ extension PipeWireConnection {
 }
 
 extension PipeWireConnection {
+    /// The global ids of the metadata objects named `name` this connection created and that
+    /// still exist.
+    public func createdMetadataIDs(named name: String) -> Set<ObjectID> {
+        loop.withLock { Set(createdObjects.values.filter { $0.exportedMetadataName == name }.compactMap(\.globalID)) }
+    }
+
     /// Removes the metadata objects named `name` this connection created and exported (the
     /// `default` metadata Earshot provides without a session manager), when a session manager
     /// comes to provide its own. Returns how many went.

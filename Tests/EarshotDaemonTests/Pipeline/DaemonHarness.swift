@@ -29,6 +29,7 @@ final class FakePipeWire: PipeWireCommands {
         var echoes: [GraphChange] = []
         /// Links are requested but none is made (PipeWire 1.4's null sink without a format).
         var linksFail = false
+        var createdMetadata = false
     }
     private let state = Mutex(State())
 
@@ -52,11 +53,24 @@ final class FakePipeWire: PipeWireCommands {
         }
     }
 
-    func createDefaultMetadata() async throws(PipeWireError) { log.append("create default metadata") }
+    func createDefaultMetadata() async throws(PipeWireError) {
+        log.append("create default metadata")
+        state.withLock { $0.createdMetadata = true }
+    }
+
+    /// The id the daemon's created metadata gets, once `createDefaultMetadata` ran.
+    static let createdMetadataID: ObjectID = 31
+
+    func createdDefaultMetadataIDs() -> Set<ObjectID> {
+        state.withLock { $0.createdMetadata ? [Self.createdMetadataID] : [] }
+    }
 
     func removeCreatedDefaultMetadata() async throws(PipeWireError) -> Bool {
         log.append("remove default metadata")
-        return true
+        return state.withLock { state in
+            defer { state.createdMetadata = false }
+            return state.createdMetadata
+        }
     }
 
     func configureDSPPorts(ofNode id: ObjectID, channels: [String]) async throws(PipeWireError) {

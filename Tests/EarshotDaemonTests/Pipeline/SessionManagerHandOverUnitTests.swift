@@ -1,0 +1,69 @@
+import AudioGraph
+import RoutingPolicy
+import Testing
+
+@testable import EarshotDaemon
+
+/// The session manager leaving and coming back, over the fake PipeWire: what Earshot does with
+/// the metadata it provided, with the values the session manager writes as it starts, and with
+/// the streams it linked. (Against real WirePlumber 0.4 and 0.5: SessionManagerHandOverTests.)
+@Suite("Session manager hand-over (pipeline)")
+struct SessionManagerHandOverUnitTests {
+    typealias H = DaemonHarness
+    static let wirePlumber = Client(id: 20, props: ["application.process.binary": "wireplumber", "wireplumber.daemon": "true", "object.serial": "520"])
+    static let ourMetadata = Metadata(id: FakePipeWire.createdMetadataID, props: ["metadata.name": "default"])
+
+    /// WirePlumber dies; Earshot creates its metadata and its echo arrives.
+    static func takeOver(_ h: H) async {
+        await h.changes(.removed(H.metadataID), .removed(20))
+        #expect(await h.daemon.status().mode == .standalone)
+        #expect(h.log.all.contains("create default metadata"))
+        await h.changes(.metadata(ourMetadata))
+        await h.echo()
+    }
+
+    @Test("a session manager that adopts Earshot's metadata keeps it; one that brings its own gets the field")
+    func metadataHandBack() async throws {
+        let h = try await H()
+        await h.connect(H.graph(sessionManager: true))
+        await Self.takeOver(h)
+        // WirePlumber returns and uses the metadata it finds (Earshot's): nothing is removed.
+        await h.changes(.client(Self.wirePlumber))
+        #expect(await h.daemon.status().mode == .cooperative)
+        #expect(!h.log.all.contains("remove default metadata"))
+        // Its own shows up: Earshot's goes.
+        await h.changes(.metadata(Metadata(id: 77, props: ["metadata.name": "default"])))
+        #expect(h.log.all.last == "remove default metadata")
+        await h.stop()
+    }
+
+    @Test("what a returning session manager writes as it starts is not a user's pick; then Earshot's decision is written to it")
+    func startUpValuesAreNotPicks() async throws {
+        let h = try await H()
+        await h.connect(H.graph(sessionManager: true))
+        _ = await h.place("on-head", register: true)
+        await h.echo()
+        await Self.takeOver(h)
+        await h.changes(.client(Self.wirePlumber), .metadata(Metadata(id: 77, props: ["metadata.name": "default"])))
+        await h.changes(.removed(FakePipeWire.createdMetadataID))
+        // WirePlumber restores the speakers from its own state.
+        await h.changes(.metadataProperty(
+            metadata: 77, subject: 0, key: Graph.configuredSinkKey, type: "Spa:String:JSON", value: MetadataEntry.json(name: H.speakers)))
+        let decision = await h.daemon.decisions.last
+        #expect(decision?.reason != .userOverride)
+        #expect(await h.daemon.status().decision?.defaultSink == H.headphones)
+        #expect(h.log.all.last == "set default.configured.audio.sink=\(H.headphones)")
+        await h.stop()
+    }
+
+    @Test("a write into metadata that then goes is forgotten: the next metadata gets the decision")
+    func writesIntoRemovedMetadataAreForgotten() async throws {
+        let h = try await H()
+        await h.connect(H.graph(sessionManager: true))
+        _ = await h.place("on-head", register: true)  // written, not yet echoed
+        await h.changes(.removed(H.metadataID))  // WirePlumber's metadata goes with it
+        await h.changes(.metadata(Metadata(id: 78, props: ["metadata.name": "default"])))
+        #expect(h.log.all.filter { $0 == "set default.configured.audio.sink=\(H.headphones)" }.count == 2)
+        await h.stop()
+    }
+}
