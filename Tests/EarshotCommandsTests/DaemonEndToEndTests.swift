@@ -87,6 +87,51 @@ struct DaemonEndToEndTests {
         }
     }
 
+    @Test("cooperative: headphones picked by hand while reported off-head stay the default (the user is in charge, docs/policy.md §5)")
+    func offHeadPickHolds() async throws {
+        try await withSandbox(.init(wirePlumber: true, sinks: Self.sinks)) { sandbox in
+            let (_, mpv) = try await sandbox.startPlayer()
+            let daemon = try D.start(in: sandbox)
+            try daemon.register(placement: "off-head")
+            let graph = try await daemon.waitForRoute(to: D.speakers, streams: [mpv.id])
+            let headphones = try #require(graph.node(named: D.headphones))
+
+            let counter = try await PipeWireConnection.connect(remote: sandbox.socketPath)
+            defer { counter.close() }
+            let writes = Task { () -> [String] in
+                var names: [String] = []
+                var ready = false
+                for await batch in counter.events {
+                    for event in batch {
+                        if case .ready = event { ready = true }
+                        if ready, case .changed(.metadataProperty(_, 0, Graph.configuredSinkKey?, _, let value?)) = event,
+                            let name = MetadataEntry.name(inJSON: value)
+                        { names.append(name) }
+                    }
+                }
+                return names
+            }
+            try await counter.sync()
+            let events = try EventSubscription(socket: daemon.socketPath)
+            let wpctl = try sandbox.run(["wpctl", "set-default", String(headphones.id)])
+            #expect(wpctl.status == 0)
+            let followed = try await events.next("route-change")
+            #expect(followed["current"] == .string(D.headphones))
+            #expect(followed["reason"] == .string("user-override"))
+            try await daemon.waitForRoute(to: D.headphones, streams: [mpv.id])
+            // A reporter repeating the known placement changes nothing; the next real
+            // transition (on, then off after the grace) ends the override.
+            try daemon.place("off-head")
+            let status = try readStatus(daemon)
+            #expect(status["decision"]?["default"] == .string(D.headphones))
+            try await counter.sync()
+            try await counter.sync()
+            counter.close()
+            let seen = await writes.value
+            #expect(seen == [D.headphones], "configured-default writes after wpctl (none may be Earshot's): \(seen)")
+        }
+    }
+
     // WirePlumber 0.4 alone moves such a stream when the default changes; Earshot writes the
     // stream's pin into the metadata so it stays. Standalone, Earshot links it itself.
     @Test("a stream pinned with target.object never moves", arguments: [true, false])
@@ -99,8 +144,23 @@ struct DaemonEndToEndTests {
             #expect(pinned.props["target.object"] == D.speakers)
             try await daemon.waitForRoute(to: D.speakers, streams: [free.id, pinned.id])
             try daemon.place("on-head")
-            let graph = try await daemon.waitForRoute(to: D.headphones, streams: [free.id])
+            var graph = try await daemon.waitForRoute(to: D.headphones, streams: [free.id])
             #expect(graph.linkedTargets(of: pinned.id).map(\.name) == [D.speakers])
+            try daemon.place("off-head")
+            graph = try await daemon.waitForRoute(to: D.speakers, streams: [free.id])
+            #expect(graph.linkedTargets(of: pinned.id).map(\.name) == [D.speakers])
+            guard wirePlumber else { return }
+            // WirePlumber 0.4 needs the pin in the metadata (Earshot writes the node name);
+            // 0.5 honours the stream's own pin and stores targets as serials, which a name
+            // written there would erase: Earshot writes nothing for it.
+            let status = try daemon.earshot("status", "--json").output
+            let version = try JSONValue.parse(status)["session-manager-version"]
+            let pin = graph.defaultMetadata?[pinned.id, "target.object"]?.value
+            if version == nil || version == .null {
+                #expect(pin == D.speakers, "WirePlumber 0.4: the pin is in the metadata")
+            } else {
+                #expect(pin != D.speakers, "WirePlumber \(String(describing: version)): Earshot wrote no pin (found \(pin ?? "none"))")
+            }
         }
     }
 

@@ -55,8 +55,12 @@ struct ComingOffAndOverrideTests {
              steps: [(0, Requests.register(hp, placement: .offHead)), (5, .userSelectedDefault(Sinks.hdmi)),
                      (10, Requests.sources(hp, primary: .set(Requests.address(Sinks.host))))],
              winner: Sinks.hdmi),
-        Case(name: "5 a registration is no placement transition: the override holds",
+        Case(name: "5 a registration bringing a worn placement Earshot did not know ends the override",
              steps: [(5, .userSelectedDefault(Sinks.hdmi)), (10, Requests.register(hp, placement: .onHead))],
+             winner: Sinks.headphones),
+        Case(name: "5 a re-registration repeating the known worn placement is no transition: the override holds",
+             steps: [(0, Requests.register(hp, placement: .onHead)), (5, .userSelectedDefault(Sinks.hdmi)),
+                     (10, Requests.register(hp, placement: .onHead))],
              winner: Sinks.hdmi),
         Case(name: "5 the override ends at the next placement transition",
              steps: [(0, Requests.register(hp, placement: .offHead)), (5, .userSelectedDefault(Sinks.hdmi)),
@@ -83,5 +87,14 @@ struct ComingOffAndOverrideTests {
         #expect(decision.defaultSink == Sinks.hdmi)
         #expect(decision.explanation(of: decision.ranking[0]).terms.map(\.tier).contains(.restore))
         #expect(decision.decidedBy?.tier == .restore)
+    }
+
+    @Test("an override on a sink the rules leave out says which rule it sets aside, and why it holds")
+    func overrideExplainsWhatItSetsAside() {
+        let decision = run([(0, Requests.register(Self.hp, placement: .offHead)), (5, .userSelectedDefault(Sinks.headphones))], config: PolicyConfig()).last!
+        #expect(decision.defaultSink == Sinks.headphones)
+        #expect(decision.rejected.allSatisfy { $0.node != Sinks.headphones }, "not listed as rejected: it is the user's pick")
+        let override = decision.explanation(of: decision.ranking[0]).terms.first { $0.tier == .override }
+        #expect(override?.why.contains("it holds although §1 accessory \(Self.hp) has audio-switching and is off-head") == true, "\(override?.why ?? "-")")
     }
 }

@@ -14,9 +14,16 @@ extension PolicyEngine {
             if let error = accessories.validateRegister(identity, reporter: reporter, configuration) {
                 return decide(trigger, reason: nil, at: now, error: error)
             }
+            let previous = accessories[identity]?.timing
             accessories.store(
                 AccessoryRegistration(identity: identity, reporter: reporter, configuration: configuration, registeredAt: now),
-                timing: Self.timingAtRegistration(configuration.placement, previous: accessories[identity]?.timing, at: now))
+                timing: Self.timingAtRegistration(configuration.placement, previous: previous, at: now))
+            // A worn placement Earshot did not know is a placement transition (§5): it ends an
+            // override, as a headset that connects does. Repeating the known one (a reporter
+            // reconnecting, a restart) is not.
+            if configuration.placement?.isWorn == true, previous?.isWorn != true {
+                placementTransition(of: identity, toWorn: true)
+            }
             let reason: RouteChangeReason = configuration.placement == nil && configuration.hasSources ? .sourceChanged : .placementChanged
             return decide(trigger, reason: reason, at: now)
 
@@ -46,9 +53,8 @@ extension PolicyEngine {
         }
     }
 
-    /// A registration states where the accessory already is: no delay, and not a transition
-    /// (a reporter restarting must not end the user's override). Re-registering keeps the put-on
-    /// time of an accessory that stays worn.
+    /// A registration states where the accessory already is: no delay. Re-registering keeps the
+    /// put-on time of an accessory that stays worn.
     static func timingAtRegistration(_ placement: Placement?, previous: PlacementTiming?, at now: Milliseconds) -> PlacementTiming {
         guard let placement else { return PlacementTiming() }
         guard placement.isWorn else { return PlacementTiming(effective: placement) }

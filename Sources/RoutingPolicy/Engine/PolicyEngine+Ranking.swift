@@ -32,9 +32,14 @@ extension PolicyEngine {
 
         for slot in 0..<sinks.count {
             let sink = sinks[slot]
+            // The user's pick holds even where a rule of §1 would leave the sink out (§5).
+            var setAside: Rejection?
             if let rule = sink.ignoredBy {
-                rejected.append(RejectedSink(node: sink.name, rejection: .ignored(rule: rule)))
-                continue
+                guard slot == overrideSlot else {
+                    rejected.append(RejectedSink(node: sink.name, rejection: .ignored(rule: rule)))
+                    continue
+                }
+                setAside = .ignored(rule: rule)
             }
             var rank = SinkRank()
             if let entry = accessories.entry(address: sink.address, name: sink.name) {
@@ -42,19 +47,22 @@ extension PolicyEngine {
                 let identity = entry.registration.identity
                 rank.accessory = identity
                 if configuration.capabilities.contains(.audioSwitching) {
-                    if entry.timing.effective == .offHead {
-                        rejected.append(RejectedSink(node: sink.name, rejection: .offHead(identity)))
-                        continue
-                    }
                     let primaryIsHost = configuration.primarySource.map(hostAddresses.contains) ?? false
                     let secondaryIsHost = configuration.secondarySource.map(hostAddresses.contains) ?? false
-                    if configuration.hasSources, !primaryIsHost, !secondaryIsHost {
-                        rejected.append(RejectedSink(
-                            node: sink.name,
-                            rejection: .otherHost(identity, primary: configuration.primarySource, secondary: configuration.secondarySource)))
-                        continue
+                    var rejection: Rejection?
+                    if entry.timing.effective == .offHead {
+                        rejection = .offHead(identity)
+                    } else if configuration.hasSources, !primaryIsHost, !secondaryIsHost {
+                        rejection = .otherHost(identity, primary: configuration.primarySource, secondary: configuration.secondarySource)
                     }
-                    if entry.timing.isWorn, let placement = entry.timing.effective, let since = entry.timing.wornSince {
+                    if let rejection {
+                        guard slot == overrideSlot else {
+                            rejected.append(RejectedSink(node: sink.name, rejection: rejection))
+                            continue
+                        }
+                        setAside = setAside ?? rejection
+                    }
+                    if rejection == nil, entry.timing.isWorn, let placement = entry.timing.effective, let since = entry.timing.wornSince {
                         rank.worn = SinkRank.Worn(
                             since: since, placement: placement,
                             primarySource: primaryIsHost ? configuration.primarySource : nil)
@@ -71,6 +79,7 @@ extension PolicyEngine {
                 continue
             }
             rank.override = slot == overrideSlot
+            rank.overridesRejection = setAside
             rank.restore = slot == restoreSlot
             rank.lastChoice = slot == lastChoiceSlot
             if sink.isPersonal { rank.arrivedAt = sink.arrivedAt }

@@ -56,6 +56,7 @@ struct RankExplainer {
         switch tier {
         case .override:
             why = "§2.1 the user chose this sink by hand; the override holds until the next placement transition or sink arrival"
+                + (rank.overridesRejection.map { "; it holds although \(self.why($0)) (§5: the user is in charge)" } ?? "")
         case .restore:
             why = "§4 it was the default before the accessory that just came off took the output"
         case .worn:

@@ -23,6 +23,9 @@ public struct SinkRank: Sendable, Hashable {
 
     /// §2.1: the user's override holds and names this sink.
     public var override = false
+    /// The rule of §1 that would leave this sink out, set aside because the user picked it by
+    /// hand (§5: a wrong sensor or a rule must not fight the user).
+    public var overridesRejection: Rejection?
     /// §4: the sink handed back when an accessory came off.
     public var restore = false
     public var worn: Worn?
