@@ -84,7 +84,17 @@ extension Daemon {
     /// One graph change into the engine, the mode, the players' last sinks, and the echo
     /// filter: a configured default Earshot did not write is the user's pick.
     private func take(_ change: GraphChange) -> PolicyOutcome {
-        if case .removed(let id) = change, engine.graph.metadata[id]?.name == "default" { applier.writer.metadataRemoved() }
+        switch change {
+        case .removed(let id) where engine.graph.metadata[id]?.name == "default":
+            applier.writer.metadataRemoved()
+        case .metadata(let metadata) where metadata.name == "default" && engine.graph.metadata[metadata.id] == nil
+            && session.connection?.createdDefaultMetadataIDs().contains(metadata.id) != true:
+            // A session manager's new `default` metadata: the values it fills in first are
+            // restored from its own state, not a user's pick.
+            applier.writer.sessionManagerArrived()
+        default:
+            break
+        }
         var outcome = engine.handle(.graphChanged(change), at: now)
         playback.record(change, in: engine.graph)
         switch change {

@@ -47,7 +47,8 @@ struct SessionManagerHandOverTests {
 
     /// Waits until the daemon's mode is `mode`, there is one `default` metadata object, and the
     /// decided default is configured and plays every following stream.
-    static func settle(_ daemon: D, _ session: DaemonSession, mode: String, on expected: String) async throws -> String {
+    /// - Parameter streams: also wait until every following stream plays there.
+    static func settle(_ daemon: D, _ session: DaemonSession, mode: String, on expected: String, streams: Bool = true) async throws -> String {
         let deadline = ContinuousClock.now + .seconds(20)
         while ContinuousClock.now < deadline {
             let status = try await session.status()
@@ -57,7 +58,8 @@ struct SessionManagerHandOverTests {
             }
             do {
                 _ = try await daemon.sandbox.observer.waitUntil("one default metadata naming \(decided), streams there", timeout: .seconds(2)) {
-                    defaultMetadataCount($0) == 1 && $0.routesEverything(to: decided, effectiveToo: false)
+                    defaultMetadataCount($0) == 1 && $0.configuredDefaultSinkName == decided
+                        && (!streams || $0.routesEverything(to: decided, effectiveToo: false))
                 }
                 return decided
             } catch {
@@ -95,14 +97,19 @@ struct SessionManagerHandOverTests {
             try await session.place(D.address, "off-head")
             _ = try await Self.settle(daemon, session, mode: "cooperative", on: D.speakers)
 
-            // Three quick restarts in a row, then it settles on the decision.
+            // Three quick restarts in a row, then it settles on the decision. WirePlumber 0.4
+            // itself (measured without Earshot) never re-adopts a stream that outlived it, and
+            // when restarted this fast it sometimes reconfigures the stream and then never
+            // finishes adopting it ("pending linkable(s) not activated"): there only the
+            // metadata is Earshot's to get right. 0.5 adopts streams: they must play there too.
+            let adopts = try await session.status()["session-manager-version"].map { $0 != .null } ?? false
             for _ in 0..<3 {
                 try await offPool { try sandbox.killWirePlumber() }
                 try sandbox.startWirePlumber()
             }
-            _ = try await Self.settle(daemon, session, mode: "cooperative", on: D.speakers)
+            _ = try await Self.settle(daemon, session, mode: "cooperative", on: D.speakers, streams: adopts)
             try await session.place(D.address, "on-head")
-            _ = try await Self.settle(daemon, session, mode: "cooperative", on: D.headphones)
+            _ = try await Self.settle(daemon, session, mode: "cooperative", on: D.headphones, streams: adopts)
             #expect(watch.seen.isEmpty, "mixing seen: \(watch.seen.prefix(5))")
         }
     }

@@ -132,7 +132,7 @@ final class StandaloneApplier: Applier {
     /// Links every following stream to the default sink, make before break (new links first,
     /// then Earshot's old ones), and gives new streams ports.
     /// - Parameter only: when set, only these streams (Earshot's to serve in cooperative mode)
-    ///   are moved, and no stream is given ports.
+    ///   are moved or given ports.
     private nonisolated(nonsending) func relinkStreams(
         _ graph: Graph, to target: String, on connection: any PipeWireCommands, only: Set<ObjectID>? = nil
     ) async {
@@ -144,7 +144,9 @@ final class StandaloneApplier: Applier {
         let requestedIDs = Set(streams.filter { portsRequested.contains($0.objectKey) }.map(\.id))
         var plan = StreamPlan.make(graph: graph, defaultSink: target, ownedLinks: connection.ownedLinks(), portsRequested: requestedIDs)
         if let only {
-            plan.configurePorts = []
+            // A served stream that lost its ports (WirePlumber 0.4 reconfigures a stream it
+            // tries to adopt, then never finishes) gets them again: nobody else will.
+            plan.configurePorts.removeAll { !only.contains($0) }
             plan.moves.removeAll { !only.contains($0.stream) }
         }
         guard !plan.isEmpty else { return }

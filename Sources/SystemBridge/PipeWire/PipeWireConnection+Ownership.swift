@@ -34,15 +34,26 @@ extension PipeWireConnection {
     /// Removes the metadata objects named `name` this connection created and exported (the
     /// `default` metadata Earshot provides without a session manager), when a session manager
     /// comes to provide its own. Returns how many went.
+    ///
+    /// This connection first lets go of its own binding of each object and waits for PipeWire
+    /// to have taken that, and only then destroys the export: destroying an exported object
+    /// this connection still had bound stalled the connection (PipeWire 0.3.65, one time in
+    /// three with a session manager restarting).
     public func removeCreatedMetadata(named name: String) async throws(PipeWireError) -> Int {
-        let removed = try loop.withLock { () throws(PipeWireError) -> Int in
+        let exported = try loop.withLock { () throws(PipeWireError) -> [CreatedObject] in
             try checkUsable()
             let exported = createdObjects.values.filter { $0.exportedMetadataName == name }
-            for object in exported { releaseCreated(object) }
-            disconnectIdleExportCore()
-            return exported.count
+            for id in exported.compactMap(\.globalID) { boundObjects.removeValue(forKey: id)?.handle.release() }
+            return exported
         }
-        if removed > 0 { try await sync() }
-        return removed
+        guard !exported.isEmpty else { return 0 }
+        try await sync()
+        try loop.withLock { () throws(PipeWireError) in
+            try checkUsable()
+            for object in exported where createdObjects[ObjectIdentifier(object)] != nil { releaseCreated(object) }
+            disconnectIdleExportCore()
+        }
+        try await sync()
+        return exported.count
     }
 }

@@ -272,7 +272,13 @@ public final class PipeWireConnection: @unchecked Sendable {
 
     /// Waits for each request's objects to be bound: their global ids, or the request's error
     /// (its objects are then released).
-    func boundIDs(of requests: [Result<[CreatedObject], PipeWireError>]) async -> [Result<[ObjectID], PipeWireError>] {
+    /// One deadline for the whole batch, not one per object: a daemon that never answers
+    /// (seen with a stream WirePlumber 0.4 was stuck adopting) must not hold the caller for
+    /// ten seconds per link.
+    func boundIDs(
+        of requests: [Result<[CreatedObject], PipeWireError>], timeout: Duration = .seconds(3)
+    ) async -> [Result<[ObjectID], PipeWireError>] {
+        let deadline = ContinuousClock.now + timeout
         var results: [Result<[ObjectID], PipeWireError>] = []
         for request in requests {
             guard case .success(let pending) = request else {
@@ -281,7 +287,10 @@ public final class PipeWireConnection: @unchecked Sendable {
             }
             var ids: [ObjectID] = []
             do throws(PipeWireError) {
-                for object in pending { ids.append(try await object.bound.value(on: loop, what: object.description)) }
+                for object in pending {
+                    let left = max(.milliseconds(1), ContinuousClock.now.duration(to: deadline))
+                    ids.append(try await object.bound.value(on: loop, timeout: left, what: object.description))
+                }
                 results.append(.success(ids))
             } catch {
                 loop.withLock { for object in pending { releaseCreated(object) } }

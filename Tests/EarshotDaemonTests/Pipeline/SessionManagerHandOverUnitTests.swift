@@ -31,9 +31,10 @@ struct SessionManagerHandOverUnitTests {
         await h.changes(.client(Self.wirePlumber))
         #expect(await h.daemon.status().mode == .cooperative)
         #expect(!h.log.all.contains("remove default metadata"))
-        // Its own shows up: Earshot's goes.
+        // Its own shows up: Earshot's goes, and the decision is written to the new one.
+        let before = h.log.all.count
         await h.changes(.metadata(Metadata(id: 77, props: ["metadata.name": "default"])))
-        #expect(h.log.all.last == "remove default metadata")
+        #expect(Array(h.log.all.dropFirst(before)) == ["remove default metadata", "set default.configured.audio.sink=\(H.speakers)"])
         await h.stop()
     }
 
@@ -53,6 +54,20 @@ struct SessionManagerHandOverUnitTests {
         #expect(decision?.reason != .userOverride)
         #expect(await h.daemon.status().decision?.defaultSink == H.headphones)
         #expect(h.log.all.last == "set default.configured.audio.sink=\(H.headphones)")
+        await h.stop()
+    }
+
+    @Test("a session manager's metadata appearing after Earshot settled: its restored value is not a user's pick")
+    func lateSessionManagerMetadata() async throws {
+        let h = try await H()
+        await h.connect(H.graph(sessionManager: true))
+        await Self.takeOver(h)
+        await h.changes(.client(Self.wirePlumber))  // adopts Earshot's metadata
+        await h.changes(.metadata(Metadata(id: 79, props: ["metadata.name": "default"])))  // then makes its own after all
+        await h.changes(.metadataProperty(
+            metadata: 79, subject: 0, key: Graph.configuredSinkKey, type: "Spa:String:JSON", value: MetadataEntry.json(name: H.headphones)))
+        #expect(await h.daemon.decisions.last?.reason != .userOverride)
+        #expect(await h.daemon.status().decision?.defaultSink == H.speakers)
         await h.stop()
     }
 
