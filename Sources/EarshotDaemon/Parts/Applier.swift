@@ -123,7 +123,7 @@ final class ApplyStage {
             cooperative.pinsPinnedStreams = sessionManager?.movesPinnedStreams ?? false
             // Standalone's metadata and links go back first: they must never outlive the
             // session manager's arrival longer than its own linking takes.
-            await standalone.removeOwnMetadata(graph, on: connection)
+            standalone.removeOwnMetadata(graph, on: connection)
             await cooperative.apply(target, graph: graph, on: connection)
             // Streams Earshot linked before the session manager came: only once its metadata
             // holds the decision, so they never play elsewhere first.

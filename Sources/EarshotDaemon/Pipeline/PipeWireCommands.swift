@@ -11,14 +11,14 @@ public protocol PipeWireCommands: AnyObject, Sendable {
     /// Sets (or with a nil value, removes) one key of the `default` metadata; `flush` waits
     /// for PipeWire to have taken it.
     func setDefaultMetadata(subject: ObjectID, key: String, type: String?, value: String?, flush: Bool) async throws(PipeWireError)
-    /// Creates the `default` metadata (standalone: no session manager provides one) and
-    /// returns once the graph shows it.
+    /// Provides the `default` metadata (standalone: no session manager does) and returns once
+    /// the graph shows it.
     func createDefaultMetadata() async throws(PipeWireError)
-    /// The ids of the `default` metadata objects this connection created.
+    /// The ids of the `default` metadata objects Earshot provides.
     func createdDefaultMetadataIDs() -> Set<ObjectID>
-    /// Removes the `default` metadata this connection created (a session manager came to
-    /// provide its own). Returns whether there was one.
-    func removeCreatedDefaultMetadata() async throws(PipeWireError) -> Bool
+    /// Stops providing the `default` metadata (a session manager brought its own): the object
+    /// goes. Returns whether there was one.
+    func removeCreatedDefaultMetadata() -> Bool
     /// Gives a stream one DSP output port per channel.
     func configureDSPPorts(ofNode id: ObjectID, channels: [String]) async throws(PipeWireError)
     /// Make before break: each move's new links, then (once they exist) its obsolete ones go.
@@ -35,16 +35,15 @@ extension PipeWireConnection: PipeWireCommands {
     }
 
     public func createDefaultMetadata() async throws(PipeWireError) {
-        _ = try await createMetadata(named: "default")
-        _ = try await waitUntil("the default metadata Earshot created") { $0.defaultMetadata != nil }
+        try await provideMetadata(named: "default")
     }
 
     public func createdDefaultMetadataIDs() -> Set<ObjectID> {
-        createdMetadataIDs(named: "default")
+        providedMetadataIDs(named: "default")
     }
 
-    public func removeCreatedDefaultMetadata() async throws(PipeWireError) -> Bool {
-        try await removeCreatedMetadata(named: "default") > 0
+    public func removeCreatedDefaultMetadata() -> Bool {
+        withdrawProvidedMetadata(named: "default")
     }
 
     public func configureDSPPorts(ofNode id: ObjectID, channels: [String]) async throws(PipeWireError) {

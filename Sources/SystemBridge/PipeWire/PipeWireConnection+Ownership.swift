@@ -25,35 +25,41 @@ extension PipeWireConnection {
 }
 
 extension PipeWireConnection {
-    /// The global ids of the metadata objects named `name` this connection created and that
-    /// still exist.
-    public func createdMetadataIDs(named name: String) -> Set<ObjectID> {
-        loop.withLock { Set(createdObjects.values.filter { $0.exportedMetadataName == name }.compactMap(\.globalID)) }
+    /// Provides the `default` metadata (standalone: no session manager does) from a connection
+    /// of its own, and returns once this connection's graph shows it. That connection is the
+    /// object's only owner: `withdrawProvidedMetadata()` closes it and the object goes, as a
+    /// session manager's goes when it exits. (Destroying an exported object in place, on a
+    /// connection that stays, was seen to stall that connection's events, one time in three:
+    /// PipeWire 0.3.65 and 1.4.2, a session manager restarting.)
+    public func provideMetadata(named name: String = "default") async throws(PipeWireError) {
+        let provider = try await PipeWireConnection.connect(remote: remoteArgument, applicationName: "earshot [\(name) metadata]")
+        provider.loop.withLock { provider.eventQueue.discards = true }
+        let id: ObjectID
+        do {
+            id = try await provider.createMetadata(named: name)
+        } catch {
+            provider.close()
+            throw error
+        }
+        let previous = loop.withLock { () -> PipeWireConnection? in
+            defer { providers[name] = (provider, id) }
+            return providers[name]?.connection
+        }
+        previous?.close()
+        _ = try await waitUntil("the \(name) metadata Earshot provides") { $0.metadata[id] != nil }
     }
 
-    /// Removes the metadata objects named `name` this connection created and exported (the
-    /// `default` metadata Earshot provides without a session manager), when a session manager
-    /// comes to provide its own. Returns how many went.
-    ///
-    /// This connection first lets go of its own binding of each object and waits for PipeWire
-    /// to have taken that, and only then destroys the export: destroying an exported object
-    /// this connection still had bound stalled the connection (PipeWire 0.3.65, one time in
-    /// three with a session manager restarting).
-    public func removeCreatedMetadata(named name: String) async throws(PipeWireError) -> Int {
-        let exported = try loop.withLock { () throws(PipeWireError) -> [CreatedObject] in
-            try checkUsable()
-            let exported = createdObjects.values.filter { $0.exportedMetadataName == name }
-            for id in exported.compactMap(\.globalID) { boundObjects.removeValue(forKey: id)?.handle.release() }
-            return exported
-        }
-        guard !exported.isEmpty else { return 0 }
-        try await sync()
-        try loop.withLock { () throws(PipeWireError) in
-            try checkUsable()
-            for object in exported where createdObjects[ObjectIdentifier(object)] != nil { releaseCreated(object) }
-            disconnectIdleExportCore()
-        }
-        try await sync()
-        return exported.count
+    /// The global ids of the metadata objects this connection provides (`provideMetadata`).
+    public func providedMetadataIDs(named name: String = "default") -> Set<ObjectID> {
+        loop.withLock { providers[name].map { [$0.id] } ?? [] }
+    }
+
+    /// Closes the connection that provides the metadata named `name`: the object goes with it.
+    /// Returns whether there was one.
+    @discardableResult
+    public func withdrawProvidedMetadata(named name: String = "default") -> Bool {
+        let provider = loop.withLock { providers.removeValue(forKey: name)?.connection }
+        provider?.close()
+        return provider != nil
     }
 }

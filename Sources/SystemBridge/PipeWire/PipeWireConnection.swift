@@ -16,9 +16,12 @@ public final class PipeWireConnection: @unchecked Sendable {
     public let events: PipeWireEvents
     /// The remote this connection talks to, for messages.
     public let remoteName: String
+    /// The `remote` this connection was made with (nil: libpipewire's default), for the
+    /// connections it opens for metadata it provides.
+    let remoteArgument: String?
 
     let loop: ThreadLoop
-    private let eventQueue: EventQueue
+    let eventQueue: EventQueue
     private var context: OpaquePointer?
     private var core: OpaquePointer?
     private var registry: OpaquePointer?
@@ -37,6 +40,8 @@ public final class PipeWireConnection: @unchecked Sendable {
     var graphWaiters: [UInt64: GraphWaiter] = [:]
     var nextWaiterToken: UInt64 = 0
     var failure: PipeWireError?
+    /// Connections providing metadata objects, by name (`provideMetadata`).
+    var providers: [String: (connection: PipeWireConnection, id: ObjectID)] = [:]
     private var isClosed = false
 
     /// Connects, then waits until the daemon has sent every existing object and its info.
@@ -59,6 +64,7 @@ public final class PipeWireConnection: @unchecked Sendable {
     }
 
     private init(remote: String?, applicationName: String) throws(PipeWireError) {
+        remoteArgument = remote
         remoteName = remote ?? getenv("PIPEWIRE_REMOTE").map { String(cString: $0) } ?? "pipewire-0"
         coreHook.initialize(to: spa_hook())
         registryHook.initialize(to: spa_hook())
@@ -104,6 +110,11 @@ public final class PipeWireConnection: @unchecked Sendable {
             return isClosed
         }
         guard !alreadyClosed else { return }
+        let provided = loop.withLock { () -> [PipeWireConnection] in
+            defer { providers.removeAll() }
+            return providers.values.map(\.connection)
+        }
+        for provider in provided { provider.close() }
         loop.stop()
         // The loop thread is gone: nothing else touches the state now.
         failEverything(with: .closed, report: false)
@@ -345,24 +356,13 @@ public final class PipeWireConnection: @unchecked Sendable {
     /// provide), implemented in this process and exported to the daemon as WirePlumber does
     /// (the daemon's `metadata` factory would make this connection its implementer, and a
     /// connection that binds an object it implements stalls). It lives as long as this
-    /// connection, or until `removeCreatedMetadata`.
+    /// connection; `provideMetadata` gives it a connection of its own.
     public func createMetadata(named name: String = "default") async throws(PipeWireError) -> ObjectID {
         let object = try loop.withLock { () throws(PipeWireError) -> CreatedObject in
             try checkUsable()
             return try exportMetadata(named: name)
         }
         return try await object.bound.value(on: loop, what: "metadata \"\(name)\" to be exported")
-    }
-
-    /// Disconnects the export connection once nothing exported is left on it: each export
-    /// gets a fresh one (an export connection reused after its object was destroyed was seen
-    /// to stall this connection's events, PipeWire 0.3.65, a session manager restarting three
-    /// times in a row). Loop lock held.
-    func disconnectIdleExportCore() {
-        loop.assertLockHeld()
-        guard let exportCore, !createdObjects.values.contains(where: { $0.exportedMetadataName != nil }) else { return }
-        pw_core_disconnect(exportCore)
-        self.exportCore = nil
     }
 
     // MARK: Internals (loop lock held)
@@ -411,7 +411,6 @@ public final class PipeWireConnection: @unchecked Sendable {
             throw PipeWireError.requestFailed(operation: "export metadata \"\(name)\"", code: -exported.errno, message: "pw_core_export failed")
         }
         let object = CreatedObject(proxy: exported, description: "export metadata \"\(name)\"", connection: self)
-        object.exportedMetadataName = name
         object.onRelease = { pw_impl_metadata_destroy(implementation) }
         pw_proxy_add_listener(exported, object.handle.hook, CallbackTables.createdProxy, Unmanaged.passUnretained(object).toOpaque())
         createdObjects[ObjectIdentifier(object)] = object

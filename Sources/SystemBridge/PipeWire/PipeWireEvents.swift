@@ -37,6 +37,8 @@ final class EventQueue: @unchecked Sendable {
     private let wake: AsyncStream<Void>.Continuation
     private let loop: ThreadLoop
     private var pending: [PipeWireEvent] = []
+    /// Nobody reads this connection's events (a metadata provider's): drop them, unqueued.
+    var discards = false
 
     init(loop: ThreadLoop) {
         self.loop = loop
@@ -46,6 +48,7 @@ final class EventQueue: @unchecked Sendable {
     /// Loop lock held.
     func append(_ event: PipeWireEvent) {
         loop.assertLockHeld()
+        guard !discards else { return }
         pending.append(event)
         if pending.count == 1 { wake.yield() }
     }

@@ -88,8 +88,6 @@ final class CreatedObject {
     var globalID: ObjectID?
     /// For a link: the nodes it joins (what `ownedLinks()` reports).
     var linkEnds: LinkEnds?
-    /// For a metadata object this connection created: its name (what `removeCreatedMetadata` looks for).
-    var exportedMetadataName: String?
     /// Frees what backs the proxy (the local implementation of an exported object).
     var onRelease: (() -> Void)?
     unowned let connection: PipeWireConnection

@@ -65,7 +65,7 @@ final class FakePipeWire: PipeWireCommands {
         state.withLock { $0.createdMetadata ? [Self.createdMetadataID] : [] }
     }
 
-    func removeCreatedDefaultMetadata() async throws(PipeWireError) -> Bool {
+    func removeCreatedDefaultMetadata() -> Bool {
         log.append("remove default metadata")
         return state.withLock { state in
             defer { state.createdMetadata = false }
