@@ -74,6 +74,7 @@ extension Daemon {
             // The first graph: rebuild the engine over it, keeping registrations, config and
             // the host addresses learnt before PipeWire was reachable (BlueZ may answer first).
             engine = engine.rebased(onto: graph, at: now)
+            engine.holdConfiguredDefault()
             outcome = engine.handle(.start, at: now)
         } else {
             outcome = engine.handle(.graphReplaced(graph), at: now)

@@ -52,17 +52,18 @@ struct HostAddressTests {
         #expect(back.defaultSink == Sinks.headphones)
     }
 
-    @Test("inputs before the first graph (a registration, BlueZ's adapter) are kept by rebasing, and the first decision is still `initial`, from no default")
+    @Test("inputs before the first graph (a registration, BlueZ's adapter) are kept by rebasing, and the first decision is still `initial`, from the graph's default")
     func rebasedKeepsEarlyInputs() {
         var early = PolicyEngine(graph: Graph(), config: PolicyConfig())
         _ = early.handle(.hostAddressesChanged([Self.hci0]), at: 1)
         _ = early.handle(Requests.register(Sinks.headphonesAddress, placement: .onHead, primary: Sinks.host), at: 2)
         var engine = early.rebased(onto: Sinks.desktop, at: 3)
-        #expect(engine.currentDefault == nil)
+        let before = Sinks.desktop.configuredDefaultSinkName ?? Sinks.desktop.effectiveDefaultSinkName
+        #expect(engine.currentDefault == before)
         let first = engine.handle(.start, at: 3).decision
         #expect(first.reason == .initial)
         #expect(first.changed)
-        #expect(first.previous == nil)
+        #expect(first.previous == before, "previous starts as the graph's default (docs/policy.md)")
         #expect(first.defaultSink == Sinks.headphones)
         #expect(engine.knownHostAddresses.map(\.description) == ["11:22:33:44:55:66 (bluez hci0)"])
     }

@@ -157,6 +157,16 @@ public struct PolicyEngine: Sendable {
         }
     }
 
+    /// The daemon never moves audio when it starts (docs/policy.md §5): the configured default
+    /// it finds, if that sink exists, is the user's standing choice and holds as the override
+    /// until the next placement transition or sink arrival. (A restored registration that says
+    /// "worn" would otherwise take the output from a default the user picked while the daemon
+    /// was away.)
+    public mutating func holdConfiguredDefault() {
+        guard let name = graph.configuredDefaultSinkName, sinks.slot(named: name) != nil else { return }
+        userOverride = name
+    }
+
     /// A new sink ends the override (§5) and any restore hold.
     mutating func sinkArrived() {
         userOverride = nil

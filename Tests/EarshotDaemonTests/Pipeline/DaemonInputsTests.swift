@@ -151,6 +151,32 @@ struct DaemonInputsTests {
         await h.stop()
     }
 
+    @Test("a restart never moves audio: restored worn headphones do not take the output from speakers picked while the daemon was away")
+    func restartKeepsTheUsersPick() async throws {
+        let h = try await H()
+        await h.connect(H.graph(sessionManager: true))
+        _ = await h.place("on-head", register: true)
+        await h.echo()
+        await h.daemon.stop()
+        // The user picks the speakers while the daemon is away; it starts again.
+        let restarted = try Daemon(options: h.daemon.environment.options, logger: h.daemon.environment.logger, clock: TestClock())
+        let log = EffectLog()
+        let consumer = Task { await restarted.restoreState(); await restarted.takeInputs() }
+        _ = await restarted.submit(.connected(FakePipeWire(log: log), H.graph(sessionManager: true)))
+        let decision = await restarted.decisions.last
+        #expect(decision?.defaultSink == H.speakers)
+        #expect(decision?.previous == H.speakers, "previous starts as the configured default")
+        #expect(decision?.reason == .initial)
+        #expect(log.all.isEmpty, "nothing written: \(log.all)")
+        // The reporter confirms the known placement: no transition, the pick holds.
+        _ = await restarted.perform(.register(Self.identity, reporter: "org.earshot.test", AccessoryConfiguration(capabilities: [.audioSwitching, .placement], placement: .onHead)))
+        #expect(await restarted.status().decision?.defaultSink == H.speakers)
+        #expect(await restarted.decisions.history.allSatisfy { $0.reason != "user-override" })
+        await restarted.stop()
+        await consumer.value
+        await h.stop()
+    }
+
     @Test("a registration is on disk when its reply comes; a restart restores it as stale and moves nothing")
     func persistence() async throws {
         let h = try await H()

@@ -1,0 +1,61 @@
+import AudioGraph
+@testable import EarshotCommands
+import Foundation
+import PipeWireTestSupport
+import SystemBridge
+import Testing
+
+/// A restart never moves audio (docs/policy.md §5), on both stacks (scripts/test).
+@Suite("Restart", .serialized, .timeLimit(.minutes(5)))
+struct RestartTests {
+    typealias D = DaemonFixture
+
+    @Test("speakers picked by hand while the daemon was away stay the default across restarts; nothing is written, no override recorded")
+    func restartKeepsTheUsersPick() async throws {
+        try await withSandbox(.init(wirePlumber: true, sinks: [.speakers(), .headphones()])) { sandbox in
+            let (_, mpv) = try await sandbox.startPlayer()
+            var daemon = try await D.startOffPool(in: sandbox)
+            defer { daemon.process.stop() }
+            try daemon.register(placement: "on-head")
+            let graph = try await daemon.waitForRoute(to: D.headphones, streams: [mpv.id])
+            daemon.process.stop()
+            let speakers = try #require(graph.node(named: D.speakers))
+            let picked = try await offPool { try sandbox.run(["wpctl", "set-default", String(speakers.id)]) }
+            #expect(picked.status == 0)
+            try await daemon.waitForRoute(to: D.speakers, streams: [mpv.id])
+
+            for round in 0..<LongTests.count(short: 3, long: 20) {
+                let counter = try await PipeWireConnection.connect(remote: sandbox.socketPath)
+                let writes = Task { () -> [String] in
+                    var names: [String] = []
+                    var ready = false
+                    for await batch in counter.events {
+                        for event in batch {
+                            if case .ready = event { ready = true }
+                            if ready, case .changed(.metadataProperty(_, 0, Graph.configuredSinkKey?, _, let value?)) = event,
+                                let name = MetadataEntry.name(inJSON: value)
+                            { names.append(name) }
+                        }
+                    }
+                    return names
+                }
+                try await counter.sync()
+                daemon = try await daemon.restartedOffPool()
+                let session = try DaemonSession(path: daemon.socketPath)
+                #expect(try await daemon.settle(session, effectiveToo: false) == D.speakers, "round \(round)")
+                let status = try await session.status()
+                #expect(status["decision"]?["reason"] == .string("initial"), "round \(round): \(status["decision"]?["reason"] ?? .null)")
+                #expect(status["decision"]?["previous"] == .string(D.speakers), "round \(round): previous starts as the configured default")
+                // The reporter confirms the known placement: still the user's pick.
+                let current = daemon
+                try await offPool { try current.register(placement: "on-head") }
+                #expect(try await session.decidedDefault() == D.speakers, "round \(round)")
+                try await counter.sync()
+                counter.close()
+                let seen = await writes.value
+                #expect(seen.isEmpty, "round \(round): configured-default writes after the restart: \(seen)")
+                #expect(!daemon.process.logTail(lines: 1000).contains("route user-override"), "round \(round): an override that never happened")
+            }
+        }
+    }
+}
