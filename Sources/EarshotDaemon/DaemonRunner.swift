@@ -14,6 +14,20 @@ public enum DaemonRunner {
             for problem in error.errors { logger.error("config: \(problem)") }
             return 1
         }
+        // One daemon per PipeWire, whatever its control socket and with or without D-Bus.
+        let lockPath = InstanceLockPath.for(remote: options.remote, environment: options.environment)
+        let instanceLock: InstanceLock
+        do {
+            guard let lock = try InstanceLock.acquire(path: lockPath) else {
+                logger.error("another earshot daemon already routes this PipeWire (\(lockPath) is locked): stop it first")
+                return 1
+            }
+            instanceLock = lock
+        } catch {
+            logger.error("cannot take the instance lock: \(error)")
+            return 1
+        }
+        defer { withExtendedLifetime(instanceLock) {} }
         // The D-Bus service before the control socket: once the socket appears, every way in
         // is ready (tests and scripts wait for the socket).
         let desktop: DesktopIntegration

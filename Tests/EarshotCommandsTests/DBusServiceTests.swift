@@ -98,10 +98,17 @@ struct DBusServiceTests {
             #expect(fields["explanation"]?.string.map { $0 + "\n" } == explained)
             #expect(fields["mode"] == .string("standalone"))
 
-            // Like a second daemon at the control socket, a second daemon on the bus is refused.
+            // A second daemon on the same PipeWire is refused by the instance lock, whatever its
+            // control socket; one for another PipeWire still meets the D-Bus name.
             let second = try sandbox.spawn("earshot-daemon-2", [daemon.binary, "daemon", "--socket", sandbox.runtimeDir.appendingPathComponent("other").path])
             #expect(second.waitForExit(timeout: .seconds(20)) == 1)
-            #expect(second.logTail().contains("the D-Bus name org.earshot.Earshot1 is owned by another process"))
+            #expect(second.logTail().contains("another earshot daemon already routes this PipeWire"))
+            let third = try sandbox.spawn("earshot-daemon-3", [
+                daemon.binary, "daemon", "--socket", sandbox.runtimeDir.appendingPathComponent("third").path,
+                "--remote", sandbox.runtimeDir.appendingPathComponent("pipewire-9").path,
+            ])
+            #expect(third.waitForExit(timeout: .seconds(20)) == 1)
+            #expect(third.logTail().contains("the D-Bus name org.earshot.Earshot1 is owned by another process"))
             #expect(try gdbus("org.earshot.Earshot1.List", []).contains("(@aa{sv} [],)"))
         }
     }

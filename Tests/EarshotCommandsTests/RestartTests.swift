@@ -59,3 +59,27 @@ struct RestartTests {
         }
     }
 }
+
+/// One daemon per PipeWire, with or without a session bus (issue: a second daemon with another
+/// `--socket` and no bus ran against the same PipeWire and wrote its own default).
+@Suite("Single instance", .serialized, .timeLimit(.minutes(2)))
+struct SingleInstanceTests {
+    typealias D = DaemonFixture
+
+    @Test("without a session bus, a second daemon with another control socket is refused; after the first exits, one starts")
+    func oneDaemonPerPipeWire() async throws {
+        try await withSandbox(.init(sinks: [.speakers()])) { sandbox in
+            var first = try await D.startOffPool(in: sandbox)
+            defer { first.process.stop() }
+            let other = sandbox.runtimeDir.appendingPathComponent("other-control").path
+            let second = try sandbox.spawn("earshot-daemon-2", [first.binary, "daemon", "--socket", other])
+            #expect(second.waitForExit(timeout: .seconds(20)) == 1)
+            #expect(second.logTail().contains("another earshot daemon already routes this PipeWire"), "\(second.logTail())")
+            // The lock goes with its holder, even killed.
+            first.process.signal(SIGKILL)
+            _ = first.process.waitForExit(timeout: .seconds(10))
+            first = try await first.restartedOffPool()
+            #expect(first.process.exitStatus == nil)
+        }
+    }
+}
