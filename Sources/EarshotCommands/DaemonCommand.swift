@@ -29,6 +29,16 @@ struct DaemonCommand: AsyncParsableCommand {
     @Flag(help: "Log every decision's full explanation, not just its summary.")
     var verbose = false
 
+    func validate() throws {
+        // Without a runtime directory the daemon would make /run/user/UID itself (as root) and
+        // leave it behind; the session's own is the only right place for its socket and lock.
+        let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"] ?? ""
+        if runtime.isEmpty {
+            throw ValidationError(
+                "XDG_RUNTIME_DIR is not set: run the daemon in your login session (systemd --user does), or set XDG_RUNTIME_DIR to your session's runtime directory")
+        }
+    }
+
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         let options = DaemonOptions(

@@ -65,6 +65,20 @@ struct ControlCLITests {
         }
     }
 
+    @Test("status exits 3 when the daemon answers but is not connected to PipeWire, and still prints the status")
+    func statusWithoutPipeWire() async throws {
+        let runtime = try isolatedRuntime()
+        defer { try? FileManager.default.removeItem(at: runtime) }
+        let server = try await ControlServer.start(
+            path: "\(runtime.path)/earshot/control",
+            control: InMemoryDaemonControl(status: DaemonStatus(mode: .disconnected, remote: "pipewire-0", connected: false, sessionManager: nil, decision: nil)))
+        let result = try await runOffPool(["status"], runtime: runtime)
+        await server.close()
+        #expect(result.status == 3)
+        #expect(result.standardOutput.contains("pipewire: pipewire-0, not connected"))
+        #expect(result.standardError.contains("the daemon runs but PipeWire (pipewire-0) is not reachable"))
+    }
+
     private func exchanges(runtime: URL) async throws {
         let registered = try await runOffPool(
             ["accessory", "register", "aa:bb:cc:dd:ee:ff", "--capabilities", "audio-switching,placement", "--placement", "off-head"], runtime: runtime)

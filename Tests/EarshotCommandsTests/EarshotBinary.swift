@@ -20,7 +20,8 @@ enum EarshotBinary {
         var standardError: String
     }
 
-    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Result {
+    /// - Parameter removing: variables taken out of the inherited environment.
+    static func run(_ arguments: [String], environment: [String: String] = [:], removing: [String] = []) throws -> Result {
         guard let url else { throw CocoaError(.fileNoSuchFile, userInfo: [NSLocalizedDescriptionKey: "earshot binary not found next to \(CommandLine.arguments[0])"]) }
         let process = Process()
         process.executableURL = url
@@ -29,6 +30,7 @@ enum EarshotBinary {
         // A user's own config must not leak into the tests.
         env["XDG_CONFIG_HOME"] = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-tests-empty").path
         env.merge(environment) { _, new in new }
+        for name in removing { env[name] = nil }
         process.environment = env
         let output = Pipe(), error = Pipe()
         process.standardOutput = output

@@ -39,6 +39,15 @@ struct GraphCLITests {
             "XDG_RUNTIME_DIR": "/nonexistent-earshot", "PIPEWIRE_REMOTE": "/nonexistent-earshot/pipewire-0",
         ])
         #expect(result.status == 3)
-        #expect(result.standardError.contains("cannot connect to PipeWire"))
+        #expect(result.standardError.contains("cannot connect to PipeWire: no socket at /nonexistent-earshot/pipewire-0"), "\(result.standardError)")
+        #expect(!result.standardError.contains("Host is down"))
+    }
+
+    @Test("the daemon refuses to start without XDG_RUNTIME_DIR, creating nothing")
+    func daemonWithoutRuntimeDirectory() throws {
+        let result = try EarshotBinary.run(["daemon"], environment: ["HOME": "/nonexistent-earshot-home"], removing: ["XDG_RUNTIME_DIR"])
+        #expect(result.status == 64 || result.status == 2, "exit \(result.status)")
+        #expect(result.standardError.contains("XDG_RUNTIME_DIR is not set"), "\(result.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: "/run/user/\(getuid())"))
     }
 }

@@ -20,8 +20,11 @@ public enum PipeWireError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
+        case .cannotConnect(let remote, let code) where code == EHOSTDOWN || code == ENOENT:
+            // libpipewire reports a missing socket as EHOSTDOWN ("Host is down").
+            return "cannot connect to PipeWire: no socket at \(Self.socketPath(of: remote)); is pipewire running for this user, and XDG_RUNTIME_DIR (or PIPEWIRE_RUNTIME_DIR) the one it uses?"
         case .cannotConnect(let remote, let code):
-            return "cannot connect to PipeWire (\(remote)): \(String(cString: strerror(code))); is pipewire running for this user and XDG_RUNTIME_DIR set?"
+            return "cannot connect to PipeWire at \(Self.socketPath(of: remote)): \(String(cString: strerror(code)))"
         case .disconnected(let why): return "PipeWire connection lost: \(why)"
         case .requestFailed(let operation, let code, let message):
             return "PipeWire refused \(operation): \(message) (\(String(cString: strerror(-code))))"
@@ -40,3 +43,14 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+
+extension PipeWireError {
+    /// Where libpipewire looks for a remote: an absolute path as given, otherwise the name in
+    /// PIPEWIRE_RUNTIME_DIR, else XDG_RUNTIME_DIR.
+    static func socketPath(of remote: String) -> String {
+        if remote.hasPrefix("/") { return remote }
+        let names: [String] = ["PIPEWIRE_RUNTIME_DIR", "XDG_RUNTIME_DIR"]
+        let directory = names.compactMap { name in getenv(name).map { String(cString: $0) } }.first { !$0.isEmpty }
+        return directory.map { "\($0)/\(remote)" } ?? "\(remote) (XDG_RUNTIME_DIR is not set)"
+    }
+}
