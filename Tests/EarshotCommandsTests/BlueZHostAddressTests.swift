@@ -192,7 +192,8 @@ struct BlueZHostAddressTests {
     /// `earshot status --json`, read once.
     static func status(_ daemon: D) throws -> JSONValue {
         let result = try daemon.earshot("status", "--json")
-        guard result.status == 0, let status = try? JSONValue.parse(result.output) else {
+        // 3: the daemon answers but PipeWire is down (the status is printed all the same).
+        guard result.status == 0 || result.status == 3, let status = try? JSONValue.parse(result.output) else {
             throw FixtureError("status failed (\(result.status)): \(result.output)\n\(daemon.process.logTail())")
         }
         return status

@@ -55,22 +55,7 @@ struct DaemonEndToEndTests {
             let graph = try await daemon.waitForRoute(to: D.headphones, streams: [mpv.id])
             let speakers = try #require(graph.node(named: D.speakers))
 
-            let counter = try await PipeWireConnection.connect(remote: sandbox.socketPath)
-            defer { counter.close() }
-            let writes = Task { () -> [String] in
-                var names: [String] = []
-                var ready = false
-                for await batch in counter.events {
-                    for event in batch {
-                        if case .ready = event { ready = true }
-                        if ready, case .changed(.metadataProperty(_, 0, Graph.configuredSinkKey?, _, let value?)) = event,
-                            let name = MetadataEntry.name(inJSON: value)
-                        { names.append(name) }
-                    }
-                }
-                return names
-            }
-            try await counter.sync()
+            let writes = try await ConfiguredDefaultWrites.start(remote: sandbox.socketPath)
             let events = try EventSubscription(socket: daemon.socketPath)
             let wpctl = try sandbox.run(["wpctl", "set-default", String(speakers.id)])
             #expect(wpctl.status == 0)
@@ -79,10 +64,7 @@ struct DaemonEndToEndTests {
             #expect(followed["reason"] == .string("user-override"))
             try await daemon.waitForRoute(to: D.speakers, streams: [mpv.id])
             #expect(try readStatus(daemon)["decision"]?["reason"] == .string("user-override"))
-            try await counter.sync()
-            try await counter.sync()
-            counter.close()
-            let seen = await writes.value
+            let seen = try await writes.stop()
             #expect(seen == [D.speakers], "configured-default writes after wpctl: \(seen)")
         }
     }
@@ -96,22 +78,7 @@ struct DaemonEndToEndTests {
             let graph = try await daemon.waitForRoute(to: D.speakers, streams: [mpv.id])
             let headphones = try #require(graph.node(named: D.headphones))
 
-            let counter = try await PipeWireConnection.connect(remote: sandbox.socketPath)
-            defer { counter.close() }
-            let writes = Task { () -> [String] in
-                var names: [String] = []
-                var ready = false
-                for await batch in counter.events {
-                    for event in batch {
-                        if case .ready = event { ready = true }
-                        if ready, case .changed(.metadataProperty(_, 0, Graph.configuredSinkKey?, _, let value?)) = event,
-                            let name = MetadataEntry.name(inJSON: value)
-                        { names.append(name) }
-                    }
-                }
-                return names
-            }
-            try await counter.sync()
+            let writes = try await ConfiguredDefaultWrites.start(remote: sandbox.socketPath)
             let events = try EventSubscription(socket: daemon.socketPath)
             let wpctl = try sandbox.run(["wpctl", "set-default", String(headphones.id)])
             #expect(wpctl.status == 0)
@@ -124,10 +91,7 @@ struct DaemonEndToEndTests {
             try daemon.place("off-head")
             let status = try readStatus(daemon)
             #expect(status["decision"]?["default"] == .string(D.headphones))
-            try await counter.sync()
-            try await counter.sync()
-            counter.close()
-            let seen = await writes.value
+            let seen = try await writes.stop()
             #expect(seen == [D.headphones], "configured-default writes after wpctl (none may be Earshot's): \(seen)")
         }
     }

@@ -25,21 +25,7 @@ struct RestartTests {
             try await daemon.waitForRoute(to: D.speakers, streams: [mpv.id])
 
             for round in 0..<LongTests.count(short: 3, long: 20) {
-                let counter = try await PipeWireConnection.connect(remote: sandbox.socketPath)
-                let writes = Task { () -> [String] in
-                    var names: [String] = []
-                    var ready = false
-                    for await batch in counter.events {
-                        for event in batch {
-                            if case .ready = event { ready = true }
-                            if ready, case .changed(.metadataProperty(_, 0, Graph.configuredSinkKey?, _, let value?)) = event,
-                                let name = MetadataEntry.name(inJSON: value)
-                            { names.append(name) }
-                        }
-                    }
-                    return names
-                }
-                try await counter.sync()
+                let writes = try await ConfiguredDefaultWrites.start(remote: sandbox.socketPath)
                 daemon = try await daemon.restartedOffPool()
                 let session = try DaemonSession(path: daemon.socketPath)
                 #expect(try await daemon.settle(session, effectiveToo: false) == D.speakers, "round \(round)")
@@ -50,9 +36,7 @@ struct RestartTests {
                 let current = daemon
                 try await offPool { try current.register(placement: "on-head") }
                 #expect(try await session.decidedDefault() == D.speakers, "round \(round)")
-                try await counter.sync()
-                counter.close()
-                let seen = await writes.value
+                let seen = try await writes.stop()
                 #expect(seen.isEmpty, "round \(round): configured-default writes after the restart: \(seen)")
                 #expect(!daemon.process.logTail(lines: 1000).contains("route user-override"), "round \(round): an override that never happened")
             }
