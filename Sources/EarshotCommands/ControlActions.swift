@@ -72,7 +72,9 @@ enum ControlActions {
     }
 
     /// An update; a source given as `none` is cleared (null on the wire).
-    static func updateRequest(accessory: String, placement: String?, primarySource: String?, secondarySource: String?) -> ControlWire.UpdateRequest {
+    static func updateRequest(
+        accessory: String, reporter: String, placement: String?, primarySource: String?, secondarySource: String?
+    ) -> ControlWire.UpdateRequest {
         let change = { (source: String?) -> FieldChange<String> in
             switch source {
             case nil: .keep
@@ -81,6 +83,7 @@ enum ControlActions {
             }
         }
         return ControlWire.UpdateRequest(
-            accessory: accessory, placement: placement, primarySource: change(primarySource), secondarySource: change(secondarySource))
+            accessory: accessory, reporter: reporter, placement: placement, primarySource: change(primarySource),
+            secondarySource: change(secondarySource))
     }
 }

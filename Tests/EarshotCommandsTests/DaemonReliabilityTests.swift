@@ -240,7 +240,7 @@ struct DaemonReliabilityTests {
                 let acknowledged = try await offPool { () -> Int in
                     defer { close(fd) }
                     let requests = (0..<200).map { index in
-                        #"{"op":"update","id":\#(index),"accessory":"\#(D.address)","placement":"\#(index % 2 == 0 ? "on-head" : "off-head")"}"# + "\n"
+                        #"{"op":"update","id":\#(index),"accessory":"\#(D.address)","reporter":"org.earshot.reliability","placement":"\#(index % 2 == 0 ? "on-head" : "off-head")"}"# + "\n"
                     }.joined()
                     let bytes = Array(requests.utf8)
                     var sent = 0

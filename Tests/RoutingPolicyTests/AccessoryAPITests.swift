@@ -92,6 +92,28 @@ struct AccessoryAPITests {
         #expect(engine.current(.address(BluetoothAddress("00:00:00:00:00:01")!)).failureCode == .unknown)
     }
 
+    @Test("update and unregister by another reporter are refused, naming the owner; the owner's go through")
+    func ownership() throws {
+        var engine = PolicyEngine(graph: Sinks.desktop, config: PolicyConfig())
+        _ = engine.handle(.accessory(try Self.decode(Self.registerHP).get()), at: 0)
+        let owner = try #require(engine.accessories[AccessoryIdentity(parsing: "AA:BB:CC:DD:EE:FF")!]?.registration.reporter)
+        let intruderUpdate = try Self.decode(#"{"update":{"accessory":"AA:BB:CC:DD:EE:FF","reporter":"org.example.intruder","placement":"in-ear"}}"#).get()
+        let refused = engine.handle(.accessory(intruderUpdate), at: 10).decision.error
+        #expect(refused?.code == .invalidRequest)
+        #expect(refused?.message == "AA:BB:CC:DD:EE:FF is registered by \(owner), not org.example.intruder: only \(owner) may update it")
+        #expect(engine.accessories[AccessoryIdentity(parsing: "AA:BB:CC:DD:EE:FF")!]?.registration.configuration.placement != .inEar)
+        let intruderEnd = try Self.decode(#"{"unregister":{"accessory":"AA:BB:CC:DD:EE:FF","reporter":"org.example.intruder"}}"#).get()
+        let endRefused = engine.handle(.accessory(intruderEnd), at: 20).decision.error
+        #expect(endRefused?.code == .invalidRequest)
+        #expect(endRefused?.message.contains("registered by \(owner)") == true)
+        #expect(engine.accessories[AccessoryIdentity(parsing: "AA:BB:CC:DD:EE:FF")!] != nil)
+        let ownerUpdate = try Self.decode(#"{"update":{"accessory":"AA:BB:CC:DD:EE:FF","reporter":"\#(owner)","placement":"in-ear"}}"#).get()
+        #expect(engine.handle(.accessory(ownerUpdate), at: 30).decision.error == nil)
+        let ownerEnd = try Self.decode(#"{"unregister":{"accessory":"AA:BB:CC:DD:EE:FF","reporter":"\#(owner)"}}"#).get()
+        #expect(engine.handle(.accessory(ownerEnd), at: 40).decision.error == nil)
+        #expect(engine.accessories[AccessoryIdentity(parsing: "AA:BB:CC:DD:EE:FF")!] == nil)
+    }
+
     @Test func configReloadDropsRegistrationsItNoLongerAllows() throws {
         var engine = PolicyEngine(graph: Sinks.desktop, config: PolicyConfig())
         _ = engine.handle(.accessory(try Self.decode(Self.registerHP).get()), at: 0)

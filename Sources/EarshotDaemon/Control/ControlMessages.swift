@@ -503,10 +503,15 @@ extension ControlWire {
         public func encode(to encoder: any Encoder) throws {}
     }
 
-    /// The body of current and unregister: `accessory`.
+    /// The body of current and unregister: `accessory`, and for unregister the `reporter` that
+    /// owns it (left out: the reporter registered on the connection).
     public struct AccessoryField: Encodable, Sendable {
         public var accessory: String
-        public init(accessory: String) { self.accessory = accessory }
+        public var reporter: String?
+        public init(accessory: String, reporter: String? = nil) {
+            self.accessory = accessory
+            self.reporter = reporter
+        }
     }
 
     /// The body of register: `accessory`, `reporter`, `capabilities`, and `placement`,
@@ -538,23 +543,29 @@ extension ControlWire {
         }
     }
 
-    /// The body of update: `accessory` and each field that changes; a source cleared is null,
+    /// The body of update: `accessory`, `reporter` when given (left out: the reporter
+    /// registered on the connection) and each field that changes; a source cleared is null,
     /// a field kept is left out.
     public struct UpdateRequest: Encodable, Sendable {
         public var accessory: String
+        public var reporter: String?
         public var placement: String?
         public var primarySource: FieldChange<String>
         public var secondarySource: FieldChange<String>
 
-        public init(accessory: String, placement: String? = nil, primarySource: FieldChange<String> = .keep, secondarySource: FieldChange<String> = .keep) {
+        public init(
+            accessory: String, reporter: String? = nil, placement: String? = nil, primarySource: FieldChange<String> = .keep,
+            secondarySource: FieldChange<String> = .keep
+        ) {
             self.accessory = accessory
+            self.reporter = reporter
             self.placement = placement
             self.primarySource = primarySource
             self.secondarySource = secondarySource
         }
 
         public func encode(to encoder: any Encoder) throws {
-            try AccessoryField(accessory: accessory).encode(to: encoder)
+            try AccessoryField(accessory: accessory, reporter: reporter).encode(to: encoder)
             var fields = encoder.container(keyedBy: Configuration.CodingKeys.self)
             try fields.encodeIfPresent(placement, forKey: .placement)
             for (change, key) in [(primarySource, Configuration.CodingKeys.primarySource), (secondarySource, .secondarySource)] {

@@ -69,6 +69,9 @@ final class ControlSession: Sendable {
     private func serve(_ frames: AsyncStream<ControlFrame>, answered: @Sendable () -> Void) async {
         var lastWrite: EventLoopFuture<Void>?
         var subscribed = false
+        // The reporter of the last register made on this connection: updates and unregisters
+        // that name no reporter speak for it.
+        var reporter: String?
         for await frame in frames {
             switch frame {
             case .line(let buffer):
@@ -86,7 +89,7 @@ final class ControlSession: Sendable {
                             await startSubscription()
                         }
                     case .success(let request):
-                        lastWrite = write(line: await answer(request))
+                        lastWrite = write(line: await answer(request, reporter: &reporter))
                     }
                 }
                 answered()
@@ -104,13 +107,18 @@ final class ControlSession: Sendable {
     }
 
     /// The reply line to `request`.
-    private func answer(_ request: ControlRequest) async -> Data {
+    private func answer(_ request: ControlRequest, reporter: inout String?) async -> Data {
         func reply(_ result: some Codable & Sendable) -> Data { ControlWire.line(ControlWire.success(id: request.id, result)) }
         func refusal(_ error: AccessoryError) -> Data { ControlWire.line(ControlWire.failure(id: request.id, error)) }
         switch request.command {
-        case .accessory(let accessoryRequest):
+        case .accessory(let asked):
+            let accessoryRequest = asked.naming(reporter)
+            guard let named = accessoryRequest.reporter else {
+                return refusal(AccessoryError(.invalidRequest, "\(asked.verb) needs a reporter: register on this connection first, or give \"reporter\" (the owner's reverse-DNS name)"))
+            }
             switch await control.perform(accessoryRequest) {
             case .success(let configuration):
+                if case .register = accessoryRequest { reporter = named }
                 return reply(ControlWire.AccessoryResult(configuration.map { ControlWire.Accessory(accessoryRequest.identity, $0) }))
             case .failure(let error):
                 return refusal(error)

@@ -34,8 +34,9 @@ enum EarshotBusIntrospection {
     </method>
 
     <method name="Update">
-      <annotation name="org.gtk.GDBus.DocString" value="Reports what changed: at least one of placement, primary-source, secondary-source (strings). A source given as an empty string is cleared; placement cannot be cleared (send off-head). A field whose capability was not declared fails with AccessoryNotCapable. Returns the accessory."/>
+      <annotation name="org.gtk.GDBus.DocString" value="Reports what changed: at least one of placement, primary-source, secondary-source (strings). A source given as an empty string is cleared; placement cannot be cleared (send off-head). A field whose capability was not declared fails with AccessoryNotCapable. reporter names who asks: an accessory another reporter registered is refused with InvalidRequest naming its owner. Returns the accessory."/>
       <arg name="accessory" type="s" direction="in"/>
+      <arg name="reporter" type="s" direction="in"/>
       <arg name="changes" type="a{sv}" direction="in"/>
       <arg name="registration" type="a{sv}" direction="out"/>
     </method>
@@ -47,8 +48,9 @@ enum EarshotBusIntrospection {
     </method>
 
     <method name="Unregister">
-      <annotation name="org.gtk.GDBus.DocString" value="Ends the registration."/>
+      <annotation name="org.gtk.GDBus.DocString" value="Ends the registration. reporter names who asks: an accessory another reporter registered is refused with InvalidRequest naming its owner."/>
       <arg name="accessory" type="s" direction="in"/>
+      <arg name="reporter" type="s" direction="in"/>
     </method>
 
     <method name="List">

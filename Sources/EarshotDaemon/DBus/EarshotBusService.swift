@@ -125,8 +125,8 @@ final class EarshotBusService: Sendable {
                 await control.current(identity).map { [EarshotBusValues.accessory(identity, $0)] }
             }
         case .unregister:
-            reply = await EarshotBusRequests.identity(call.arguments, method: method).asyncFlatMap { identity in
-                await control.perform(.unregister(identity)).map { _ in [] }
+            reply = await EarshotBusRequests.unregister(call.arguments).asyncFlatMap { request in
+                await control.perform(request).map { _ in [] }
             }
         case .list:
             reply = .success([EarshotBusValues.accessories(await control.list().sorted { $0.registration.identity < $1.registration.identity })])

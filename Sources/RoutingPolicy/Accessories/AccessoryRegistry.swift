@@ -4,12 +4,25 @@ public struct AccessoryEntry: Sendable, Hashable {
     public var timing: PlacementTiming
 }
 
+/// A registration that ended: whose it was, why, and when in the registry's count of ends.
+public struct EndedRegistration: Sendable, Hashable {
+    public var identity: AccessoryIdentity
+    public var reporter: String
+    public var why: String
+    /// The registry's `endCount` right after this end.
+    public var sequence: Int
+}
+
 /// The live registrations, plus the ones that ended, so a late update can be told `invalidated`
 /// (register again) rather than `unknown`.
 public struct AccessoryRegistry: Sendable, Hashable {
     public private(set) var entries: [AccessoryIdentity: AccessoryEntry] = [:]
     /// Why each ended registration ended.
     public private(set) var ended: [AccessoryIdentity: String] = [:]
+    /// How many registrations have ended so far: read it before an input, then `ended(since:)`
+    /// says what that input ended (a config reload announces the ones it invalidated).
+    public private(set) var endCount = 0
+    private var endedRecords: [AccessoryIdentity: EndedRegistration] = [:]
     /// Scoring skips the by-name lookup entirely while no accessory is named by node.name.
     private(set) var nameEntryCount = 0
 
@@ -52,8 +65,16 @@ public struct AccessoryRegistry: Sendable, Hashable {
         return nil
     }
 
-    func validateUpdate(_ identity: AccessoryIdentity, _ update: AccessoryUpdate) -> AccessoryError? {
+    /// An update or unregister named by a reporter other than the owner is refused, naming the
+    /// owner (nil `reporter`: a caller inside the process, not checked).
+    func validateOwner(_ identity: AccessoryIdentity, reporter: String?, verb: String) -> AccessoryError? {
+        guard let reporter, let owner = entries[identity]?.registration.reporter, owner != reporter else { return nil }
+        return AccessoryError(.invalidRequest, "\(identity) is registered by \(owner), not \(reporter): only \(owner) may \(verb) it")
+    }
+
+    func validateUpdate(_ identity: AccessoryIdentity, reporter: String?, _ update: AccessoryUpdate) -> AccessoryError? {
         guard let entry = entries[identity] else { return missing(identity) }
+        if let error = validateOwner(identity, reporter: reporter, verb: "update") { return error }
         let capabilities = entry.registration.configuration.capabilities
         if !update.placement.isKeep, !capabilities.contains(.placement) {
             return AccessoryError(.accessoryNotCapable, "\(identity) did not declare \"placement\": register again with it to report placement")
@@ -71,6 +92,7 @@ public struct AccessoryRegistry: Sendable, Hashable {
             nameEntryCount += 1
         }
         ended[registration.identity] = nil
+        endedRecords[registration.identity] = nil
     }
 
     mutating func modify<Result>(_ identity: AccessoryIdentity, _ body: (inout AccessoryEntry) -> Result) -> Result? {
@@ -81,9 +103,18 @@ public struct AccessoryRegistry: Sendable, Hashable {
     }
 
     mutating func end(_ identity: AccessoryIdentity, because why: String) {
-        guard entries.removeValue(forKey: identity) != nil else { return }
+        guard let entry = entries.removeValue(forKey: identity) else { return }
         if case .nodeName = identity { nameEntryCount -= 1 }
         ended[identity] = why
+        endCount += 1
+        endedRecords[identity] = EndedRegistration(identity: identity, reporter: entry.registration.reporter, why: why, sequence: endCount)
+    }
+
+    /// The registrations that ended after the registry's `endCount` was `count`, in the order
+    /// they ended (one that ended and was registered again is not among them).
+    public func ended(since count: Int) -> [EndedRegistration] {
+        guard endCount > count else { return [] }
+        return endedRecords.values.filter { $0.sequence > count && entries[$0.identity] == nil }.sorted { $0.sequence < $1.sequence }
     }
 
     /// The pending transition due first (ties by identity, so runs repeat exactly).
