@@ -35,7 +35,7 @@ extension Daemon: DaemonControl {
             mode: session.mode, remote: session.connection?.remoteName ?? environment.options.remote ?? "pipewire-0",
             connected: session.connection != nil, sessionManager: session.sessionManager?.name,
             sessionManagerVersion: session.sessionManager?.version, decision: decisions.forStatus,
-            subscribers: events.subscriberCount, hostAddresses: engine.knownHostAddresses)
+            subscribers: events.subscriberCount, hostAddresses: engine.knownHostAddresses, stateProblem: persister.problem)
     }
 
     public nonisolated func subscribe() async -> AsyncStream<DaemonEvent> {

@@ -58,11 +58,14 @@ public struct DaemonStatus: Sendable {
     public var subscribers: Int
     /// This host's Bluetooth addresses in use, with where each came from (config, BlueZ).
     public var hostAddresses: [HostAddress]
+    /// Why registrations and history are not being saved (the state file), if they are not.
+    public var stateProblem: String?
 
     public init(
         mode: ApplyMode, remote: String, connected: Bool, sessionManager: String?, sessionManagerVersion: String? = nil, decision: Decision?, subscribers: Int = 0,
-        hostAddresses: [HostAddress] = []
+        hostAddresses: [HostAddress] = [], stateProblem: String? = nil
     ) {
+        self.stateProblem = stateProblem
         self.subscribers = subscribers
         self.hostAddresses = hostAddresses
         self.mode = mode

@@ -230,8 +230,11 @@ extension ControlWire {
         public var decision: DecisionObject?
         public var subscribers: Int
         public var hostAddresses: [HostAddressEntry]
+        /// `ok`, or `not saved (REASON)` while registrations and history cannot be saved.
+        public var state: String?
 
         public init(_ status: DaemonStatus) {
+            state = status.stateProblem.map { "not saved (\($0))" } ?? "ok"
             mode = status.mode.rawValue
             remote = status.remote
             connected = status.connected
@@ -243,7 +246,7 @@ extension ControlWire {
         }
 
         enum CodingKeys: String, CodingKey {
-            case mode, remote, connected, decision, subscribers
+            case mode, remote, connected, decision, subscribers, state
             case sessionManager = "session-manager"
             case sessionManagerVersion = "session-manager-version"
             case hostAddresses = "host-addresses"
@@ -259,6 +262,7 @@ extension ControlWire {
             try container.encode(decision, forKey: .decision)
             try container.encode(subscribers, forKey: .subscribers)
             try container.encode(hostAddresses, forKey: .hostAddresses)
+            try container.encode(state, forKey: .state)
         }
     }
 

@@ -32,6 +32,7 @@ enum EarshotBusValues {
             Key.sessionManagerVersion.stringValue: .string(wire.sessionManagerVersion ?? ""),
             Key.subscribers.stringValue: .uint32(UInt32(clamping: wire.subscribers)),
             Key.hostAddresses.stringValue: .strings(status.hostAddresses.map(\.description)),
+            Key.state.stringValue: .string(wire.state ?? "ok"),
             "default": .string(record?.default ?? ""),
             "previous": .string(record?.previous ?? ""),
             "reason": .string(record?.reason ?? ""),

@@ -1,5 +1,7 @@
+import Foundation
 import Logging
 import RoutingPolicy
+import SystemBridge
 
 /// Persistence: registrations and the history of defaults survive restarts. Loads once at
 /// start; saves are written off the actor, in order (`StateWriter`). Also owns which restored
@@ -16,14 +18,49 @@ struct StatePersister {
         self.logger = logger
     }
 
-    /// The saved state; an unreadable file is reported and treated as empty.
-    func load() -> PersistedState {
-        do {
-            return try store.load()
-        } catch {
-            logger.warning("state file \(store.path) is unreadable (\(error)); starting clean")
+    /// Why the state is not being saved, if it is not (for `status`).
+    var problem: String? { writer.problem }
+
+    /// The saved state. Whatever keeps it from being read is said once, at start:
+    /// - a directory where the file should be: reported, and shown by `status` (saves keep
+    ///   trying and succeed once it is gone);
+    /// - a file of a newer version: kept as it is, and nothing is saved over it;
+    /// - anything else unreadable (garbage, a wrong field): moved aside to
+    ///   `state.json.corrupt-<UTC time>`, so a clean state is saved without destroying it.
+    func load(now: Date = Date()) -> PersistedState {
+        if case .directory? = (try? FileSystem.entry(at: store.path))?.kind {
+            let reason = "\(store.path) is a directory, not a state file: remove it (or start with another --state path)"
+            logger.error("cannot save state: \(reason)")
+            writer.noteFailure(StateStore.reason(SystemError(
+                "rename", path: store.path, detail: "a directory is where the state file should be", code: EISDIR)))
             return PersistedState()
         }
+        do {
+            return try store.load()
+        } catch let error as StateFileError where error.isNewerVersion {
+            let reason = "\(store.path) was written by a newer Earshot (\(error.problem)); it is kept as it is and not overwritten: run that Earshot, or move the file away to start clean"
+            logger.error("state not restored and not saved: \(reason)")
+            writer.block("refusing to overwrite a newer state file: \(reason)")
+            return PersistedState()
+        } catch {
+            let aside = "\(store.path).corrupt-\(Self.stamp(now))"
+            do {
+                try FileSystem.rename(store.path, to: aside)
+                logger.warning("state file \(store.path) is unreadable (\(error)); moved aside to \(aside), starting clean")
+            } catch {
+                logger.error("state file \(store.path) is unreadable and cannot be moved aside (\(error)); starting clean")
+            }
+            return PersistedState()
+        }
+    }
+
+    /// `20261122T213100Z`: a UTC time that sorts and has no colon.
+    static func stamp(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
+        return formatter.string(from: date)
     }
 
     mutating func markStale(_ identity: AccessoryIdentity) { staleAccessories.insert(identity) }
