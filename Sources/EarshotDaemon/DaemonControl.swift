@@ -16,6 +16,13 @@ public protocol DaemonControl: Sendable {
     /// subscribe: route changes, accessory, playback and host-address events from now on,
     /// until the stream is dropped.
     func subscribe() async -> AsyncStream<DaemonEvent>
+    /// What a successful request's reply warns about (a register naming a node.name no sink
+    /// has now): the request stands, but may not do what its sender meant.
+    func warnings(after request: AccessoryRequest) async -> [String]
+}
+
+extension DaemonControl {
+    public func warnings(after request: AccessoryRequest) async -> [String] { [] }
 }
 
 /// One registration as `list` and `accessory show` report it.

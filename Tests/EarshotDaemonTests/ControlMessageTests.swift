@@ -35,7 +35,7 @@ struct ControlMessageTests {
     @Test("register and update replies: the accessory object, as documented")
     func accessoryReplies() throws {
         let registered = ControlWire.success(
-            id: .integer(1), ControlWire.AccessoryResult(ControlWire.Accessory(Self.address, AccessoryConfiguration(capabilities: [.audioSwitching, .placement], placement: .offHead))))
+            id: .integer(1), ControlWire.AccessoryResult(ControlWire.Accessory(Self.address, AccessoryConfiguration(capabilities: [.audioSwitching, .placement], placement: .offHead)), warnings: []))
         #expect(Self.line(registered) == (try Self.documented("←", containing: #""id":1,"#)))
         let updated = ControlWire.success(id: .integer(2), ControlWire.AccessoryResult(ControlWire.Accessory(Self.address, Self.worn)))
         let documented = try Self.documented("←", containing: #""id":2,"#)

@@ -168,3 +168,39 @@ struct GlobTests {
         #expect(Glob(pattern).matches(text) == expected)
     }
 }
+
+/// Issue 12 item 8: the address forms people paste are addresses; blank names are refused.
+struct AccessoryIdentityFormsTests {
+    @Test(arguments: [
+        ("AA-BB-CC-DD-EE-FF", "AA:BB:CC:DD:EE:FF"), ("AABBCCDDEEFF", "AA:BB:CC:DD:EE:FF"), ("aa-bb-cc-dd-ee-01", "AA:BB:CC:DD:EE:01"),
+        ("aabbccddee01", "AA:BB:CC:DD:EE:01"), ("aa:bb:cc:dd:ee:ff", "AA:BB:CC:DD:EE:FF"),
+    ])
+    func addressForms(_ text: String, _ canonical: String) throws {
+        #expect(AccessoryIdentity(parsing: text) == .address(BluetoothAddress(canonical)!))
+        let request = try AccessoryAPITests.decode(
+            #"{"register":{"accessory":"\#(text)","reporter":"org.example.r","capabilities":["audio-switching"],"primary-source":"\#(text)"}}"#).get()
+        guard case .register(let identity, _, let configuration) = request else {
+            Issue.record("not a register: \(request)")
+            return
+        }
+        #expect(identity.description == canonical)
+        #expect(configuration.primarySource?.description == canonical)
+    }
+
+    @Test(arguments: ["", " ", "  ", "\t", " alsa_output.x", "alsa_output.x ", "alsa\noutput"])
+    func blankOrWhitespaceRefused(_ text: String) {
+        #expect(AccessoryIdentity(parsing: text) == nil)
+        let body = JSONValue.object(["accessory": .string(text), "reporter": .string("org.example.r"), "capabilities": .array([])])
+        guard case .failure(let error) = AccessoryRequestDecoder.register(body) else {
+            Issue.record("\(text.debugDescription) was accepted")
+            return
+        }
+        #expect(error.code == .invalidRequest)
+        #expect(error.message.contains("blank accessory") || error.message.contains("no whitespace at either end"), "\(error.message)")
+    }
+
+    @Test(arguments: ["alsa_output.pci-0000_00_1f.3.analog-stereo", "AA-BB-CC", "deadbeef", "bluez_output.AA_BB_CC_DD_EE_FF.1"])
+    func nodeNamesStayNames(_ text: String) {
+        #expect(AccessoryIdentity(parsing: text) == .nodeName(text))
+    }
+}

@@ -76,14 +76,21 @@ extension ControlWire {
     /// unregister).
     public struct AccessoryResult: Codable, Sendable, Hashable {
         public var accessory: Accessory?
+        /// A register reply's warnings (always there, `[]` when none): the registration stands
+        /// but may not do what was meant (a node.name no sink has). Left out of other replies.
+        public var warnings: [String]?
 
-        public init(_ accessory: Accessory?) { self.accessory = accessory }
+        public init(_ accessory: Accessory?, warnings: [String]? = nil) {
+            self.accessory = accessory
+            self.warnings = warnings
+        }
 
-        enum CodingKeys: String, CodingKey { case accessory }
+        enum CodingKeys: String, CodingKey { case accessory, warnings }
 
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encode(accessory, forKey: .accessory)
+            try container.encodeIfPresent(warnings, forKey: .warnings)
         }
     }
 

@@ -118,8 +118,12 @@ final class ControlSession: Sendable {
             }
             switch await control.perform(accessoryRequest) {
             case .success(let configuration):
-                if case .register = accessoryRequest { reporter = named }
-                return reply(ControlWire.AccessoryResult(configuration.map { ControlWire.Accessory(accessoryRequest.identity, $0) }))
+                var warnings: [String]?
+                if case .register = accessoryRequest {
+                    reporter = named
+                    warnings = await control.warnings(after: accessoryRequest)
+                }
+                return reply(ControlWire.AccessoryResult(configuration.map { ControlWire.Accessory(accessoryRequest.identity, $0) }, warnings: warnings))
             case .failure(let error):
                 return refusal(error)
             }

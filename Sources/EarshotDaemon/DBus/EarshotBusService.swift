@@ -116,8 +116,13 @@ final class EarshotBusService: Sendable {
         case .register, .update:
             let request = method == .register ? EarshotBusRequests.register(call.arguments) : EarshotBusRequests.update(call.arguments)
             reply = await request.asyncFlatMap { request in
-                await control.perform(request).map { configuration in
-                    configuration.map { [EarshotBusValues.accessory(request.identity, $0)] } ?? [.properties([:])]
+                switch await control.perform(request) {
+                case .failure(let error): return .failure(error)
+                case .success(nil): return .success([.properties([:])])
+                case .success(let configuration?):
+                    guard case .register = request else { return .success([EarshotBusValues.accessory(request.identity, configuration)]) }
+                    let warnings = await control.warnings(after: request)
+                    return .success([EarshotBusValues.registered(request.identity, configuration, warnings: warnings)])
                 }
             }
         case .current:

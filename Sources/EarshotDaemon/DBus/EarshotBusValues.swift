@@ -12,6 +12,13 @@ enum EarshotBusValues {
         properties(ControlWire.Accessory(identity, configuration))
     }
 
+    /// Register's reply: the accessory plus `warnings` (as), as the socket's register reply.
+    static func registered(_ identity: AccessoryIdentity, _ configuration: AccessoryConfiguration, warnings: [String]) -> DBusValue {
+        guard var fields = accessory(identity, configuration).dictionary else { return accessory(identity, configuration) }
+        fields["warnings"] = .strings(warnings)
+        return .properties(fields)
+    }
+
     /// List: each accessory plus reporter, stale and sinks.
     static func accessories(_ statuses: [AccessoryStatus]) -> DBusValue {
         .array(element: "a{sv}", statuses.map { properties(ControlWire.ListedAccessory($0)) })

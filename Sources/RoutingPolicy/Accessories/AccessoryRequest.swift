@@ -161,6 +161,12 @@ public enum AccessoryRequestDecoder {
             throw invalid("missing \"accessory\": give its Bluetooth address (AA:BB:CC:DD:EE:FF) or its node.name")
         }
         guard let identity = AccessoryIdentity(parsing: text) else {
+            if !text.contains(":"), text.allSatisfy(\.isWhitespace) {
+                throw invalid("blank accessory \(JSONValue.string(text).canonicalText): give its Bluetooth address (AA:BB:CC:DD:EE:FF) or its node.name")
+            }
+            if !text.contains(":") {
+                throw invalid("malformed accessory \(JSONValue.string(text).canonicalText): a node.name has no whitespace at either end and no line break")
+            }
             throw invalid("malformed accessory \"\(text)\": a Bluetooth address is six hex pairs like AA:BB:CC:DD:EE:FF; a node.name has no colon")
         }
         return identity
@@ -189,7 +195,7 @@ public enum AccessoryRequestDecoder {
     }
 
     private static func address(_ value: JSONValue, field: String) throws(AccessoryError) -> BluetoothAddress {
-        guard case .string(let text) = value, let address = BluetoothAddress(text) else {
+        guard case .string(let text) = value, let address = BluetoothAddress.anyForm(text) else {
             throw invalid("malformed \(field) \(value.canonicalText): give a Bluetooth address like 11:22:33:44:55:66, or null to clear it")
         }
         return address
