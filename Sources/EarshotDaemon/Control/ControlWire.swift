@@ -50,10 +50,14 @@ public enum ControlWire {
     // MARK: Requests
 
     public static func request(from line: Data) -> Result<ControlRequest, ControlRequestFailure> {
+        let check = ControlRequestCheck.problem(in: line)
         let value: JSONValue
         do {
             value = try JSONDecoder().decode(JSONValue.self, from: line)
         } catch {
+            if let check, check != .syntax {
+                return .failure(ControlRequestFailure(id: nil, error: check.error))
+            }
             let place = JSONSyntaxLocation.locate(line).map { " at \($0)" } ?? ""
             return .failure(ControlRequestFailure(id: nil, error: invalid(
                 "malformed JSON\(place): send one JSON object per line, such as {\"id\":1,\"op\":\"status\"}")))
@@ -62,7 +66,11 @@ public enum ControlWire {
             return .failure(ControlRequestFailure(id: nil, error: invalid(
                 "a request is a JSON object, not \(value.canonicalText.prefix(40)): send one such as {\"id\":1,\"op\":\"status\"}")))
         }
-        let id = fields.removeValue(forKey: LineKey.id.stringValue)
+        let sentID = fields.removeValue(forKey: LineKey.id.stringValue)
+        if let check, check != .syntax {
+            return .failure(ControlRequestFailure(id: check.spoilsID ? nil : sentID, error: check.error))
+        }
+        let id = sentID
         let fail = { (error: AccessoryError) in Result<ControlRequest, ControlRequestFailure>.failure(ControlRequestFailure(id: id, error: error)) }
         let operations = ControlOperation.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
         guard let opValue = fields.removeValue(forKey: LineKey.op.stringValue) else {
