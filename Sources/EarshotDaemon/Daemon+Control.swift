@@ -5,10 +5,14 @@ import RoutingPolicy
 /// The control API (socket and D-Bus) and the other sources' ways in. Requests that change
 /// anything are inputs (queued, handled in order); queries read the state between inputs.
 extension Daemon: DaemonControl {
+    /// Answers once the change is on disk too (a burst of changes shares one write: the daemon
+    /// takes the next inputs meanwhile).
     public func perform(_ request: AccessoryRequest) async -> Result<AccessoryConfiguration?, AccessoryError> {
         switch await submit(.accessory(request)) {
-        case .accessory(let result): result
-        case .done, .stopped: .failure(AccessoryError(.unknown, "the daemon is stopping; try again when it runs"))
+        case .accessory(let result):
+            if case .success = result { await persister.waitUntilSaved() }
+            return result
+        case .done, .stopped: return .failure(AccessoryError(.unknown, "the daemon is stopping; try again when it runs"))
         }
     }
 

@@ -123,6 +123,7 @@ struct StatePersistenceFailureTests {
         var engine = PolicyEngine(graph: Graph(), config: PolicyConfig())
         _ = engine.handle(.accessory(.register(.address(BluetoothAddress("AA:BB:CC:DD:EE:FF")!), reporter: "org.example.r", AccessoryConfiguration(capabilities: []))), at: 0)
         await persister.save(engine, history: [], durably: true)
+        await persister.waitUntilSaved()
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == newer)
         #expect(persister.problem?.contains("newer Earshot") == true, "\(persister.problem ?? "nil")")
         #expect(log.all.contains { $0.hasPrefix("error") && $0.contains("not overwritten") }, "\(log.all)")
@@ -139,5 +140,26 @@ struct StatePersistenceFailureTests {
         #expect(persister.load() == PersistedState())
         #expect(log.all.contains { $0.hasPrefix("error") && $0.contains("\(path) is a directory") }, "\(log.all)")
         #expect(persister.problem?.contains("Is a directory (EISDIR)") == true, "\(persister.problem ?? "nil")")
+    }
+
+    @Test("a burst of saves while the writer is busy is one encode and one write, and every waiter is answered by it")
+    func burstCoalesces() async throws {
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("state.json").path
+        let queue = DispatchQueue(label: "test.state-writer")
+        let held = DispatchSemaphore(value: 0)
+        queue.async { held.wait() }  // the writer is busy
+        let persister = StatePersister(path: path, logger: CapturedLog().logger, writerQueue: queue)
+        var engine = PolicyEngine(graph: Graph(), config: PolicyConfig())
+        for index in 0..<200 {
+            let identity = AccessoryIdentity.nodeName("sink-\(index)")
+            _ = engine.handle(.accessory(.register(identity, reporter: "org.example.r\(index / 50)", AccessoryConfiguration(capabilities: []))), at: Milliseconds(index))
+            await persister.save(engine, history: [], durably: true)
+        }
+        held.signal()
+        await persister.waitUntilSaved()
+        #expect(persister.writeCount == 1)
+        #expect(try StateStore(path: path).load().registrations.count == 200)
     }
 }

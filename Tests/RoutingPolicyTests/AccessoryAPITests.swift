@@ -204,3 +204,36 @@ struct AccessoryIdentityFormsTests {
         #expect(AccessoryIdentity(parsing: text) == .nodeName(text))
     }
 }
+
+/// Issue 12 item 4: registrations are capped per reporter and in all.
+struct RegistrationCapTests {
+    static func register(_ engine: inout PolicyEngine, _ name: String, by reporter: String) -> AccessoryError? {
+        engine.handle(.accessory(.register(.nodeName(name), reporter: reporter, AccessoryConfiguration(capabilities: []))), at: 0).decision.error
+    }
+
+    @Test("a reporter's registrations beyond the per-reporter cap are refused; registering one again is not new; others may still register")
+    func perReporter() {
+        var engine = PolicyEngine(graph: Graph(), config: PolicyConfig())
+        let cap = AccessoryRegistry.maximumPerReporter
+        for index in 0..<cap { #expect(Self.register(&engine, "n\(index)", by: "org.example.a") == nil) }
+        let refused = Self.register(&engine, "one-more", by: "org.example.a")
+        #expect(refused?.code == .invalidRequest)
+        #expect(refused?.message == "too many registrations for org.example.a: it has \(cap), the limit per reporter; unregister one first")
+        #expect(Self.register(&engine, "n0", by: "org.example.a") == nil)
+        #expect(Self.register(&engine, "one-more", by: "org.example.b") == nil)
+        _ = engine.handle(.accessory(.unregister(.nodeName("n1"), reporter: "org.example.a")), at: 1)
+        #expect(Self.register(&engine, "n1-again", by: "org.example.a") == nil)
+    }
+
+    @Test("registrations beyond the cap in all are refused, whoever asks")
+    func total() {
+        var engine = PolicyEngine(graph: Graph(), config: PolicyConfig())
+        let perReporter = AccessoryRegistry.maximumPerReporter
+        for index in 0..<AccessoryRegistry.maximumTotal {
+            #expect(Self.register(&engine, "n\(index)", by: "org.example.r\(index / perReporter)") == nil)
+        }
+        let refused = Self.register(&engine, "one-more", by: "org.example.new")
+        #expect(refused?.message == "too many registrations: \(AccessoryRegistry.maximumTotal) are live, the limit in all is \(AccessoryRegistry.maximumTotal); unregister one first")
+        #expect(engine.accessories.entries.count == AccessoryRegistry.maximumTotal)
+    }
+}

@@ -12,9 +12,9 @@ struct StatePersister {
     private let logger: Logger
     private(set) var staleAccessories: Set<AccessoryIdentity> = []
 
-    init(path: String, logger: Logger) {
+    init(path: String, logger: Logger, writerQueue: DispatchQueue = DispatchQueue(label: "earshot.state-writer")) {
         store = StateStore(path: path)
-        writer = StateWriter(store: store, logger: logger)
+        writer = StateWriter(store: store, logger: logger, queue: writerQueue)
         self.logger = logger
     }
 
@@ -68,15 +68,26 @@ struct StatePersister {
     /// A reporter spoke for `identity`: its registration is current again.
     mutating func confirm(_ identity: AccessoryIdentity) { staleAccessories.remove(identity) }
 
-    /// Saves the engine's registrations and the history: queued (returns at once), or
-    /// `durably` (returns once on disk, so a client that got its answer knows the change
-    /// survives a crash).
+    /// Saves the engine's registrations and the history. Never waits: the newest state is
+    /// handed to the writer (copy-on-write references; the sorted list is built and encoded on
+    /// the writer's queue, once per write however many changes came meanwhile). A change a
+    /// client waits for (`durably`) is waited for by its reply, with `waitUntilSaved`, not
+    /// here: the daemon goes on taking inputs, and a burst shares one write.
     func save(_ engine: PolicyEngine, history: [PersistedState.HistoryEntry], durably: Bool) async {
-        let state = PersistedState(
-            registrations: engine.accessories.entries.values.map(\.registration).sorted { $0.identity < $1.identity },
-            history: history)
-        if durably { await writer.save(state) } else { writer.enqueue(state) }
+        let entries = engine.accessories.entries
+        writer.offer {
+            PersistedState(registrations: entries.values.map(\.registration).sorted { $0.identity < $1.identity }, history: history)
+        }
     }
+
+    /// Returns once every change saved so far is on disk (or its write failed; `problem` says
+    /// why): a reply to a change waits here so the client knows the change survives a crash.
+    func waitUntilSaved() async {
+        await writer.flush()
+    }
+
+    /// How many times the whole state was encoded and written.
+    var writeCount: Int { writer.writeCount }
 
     /// Waits for every queued save: at shutdown.
     func flush() async {

@@ -26,6 +26,14 @@ public struct AccessoryRegistry: Sendable, Hashable {
     /// Scoring skips the by-name lookup entirely while no accessory is named by node.name.
     private(set) var nameEntryCount = 0
 
+    /// At most this many live registrations per reporter, and in all (docs/control-protocol.md,
+    /// Limits): a new registration beyond either is refused; registering again is not new.
+    public static let maximumPerReporter = 64
+    public static let maximumTotal = 1024
+
+    /// Live registrations per reporter, for the cap.
+    private var countByReporter: [String: Int] = [:]
+
     public init() {}
 
     public subscript(identity: AccessoryIdentity) -> AccessoryEntry? { entries[identity] }
@@ -55,6 +63,14 @@ public struct AccessoryRegistry: Sendable, Hashable {
     func validateRegister(_ identity: AccessoryIdentity, reporter: String, _ configuration: AccessoryConfiguration) -> AccessoryError? {
         if let owner = entries[identity]?.registration.reporter, owner != reporter {
             return AccessoryError(.invalidRequest, "\(identity) is already registered by \(owner): that reporter must unregister it first")
+        }
+        if entries[identity] == nil {
+            if entries.count >= Self.maximumTotal {
+                return AccessoryError(.invalidRequest, "too many registrations: \(entries.count) are live, the limit in all is \(Self.maximumTotal); unregister one first")
+            }
+            if countByReporter[reporter, default: 0] >= Self.maximumPerReporter {
+                return AccessoryError(.invalidRequest, "too many registrations for \(reporter): it has \(Self.maximumPerReporter), the limit per reporter; unregister one first")
+            }
         }
         if configuration.placement != nil, !configuration.capabilities.contains(.placement) {
             return AccessoryError(.accessoryNotCapable, "a placement needs the \"placement\" capability: declare it, or leave placement out")
@@ -86,11 +102,12 @@ public struct AccessoryRegistry: Sendable, Hashable {
     }
 
     mutating func store(_ registration: AccessoryRegistration, timing: PlacementTiming) {
-        if entries.updateValue(AccessoryEntry(registration: registration, timing: timing), forKey: registration.identity) == nil,
-            case .nodeName = registration.identity
-        {
+        let replaced = entries.updateValue(AccessoryEntry(registration: registration, timing: timing), forKey: registration.identity)
+        if replaced == nil, case .nodeName = registration.identity {
             nameEntryCount += 1
         }
+        if let previous = replaced?.registration.reporter { uncount(previous) }
+        countByReporter[registration.reporter, default: 0] += 1
         ended[registration.identity] = nil
         endedRecords[registration.identity] = nil
     }
@@ -105,9 +122,14 @@ public struct AccessoryRegistry: Sendable, Hashable {
     mutating func end(_ identity: AccessoryIdentity, because why: String) {
         guard let entry = entries.removeValue(forKey: identity) else { return }
         if case .nodeName = identity { nameEntryCount -= 1 }
+        uncount(entry.registration.reporter)
         ended[identity] = why
         endCount += 1
         endedRecords[identity] = EndedRegistration(identity: identity, reporter: entry.registration.reporter, why: why, sequence: endCount)
+    }
+
+    private mutating func uncount(_ reporter: String) {
+        if let count = countByReporter[reporter], count > 1 { countByReporter[reporter] = count - 1 } else { countByReporter[reporter] = nil }
     }
 
     /// The registrations that ended after the registry's `endCount` was `count`, in the order
