@@ -42,6 +42,10 @@ extension Daemon: DaemonControl {
             subscribers: events.subscriberCount, hostAddresses: engine.knownHostAddresses, stateProblem: persister.problem)
     }
 
+    public func reporter(of identity: AccessoryIdentity) async -> String? {
+        engine.accessories[identity]?.registration.reporter
+    }
+
     public func warnings(after request: AccessoryRequest) async -> [String] {
         guard case .register(.nodeName(let name), _, _) = request, !engine.graph.sinks.contains(where: { $0.name == name }) else { return [] }
         return ["no sink is named \"\(name)\" now: the registration applies once one appears (`wpctl status` or `pw-dump` show the node.names; a Bluetooth headset can be named by its address instead)"]

@@ -19,10 +19,13 @@ public protocol DaemonControl: Sendable {
     /// What a successful request's reply warns about (a register naming a node.name no sink
     /// has now): the request stands, but may not do what its sender meant.
     func warnings(after request: AccessoryRequest) async -> [String]
+    /// The reporter that registered `identity` (nil when none): `current` replies name it.
+    func reporter(of identity: AccessoryIdentity) async -> String?
 }
 
 extension DaemonControl {
     public func warnings(after request: AccessoryRequest) async -> [String] { [] }
+    public func reporter(of identity: AccessoryIdentity) async -> String? { nil }
 }
 
 /// One registration as `list` and `accessory show` report it.

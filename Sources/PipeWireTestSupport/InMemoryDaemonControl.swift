@@ -45,6 +45,8 @@ public actor InMemoryDaemonControl: DaemonControl {
         }
     }
 
+    public func reporter(of identity: AccessoryIdentity) async -> String? { registrations[identity]?.reporter }
+
     public func current(_ identity: AccessoryIdentity) async -> Result<AccessoryConfiguration, AccessoryError> {
         guard let registration = registrations[identity] else {
             return .failure(AccessoryError(.unknown, "no registration for \(identity)"))

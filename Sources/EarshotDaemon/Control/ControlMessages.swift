@@ -79,18 +79,23 @@ extension ControlWire {
         /// A register reply's warnings (always there, `[]` when none): the registration stands
         /// but may not do what was meant (a node.name no sink has). Left out of other replies.
         public var warnings: [String]?
+        /// A current reply's reporter (the one that registered the accessory). Left out of
+        /// other replies.
+        public var reporter: String?
 
-        public init(_ accessory: Accessory?, warnings: [String]? = nil) {
+        public init(_ accessory: Accessory?, warnings: [String]? = nil, reporter: String? = nil) {
             self.accessory = accessory
             self.warnings = warnings
+            self.reporter = reporter
         }
 
-        enum CodingKeys: String, CodingKey { case accessory, warnings }
+        enum CodingKeys: String, CodingKey { case accessory, warnings, reporter }
 
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encode(accessory, forKey: .accessory)
             try container.encodeIfPresent(warnings, forKey: .warnings)
+            try container.encodeIfPresent(reporter, forKey: .reporter)
         }
     }
 

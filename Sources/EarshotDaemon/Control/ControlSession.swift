@@ -130,7 +130,7 @@ final class ControlSession: Sendable {
         case .current(let identity):
             switch await control.current(identity) {
             case .success(let configuration):
-                return reply(ControlWire.AccessoryResult(ControlWire.Accessory(identity, configuration)))
+                return reply(ControlWire.AccessoryResult(ControlWire.Accessory(identity, configuration), reporter: await control.reporter(of: identity)))
             case .failure(let error):
                 return refusal(error)
             }
