@@ -117,8 +117,8 @@ struct AccessoryShowCommand: ParsableCommand {
                 json ? ControlWire.text(reply.accessory) : ControlText.accessory(reply.accessory)
             }.emit()
         } else {
-            try ControlActions.exchange(socket: socket.path, .list, reply: ControlWire.ListResult.self) { reply in
-                json ? ControlWire.text(reply.accessories) : ControlText.accessories(reply.accessories)
+            try ControlActions.listAll(socket: socket.path) { accessories in
+                json ? ControlWire.text(accessories) : ControlText.accessories(accessories)
             }.emit()
         }
     }

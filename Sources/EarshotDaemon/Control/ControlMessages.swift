@@ -100,9 +100,34 @@ extension ControlWire {
     }
 
     /// The result of list: `accessories`, sorted.
+    /// The result of list: `accessories`, sorted, one page of them; `next` is the `after` of
+    /// the next page, null on the last.
     public struct ListResult: Codable, Sendable, Hashable {
         public var accessories: [ListedAccessory]
-        public init(_ accessories: [ListedAccessory]) { self.accessories = accessories }
+        public var next: String?
+
+        public init(_ accessories: [ListedAccessory], next: String? = nil) {
+            self.accessories = accessories
+            self.next = next
+        }
+
+        enum CodingKeys: String, CodingKey { case accessories, next }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(accessories, forKey: .accessories)
+            try container.encode(next, forKey: .next)
+        }
+    }
+
+    /// The body of list: `after` and `limit`, each left out when not given.
+    public struct ListRequest: Encodable, Sendable {
+        public var after: String?
+        public var limit: Int?
+        public init(after: String? = nil, limit: Int? = nil) {
+            self.after = after
+            self.limit = limit
+        }
     }
 
     /// The result of status: `status`.

@@ -134,14 +134,34 @@ final class ControlSession: Sendable {
             case .failure(let error):
                 return refusal(error)
             }
-        case .list:
+        case .list(let after, let limit):
             let accessories = await control.list().sorted { $0.registration.identity < $1.registration.identity }
-            return reply(ControlWire.ListResult(accessories.map(ControlWire.ListedAccessory.init)))
+            return reply(Self.page(accessories, after: after, limit: limit))
         case .status:
             return reply(ControlWire.StatusResult(ControlWire.Status(await control.status())))
         case .subscribe:
             preconditionFailure("subscribe is answered by serve, which must order its reply before the events")
         }
+    }
+
+    /// One page of `list`: the entries after `after`, at most `limit` (and the protocol's page
+    /// limits), and where the next page starts.
+    static func page(_ sorted: [AccessoryStatus], after: AccessoryIdentity?, limit: Int?) -> ControlWire.ListResult {
+        let start = after.map { after in sorted.firstIndex { $0.registration.identity > after } ?? sorted.endIndex } ?? sorted.startIndex
+        let most = min(limit ?? ControlWire.listPageLimit, ControlWire.listPageLimit)
+        var entries: [ControlWire.ListedAccessory] = []
+        var bytes = 0
+        var index = start
+        while index < sorted.endIndex, entries.count < most {
+            let entry = ControlWire.ListedAccessory(sorted[index])
+            let size = ControlWire.line(entry).count
+            if !entries.isEmpty, bytes + size > ControlWire.listPageBytes { break }
+            entries.append(entry)
+            bytes += size
+            index += 1
+        }
+        let next = index < sorted.endIndex ? sorted[index - 1].registration.identity.description : nil
+        return ControlWire.ListResult(entries, next: next)
     }
 
     private func startSubscription() async {

@@ -1,8 +1,9 @@
 import AudioGraph
-import EarshotDaemon
 import Foundation
 import RoutingPolicy
 import Testing
+
+@testable import EarshotDaemon
 
 /// The control socket over the real daemon (fake PipeWire): what needs the engine and the graph.
 @Suite("Daemon over the control socket", .timeLimit(.minutes(1)))
@@ -61,6 +62,51 @@ struct DaemonControlSocketTests {
             #expect(ended["error"]?["code"] == .string("invalid-request"))
             let mine = try await owner.request(#"{"id":4,"op":"unregister","accessory":"\#(H.address)"}"#)
             #expect(mine["ok"] == .bool(true))
+        }
+    }
+
+    @Test("at the caps, with long names (over 1 MiB in all), list pages keep every reply small and the connection open; a burst of registrations shares writes")
+    func listAtTheCaps() async throws {
+        try await Self.withServer { h, client in
+            let padding = String(repeating: "x", count: 1000)
+            let total = AccessoryRegistry.maximumTotal
+            let writesBefore = await h.daemon.persister.writeCount
+            let refused = await withTaskGroup(of: Bool.self) { group in
+                for index in 0..<total {
+                    group.addTask {
+                        let request = AccessoryRequest.register(
+                            .nodeName("sink-\(String(format: "%04d", index))-\(padding)"),
+                            reporter: "org.example.r\(index / AccessoryRegistry.maximumPerReporter)", AccessoryConfiguration(capabilities: []))
+                        if case .failure = await h.daemon.perform(request) { return true }
+                        return false
+                    }
+                }
+                return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(refused == 0)
+            let writes = await h.daemon.persister.writeCount - writesBefore
+            #expect(writes < total, "\(writes) writes for \(total) registrations")
+            var seen: [String] = []
+            var after: JSONValue = .null
+            var pages = 0
+            repeat {
+                let reply = try await client.request(#"{"id":\#(pages),"op":"list","after":\#(after.canonicalText)}"#)
+                guard case .array(let entries)? = reply["accessories"] else { throw Failure("no accessories in page \(pages)") }
+                #expect(reply.canonicalText.utf8.count < ControlWire.listPageBytes + 4096)
+                seen += entries.compactMap { $0["accessory"]?.propertyText }
+                after = reply["next"] ?? .null
+                pages += 1
+            } while after != .null && pages < 100
+            #expect(seen.count == total)
+            #expect(seen == seen.sorted())
+            #expect(pages > 4)
+            let limited = try await client.request(#"{"id":"l","op":"list","limit":3}"#)
+            guard case .array(let three)? = limited["accessories"] else { throw Failure("no accessories") }
+            #expect(three.count == 3)
+            #expect(limited["next"] == three.last?["accessory"])
+            let one = try await client.request(
+                #"{"op":"register","accessory":"one-more","reporter":"org.example.new","capabilities":[]}"#)
+            #expect(one["error"]?["message"]?.propertyText?.hasPrefix("too many registrations: \(total) are live") == true)
         }
     }
 }
