@@ -6,12 +6,13 @@ import dbus
 
 accessory = sys.argv[1]
 earshot = dbus.Interface(dbus.SessionBus().get_object("org.earshot.Earshot1", "/org/earshot/Earshot1"), "org.earshot.Earshot1")
-register = lambda placement: earshot.Register(accessory, "org.example.python-reporter", ["audio-switching", "placement"], {"placement": placement})
+reporter = "org.example.python-reporter"
+register = lambda placement: earshot.Register(accessory, reporter, ["audio-switching", "placement"], {"placement": placement})
 register("off-head")
 for placement in (line.strip() for line in sys.stdin):
     try:
         if placement and not placement.startswith("#"):
-            print(earshot.Update(accessory, {"placement": placement})["placement"], flush=True)
+            print(earshot.Update(accessory, reporter, {"placement": placement})["placement"], flush=True)
     except dbus.DBusException as error:
         if error.get_dbus_name().endswith((".Invalidated", ".Unknown")):  # the daemon forgot it: register again
             register(placement)

@@ -71,6 +71,9 @@ struct AccessoryUpdateCommand: ParsableCommand {
     @Option(name: .customLong("secondary-source"), help: ArgumentHelp("Bluetooth address of its second host, or none to clear it.", valueName: "address|none"))
     var secondarySource: String?
 
+    @Option(help: "The reporter's reverse-DNS name: the one that registered the accessory.")
+    var reporter = "org.earshot.cli"
+
     @OptionGroup var socket: ControlSocketOption
 
     func validate() throws {
@@ -84,7 +87,7 @@ struct AccessoryUpdateCommand: ParsableCommand {
     }
 
     func run() throws {
-        let request = ControlActions.updateRequest(accessory: accessory, placement: placement, primarySource: primarySource, secondarySource: secondarySource)
+        let request = ControlActions.updateRequest(accessory: accessory, reporter: reporter, placement: placement, primarySource: primarySource, secondarySource: secondarySource)
         try ControlActions.exchange(socket: socket.path, .update, request, reply: ControlWire.AccessoryResult.self) { reply in
             "updated " + ControlText.accessory(reply.accessory)
         }.emit()
@@ -114,8 +117,8 @@ struct AccessoryShowCommand: ParsableCommand {
                 json ? ControlWire.text(reply.accessory) : ControlText.accessory(reply.accessory)
             }.emit()
         } else {
-            try ControlActions.exchange(socket: socket.path, .list, reply: ControlWire.ListResult.self) { reply in
-                json ? ControlWire.text(reply.accessories) : ControlText.accessories(reply.accessories)
+            try ControlActions.listAll(socket: socket.path) { accessories in
+                json ? ControlWire.text(accessories) : ControlText.accessories(accessories)
             }.emit()
         }
     }
@@ -128,12 +131,15 @@ struct AccessoryUnregisterCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("A Bluetooth address (AA:BB:CC:DD:EE:FF) or a node.name.", valueName: "address|node"))
     var accessory: String
 
+    @Option(help: "The reporter's reverse-DNS name: the one that registered the accessory.")
+    var reporter = "org.earshot.cli"
+
     @OptionGroup var socket: ControlSocketOption
 
     func validate() throws { try ControlArguments.accessory(accessory) }
 
     func run() throws {
-        let request = ControlWire.AccessoryField(accessory: accessory)
+        let request = ControlWire.AccessoryField(accessory: accessory, reporter: reporter)
         try ControlActions.exchange(socket: socket.path, .unregister, request, reply: ControlWire.AccessoryResult.self) { _ in
             "unregistered \(accessory)"
         }.emit()

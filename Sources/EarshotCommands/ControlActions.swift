@@ -27,6 +27,27 @@ enum ControlActions {
         }
     }
 
+    /// Every registration, page by page (`list` with `after`), on one connection.
+    static func listAll(socket: String?, render: ([ControlWire.ListedAccessory]) -> String) -> CommandOutcome {
+        do {
+            let client = try ControlClient.connect(path: socket ?? ControlSocketPath.default())
+            var all: [ControlWire.ListedAccessory] = []
+            var after: String?
+            repeat {
+                switch try client.request(.list, ControlWire.ListRequest(after: after), reply: ControlWire.ListResult.self) {
+                case .success(let page):
+                    all += page.accessories
+                    after = page.next
+                case .failure(let error):
+                    return CommandOutcome(standardError: "earshot: refused: \(error.code.rawValue): \(error.message)\n", exitCode: refused)
+                }
+            } while after != nil
+            return CommandOutcome(standardOutput: render(all) + "\n")
+        } catch {
+            return CommandOutcome(standardError: "earshot: \(error)\n", exitCode: unreachable)
+        }
+    }
+
     /// A request that takes no fields (list, status).
     static func exchange<Reply: Decodable>(socket: String?, _ operation: ControlOperation, reply: Reply.Type, render: (Reply) -> String) -> CommandOutcome {
         exchange(socket: socket, operation, ControlWire.NoFields(), reply: reply, render: render)
@@ -72,7 +93,9 @@ enum ControlActions {
     }
 
     /// An update; a source given as `none` is cleared (null on the wire).
-    static func updateRequest(accessory: String, placement: String?, primarySource: String?, secondarySource: String?) -> ControlWire.UpdateRequest {
+    static func updateRequest(
+        accessory: String, reporter: String, placement: String?, primarySource: String?, secondarySource: String?
+    ) -> ControlWire.UpdateRequest {
         let change = { (source: String?) -> FieldChange<String> in
             switch source {
             case nil: .keep
@@ -81,6 +104,7 @@ enum ControlActions {
             }
         }
         return ControlWire.UpdateRequest(
-            accessory: accessory, placement: placement, primarySource: change(primarySource), secondarySource: change(secondarySource))
+            accessory: accessory, reporter: reporter, placement: placement, primarySource: change(primarySource),
+            secondarySource: change(secondarySource))
     }
 }

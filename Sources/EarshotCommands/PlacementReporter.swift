@@ -8,7 +8,9 @@ import RoutingPolicy
 protocol ReportLink: AnyObject {
     func register(_ request: ControlWire.RegisterRequest) throws(ControlClientError) -> Result<Void, AccessoryError>
     func update(_ request: ControlWire.UpdateRequest) throws(ControlClientError) -> Result<Void, AccessoryError>
-    func list() throws(ControlClientError) -> Result<[ControlWire.ListedAccessory], AccessoryError>
+    /// One accessory's registration (`current`): its configuration and, from a daemon that
+    /// says, its reporter.
+    func current(_ accessory: String) throws(ControlClientError) -> Result<ControlWire.AccessoryResult, AccessoryError>
     /// A descriptor that becomes readable when the daemon closes the connection; nil if none.
     var descriptor: Int32? { get }
     /// The descriptor became readable while no request was out: false once the daemon is gone.
@@ -26,8 +28,8 @@ extension ControlClient: ReportLink {
         try self.request(.update, request, reply: ControlWire.AccessoryResult.self).map { _ in }
     }
 
-    func list() throws(ControlClientError) -> Result<[ControlWire.ListedAccessory], AccessoryError> {
-        try request(.list, reply: ControlWire.ListResult.self).map(\.accessories)
+    func current(_ accessory: String) throws(ControlClientError) -> Result<ControlWire.AccessoryResult, AccessoryError> {
+        try request(.current, ControlWire.AccessoryField(accessory: accessory), reply: ControlWire.AccessoryResult.self)
     }
 }
 
@@ -222,12 +224,10 @@ final class PlacementReporter {
         }
     }
 
+    /// Asks for this one accessory (`current`), not the whole list: the answer's size does not
+    /// depend on how many accessories are registered.
     private func isRegisteredAlready(over link: any ReportLink) throws(ControlClientError) -> Bool {
-        guard case .success(let entries) = try link.list() else { return false }
-        let wanted = Set(options.capabilities)
-        return entries.contains { entry in
-            entry.reporter == options.reporter && Set(entry.accessory.configuration.capabilities) == wanted
-                && AccessoryIdentity(parsing: entry.accessory.accessory) == AccessoryIdentity(parsing: options.accessory)
-        }
+        guard case .success(let result) = try link.current(options.accessory), let accessory = result.accessory else { return false }
+        return result.reporter == options.reporter && Set(accessory.configuration.capabilities) == Set(options.capabilities)
     }
 }

@@ -5,10 +5,14 @@ import RoutingPolicy
 /// The control API (socket and D-Bus) and the other sources' ways in. Requests that change
 /// anything are inputs (queued, handled in order); queries read the state between inputs.
 extension Daemon: DaemonControl {
+    /// Answers once the change is on disk too (a burst of changes shares one write: the daemon
+    /// takes the next inputs meanwhile).
     public func perform(_ request: AccessoryRequest) async -> Result<AccessoryConfiguration?, AccessoryError> {
         switch await submit(.accessory(request)) {
-        case .accessory(let result): result
-        case .done, .stopped: .failure(AccessoryError(.unknown, "the daemon is stopping; try again when it runs"))
+        case .accessory(let result):
+            if case .success = result { await persister.waitUntilSaved() }
+            return result
+        case .done, .stopped: return .failure(AccessoryError(.unknown, "the daemon is stopping; try again when it runs"))
         }
     }
 
@@ -35,7 +39,16 @@ extension Daemon: DaemonControl {
             mode: session.mode, remote: session.connection?.remoteName ?? environment.options.remote ?? "pipewire-0",
             connected: session.connection != nil, sessionManager: session.sessionManager?.name,
             sessionManagerVersion: session.sessionManager?.version, decision: decisions.forStatus,
-            subscribers: events.subscriberCount, hostAddresses: engine.knownHostAddresses)
+            subscribers: events.subscriberCount, hostAddresses: engine.knownHostAddresses, stateProblem: persister.problem)
+    }
+
+    public func reporter(of identity: AccessoryIdentity) async -> String? {
+        engine.accessories[identity]?.registration.reporter
+    }
+
+    public func warnings(after request: AccessoryRequest) async -> [String] {
+        guard case .register(.nodeName(let name), _, _) = request, !engine.graph.sinks.contains(where: { $0.name == name }) else { return [] }
+        return ["no sink is named \"\(name)\" now: the registration applies once one appears (`wpctl status` or `pw-dump` show the node.names; a Bluetooth headset can be named by its address instead)"]
     }
 
     public nonisolated func subscribe() async -> AsyncStream<DaemonEvent> {

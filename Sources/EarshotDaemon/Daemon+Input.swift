@@ -40,7 +40,9 @@ extension Daemon {
             guard config != engine.config || source != configSource else { return .done }
             configSource = source
             logger.info("config reloaded from \(source) (\(cause))")
+            let endsBefore = engine.accessories.endCount
             let outcome = engine.handle(.configReplaced(config), at: now)
+            announceInvalidated(engine.accessories.ended(since: endsBefore))
             events.announceHostAddresses(engine.knownHostAddresses, at: environment.clock.wallClock)
             turn.registrationsChanged = true  // a reload may end registrations
             await consider(outcome, turn: &turn)
@@ -136,6 +138,17 @@ extension Daemon {
             at: environment.clock.wallClock, kind: kind, accessory: identity.description, reporter: registration?.reporter,
             configuration: registration?.configuration)))
         return (outcome, .success(registration?.configuration))
+    }
+
+    /// Registrations the engine ended on its own (a config reload): logged, and told to
+    /// subscribers as `invalidated`, before the decision they cause.
+    private func announceInvalidated(_ ended: [EndedRegistration]) {
+        for registration in ended {
+            logger.notice("registration of \(registration.identity) by \(registration.reporter) invalidated: \(registration.why)")
+            events.publish(.accessoryChanged(AccessoryChange(
+                at: environment.clock.wallClock, kind: .invalidated, accessory: registration.identity.description,
+                reporter: registration.reporter, configuration: nil)))
+        }
     }
 
     // MARK: Effects, in order

@@ -16,6 +16,16 @@ public protocol DaemonControl: Sendable {
     /// subscribe: route changes, accessory, playback and host-address events from now on,
     /// until the stream is dropped.
     func subscribe() async -> AsyncStream<DaemonEvent>
+    /// What a successful request's reply warns about (a register naming a node.name no sink
+    /// has now): the request stands, but may not do what its sender meant.
+    func warnings(after request: AccessoryRequest) async -> [String]
+    /// The reporter that registered `identity` (nil when none): `current` replies name it.
+    func reporter(of identity: AccessoryIdentity) async -> String?
+}
+
+extension DaemonControl {
+    public func warnings(after request: AccessoryRequest) async -> [String] { [] }
+    public func reporter(of identity: AccessoryIdentity) async -> String? { nil }
 }
 
 /// One registration as `list` and `accessory show` report it.
@@ -58,11 +68,14 @@ public struct DaemonStatus: Sendable {
     public var subscribers: Int
     /// This host's Bluetooth addresses in use, with where each came from (config, BlueZ).
     public var hostAddresses: [HostAddress]
+    /// Why registrations and history are not being saved (the state file), if they are not.
+    public var stateProblem: String?
 
     public init(
         mode: ApplyMode, remote: String, connected: Bool, sessionManager: String?, sessionManagerVersion: String? = nil, decision: Decision?, subscribers: Int = 0,
-        hostAddresses: [HostAddress] = []
+        hostAddresses: [HostAddress] = [], stateProblem: String? = nil
     ) {
+        self.stateProblem = stateProblem
         self.subscribers = subscribers
         self.hostAddresses = hostAddresses
         self.mode = mode

@@ -40,7 +40,7 @@ public enum StateFile {
         default:
             throw StateFileError(
                 path: path, field: "version",
-                problem: "version \(version) was written by a newer Earshot; this one reads versions 1 to \(currentVersion)")
+                problem: "version \(version) was written by a newer Earshot; this one reads versions 1 to \(currentVersion)", isNewerVersion: true)
         }
     }
 
@@ -163,17 +163,22 @@ public struct StateFileError: Error, Sendable, Hashable, CustomStringConvertible
     public var path: String
     public var field: String?
     public var problem: String
+    /// The file is well-formed as far as this Earshot can tell but of a newer version: it is
+    /// kept as it is (and not overwritten), not moved aside as a corrupt one is.
+    public var isNewerVersion: Bool
 
-    public init(path: String, field: String?, problem: String) {
+    public init(path: String, field: String?, problem: String, isNewerVersion: Bool = false) {
         self.path = path
         self.field = field
         self.problem = problem
+        self.isNewerVersion = isNewerVersion
     }
 
     public var description: String { "\(path): " + (field.map { "\($0): " } ?? "") + problem }
 
     init(path: String, _ error: DecodingError, in data: Data) {
         self.path = path
+        isNewerVersion = false
         switch error {
         case .keyNotFound(let key, let context):
             field = Self.field(context.codingPath + [key])

@@ -52,10 +52,37 @@ public struct StateStore: Sendable {
         return try StateFile.decode(data, path: path)
     }
 
+    /// Writes `state`. Every failure is a `SystemError` naming the call, the path and the
+    /// errno (`open …/state.json.tmp-42: Permission denied (EACCES)`), including a directory
+    /// where the file should be.
     public func save(_ state: PersistedState) throws {
+        if try FileSystem.entry(at: path)?.kind == .directory {
+            throw SystemError("rename", path: path, detail: "a directory is where the state file should be", code: EISDIR)
+        }
         let data = try StateFile.encode(state)
         let directory = (path as NSString).deletingLastPathComponent
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        if try FileSystem.entry(at: directory) == nil {
+            do {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw Self.systemError(error, call: "mkdir", path: directory)
+            }
+        }
         try FileSystem.atomicWrite(data, to: path, permissions: 0o600)
+    }
+
+    /// A save's failure as one line: a `SystemError`'s own text, anything else described.
+    static func reason(_ error: any Error) -> String {
+        if let error = error as? SystemError { return error.description }
+        return "\(error)"
+    }
+
+    /// Foundation's file errors carry the errno underneath: named as SystemBridge names it.
+    static func systemError(_ error: any Error, call: String, path: String) -> any Error {
+        let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
+        if let underlying, underlying.domain == NSPOSIXErrorDomain {
+            return SystemError(call, path: path, code: Int32(truncatingIfNeeded: underlying.code))
+        }
+        return SystemError(call, path: path, detail: (error as NSError).localizedDescription, code: EIO)
     }
 }

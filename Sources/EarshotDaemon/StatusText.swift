@@ -11,6 +11,7 @@ public enum StatusText {
         lines.append("mode: \(status.mode)" + (status.sessionManager.map { " (session manager: \([$0, status.sessionManagerVersion].compactMap { $0 }.joined(separator: " ")))" } ?? ""))
         lines.append("pipewire: \(status.remote), " + (status.connected ? "connected" : "not connected"))
         lines.append("host addresses: " + (status.hostAddresses.isEmpty ? "none known" : status.hostAddresses.map(hostAddress).joined(separator: ", ")))
+        if let state = status.state { lines.append("state: \(state)") }
         // The decision's shape is DecisionRecord's (RoutingPolicy), read here as JSON.
         guard let decision = status.decision?.json, decision != .null else {
             lines.append("default: no decision yet")

@@ -11,6 +11,8 @@ public actor InMemoryDaemonControl: DaemonControl {
     private var nextSubscriber = 0
     private var waitingForSubscriber: [CheckedContinuation<Void, Never>] = []
     private let reportedStatus: DaemonStatus
+    /// Every accessory request performed, as the transport handed it over.
+    public private(set) var performed: [AccessoryRequest] = []
 
     /// `status` answers what it is given (by default: standalone, connected, no decision).
     public init(status: DaemonStatus = DaemonStatus(mode: .standalone, remote: "pipewire-0", connected: true, sessionManager: nil, decision: nil)) {
@@ -18,11 +20,12 @@ public actor InMemoryDaemonControl: DaemonControl {
     }
 
     public func perform(_ request: AccessoryRequest) async -> Result<AccessoryConfiguration?, AccessoryError> {
+        performed.append(request)
         switch request {
         case .register(let identity, let reporter, let configuration):
             registrations[identity] = AccessoryRegistration(identity: identity, reporter: reporter, configuration: configuration, registeredAt: 0)
             return .success(configuration)
-        case .update(let identity, let update):
+        case .update(let identity, let update, _):
             guard var registration = registrations[identity] else {
                 return .failure(AccessoryError(.unknown, "no registration for \(identity): register it, then update"))
             }
@@ -34,13 +37,15 @@ public actor InMemoryDaemonControl: DaemonControl {
             }
             registrations[identity] = registration
             return .success(registration.configuration)
-        case .unregister(let identity):
+        case .unregister(let identity, _):
             guard registrations.removeValue(forKey: identity) != nil else {
                 return .failure(AccessoryError(.unknown, "no registration for \(identity)"))
             }
             return .success(nil)
         }
     }
+
+    public func reporter(of identity: AccessoryIdentity) async -> String? { registrations[identity]?.reporter }
 
     public func current(_ identity: AccessoryIdentity) async -> Result<AccessoryConfiguration, AccessoryError> {
         guard let registration = registrations[identity] else {

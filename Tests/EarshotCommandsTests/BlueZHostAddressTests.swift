@@ -75,7 +75,7 @@ struct BlueZHostAddressTests {
             bluez.stop()
             try await Self.nextHostAddresses(events, daemon, ["\(Self.configured) (config)"])
             try await Self.nextRoute(events, daemon, to: D.speakers)
-            let moved = try daemon.earshot("accessory", "update", D.address, "--primary-source", Self.configured)
+            let moved = try daemon.earshot("accessory", "update", D.address, "--primary-source", Self.configured, "--reporter", "org.earshot.test")
             #expect(moved.status == 0, "\(moved.output)")
             // The next event is that update's, not another host-addresses one.
             #expect(try await events.nextAny()["event"] == .string("accessory"))
@@ -166,7 +166,7 @@ struct BlueZHostAddressTests {
             // the next event is the accessory update after it.
             try Self.writeConfig(sandbox, "host-addresses = [\"\(Self.adapterA)\"]\n[timing]\noff-grace-ms = 700\n")
             try await daemon.process.waitForLog(containing: "config reloaded from", occurrences: 3)
-            let update = try daemon.earshot("accessory", "update", D.address, "--primary-source", Self.adapterA)
+            let update = try daemon.earshot("accessory", "update", D.address, "--primary-source", Self.adapterA, "--reporter", "org.earshot.test")
             #expect(update.status == 0, "\(update.output)")
             #expect(try await events.nextAny()["event"] == .string("accessory"))
             try await Self.nextRoute(events, daemon, to: D.headphones)

@@ -37,7 +37,7 @@ struct DBusPropertiesEndToEndTests {
             _ = try await signals.collect(timeout: .seconds(10), until: changedTo(D.speakers))
 
             // On-head: the headphones again, read back and signalled.
-            let updated = try sandbox.run(Self.call + ["Update", "sa{sv}", D.address, "1", "placement", "s", "on-head"])
+            let updated = try sandbox.run(Self.call + ["Update", "ssa{sv}", D.address, "org.example.busctl", "1", "placement", "s", "on-head"])
             #expect(updated.status == 0, "\(updated.output)")
             try await daemon.waitForRoute(to: D.headphones, streams: [])
             #expect(try getProperty("DefaultSink") == "s \"\(D.headphones)\"\n")

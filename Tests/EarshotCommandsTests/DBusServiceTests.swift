@@ -28,11 +28,11 @@ struct DBusServiceTests {
             #expect(registered.output.contains(#""placement" s "off-head""#), "\(registered.output)")
             try await daemon.waitForRoute(to: D.speakers, streams: [])
 
-            let updated = try sandbox.run(Self.call + ["Update", "sa{sv}", D.address, "1", "placement", "s", "on-head"])
+            let updated = try sandbox.run(Self.call + ["Update", "ssa{sv}", D.address, "org.example.busctl", "1", "placement", "s", "on-head"])
             #expect(updated.status == 0, "\(updated.output)")
             #expect(updated.output.contains(#""placement" s "on-head""#), "\(updated.output)")
             try await daemon.waitForRoute(to: D.headphones, streams: [])
-            let cleared = try sandbox.run(Self.call + ["Update", "sa{sv}", D.address, "1", "primary-source", "s", ""])
+            let cleared = try sandbox.run(Self.call + ["Update", "ssa{sv}", D.address, "org.example.busctl", "1", "primary-source", "s", ""])
             #expect(cleared.status == 0 && cleared.output.contains(#""primary-source" s """#), "\(cleared.output)")
 
             // Register off-head moved the output off the headphones (the initial pick), on-head back.
@@ -56,22 +56,26 @@ struct DBusServiceTests {
                 try sandbox.run(["sh", "-c", #""$@" 2>&1"#, "sh", "gdbus", "call", "--session", "--dest", "org.earshot.Earshot1", "--object-path", "/org/earshot/Earshot1", "--method", method] + arguments).output
             }
             let error = "GDBus.Error:org.earshot.Earshot1.Error."
-            #expect(try gdbus("org.earshot.Earshot1.Update", [D.address, "{'placement': <'on-head'>}"])
+            #expect(try gdbus("org.earshot.Earshot1.Update", [D.address, "org.example.gdbus", "{'placement': <'on-head'>}"])
                 .contains("\(error)Unknown: no registration for \(D.address)"))
             #expect(try gdbus("org.earshot.Earshot1.Register", [D.address, "org.example.gdbus", "['placement']", "{'placement': <'sideways'>}"])
                 .contains("\(error)InvalidRequest: unknown placement \"sideways\""))
             let registered = try gdbus("org.earshot.Earshot1.Register", [D.address, "org.example.gdbus", "['placement']", "{'placement': <'off-head'>}"])
             #expect(registered.contains("'placement': <'off-head'>") && registered.contains("'primary-source': <''>"), "\(registered)")
-            #expect(try gdbus("org.earshot.Earshot1.Update", [D.address, "{'primary-source': <'11:22:33:44:55:66'>}"])
+            #expect(try gdbus("org.earshot.Earshot1.Update", [D.address, "org.example.gdbus", "{'primary-source': <'11:22:33:44:55:66'>}"])
                 .contains("\(error)AccessoryNotCapable:"))
-            #expect(try gdbus("org.earshot.Earshot1.Update", [D.address, "{'primary-source': <'zz'>}"])
+            #expect(try gdbus("org.earshot.Earshot1.Update", [D.address, "org.example.gdbus", "{'primary-source': <'zz'>}"])
                 .contains(#"or "" to clear it"#))
             #expect(try gdbus("org.earshot.Earshot1.Register", [D.address, "org.example.other", "['placement']", "{}"])
                 .contains("\(error)InvalidRequest:"))
-            #expect(try gdbus("org.earshot.Earshot1.Update", [D.address]).contains("GDBus.Error:org.freedesktop.DBus.Error.InvalidArgs: Update takes (s accessory, a{sv} changes), not (s)"))
+            #expect(try gdbus("org.earshot.Earshot1.Update", [D.address, "org.example.other", "{'placement': <'on-head'>}"])
+                .contains("\(error)InvalidRequest: \(D.address) is registered by org.example.gdbus, not org.example.other"))
+            #expect(try gdbus("org.earshot.Earshot1.Unregister", [D.address, "org.example.other"])
+                .contains("\(error)InvalidRequest: \(D.address) is registered by org.example.gdbus"))
+            #expect(try gdbus("org.earshot.Earshot1.Update", [D.address]).contains("GDBus.Error:org.freedesktop.DBus.Error.InvalidArgs: Update takes (s accessory, s reporter, a{sv} changes), not (s)"))
             #expect(try gdbus("org.earshot.Earshot1.Frobnicate", []).contains("GDBus.Error:org.freedesktop.DBus.Error.UnknownMethod"))
-            #expect(try gdbus("org.earshot.Earshot1.Unregister", [D.address]).contains("()"))
-            #expect(try gdbus("org.earshot.Earshot1.Update", [D.address, "{'placement': <'on-head'>}"]).contains("\(error)Invalidated:"))
+            #expect(try gdbus("org.earshot.Earshot1.Unregister", [D.address, "org.example.gdbus"]).contains("()"))
+            #expect(try gdbus("org.earshot.Earshot1.Update", [D.address, "org.example.gdbus", "{'placement': <'on-head'>}"]).contains("\(error)Invalidated:"))
 
             // dbus-send: the methods without a{sv} arguments.
             let current = try sandbox.run(["sh", "-c", "dbus-send --session --print-reply --dest=org.earshot.Earshot1 /org/earshot/Earshot1 org.earshot.Earshot1.Current string:\(D.address) 2>&1"])

@@ -41,7 +41,7 @@ struct DaemonFixture {
     }
 
     func place(_ placement: String) throws {
-        let result = try earshot("accessory", "update", Self.address, "--placement", placement)
+        let result = try earshot("accessory", "update", Self.address, "--placement", placement, "--reporter", "org.earshot.test")
         guard result.status == 0 else { throw FixtureError("update failed (\(result.status)): \(result.output)\n\(process.logTail())") }
     }
 

@@ -209,11 +209,19 @@ struct DaemonReliabilityTests {
             }
             daemon = try await daemon.restartedOffPool()
             let session = try DaemonSession(path: daemon.socketPath)
-            // The socket appears before the saved state is read: the warning says it has been.
-            try await daemon.process.waitForLog(containing: "is unreadable", timeout: .seconds(10))
+            // The socket appears before the saved state is read: the message says it has been.
             if damage == "newer" {
-                try await daemon.process.waitForLog(containing: "\(path): version: version 2 was written by a newer Earshot", timeout: .seconds(1))
+                // Kept as it is and never overwritten (issue 12 item 7).
+                try await daemon.process.waitForLog(containing: "\(path) was written by a newer Earshot (version 2 was written by a newer Earshot", timeout: .seconds(10))
+                #expect(try await session.registeredAccessories().isEmpty)
+                try await session.register(D.address, placement: "off-head")
+                #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(#"{"version": 2, "accessories": {}}"#.utf8))
+                return
             }
+            try await daemon.process.waitForLog(containing: "is unreadable", timeout: .seconds(10))
+            try await daemon.process.waitForLog(containing: "moved aside to \(path).corrupt-", timeout: .seconds(1))
+            let directory = (path as NSString).deletingLastPathComponent
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory).contains { $0.hasPrefix("state.json.corrupt-") })
             #expect(try await session.registeredAccessories().isEmpty)
             try await session.register(D.address, placement: "off-head")
             let state = try StateStore(path: path).load()
@@ -240,7 +248,7 @@ struct DaemonReliabilityTests {
                 let acknowledged = try await offPool { () -> Int in
                     defer { close(fd) }
                     let requests = (0..<200).map { index in
-                        #"{"op":"update","id":\#(index),"accessory":"\#(D.address)","placement":"\#(index % 2 == 0 ? "on-head" : "off-head")"}"# + "\n"
+                        #"{"op":"update","id":\#(index),"accessory":"\#(D.address)","reporter":"org.earshot.reliability","placement":"\#(index % 2 == 0 ? "on-head" : "off-head")"}"# + "\n"
                     }.joined()
                     let bytes = Array(requests.utf8)
                     var sent = 0

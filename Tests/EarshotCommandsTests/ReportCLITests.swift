@@ -88,7 +88,7 @@ struct PlacementReporterTests {
         daemon.registered["AA:BB:CC:DD:EE:FF"] = "on-head"
         let (reporter, _) = daemon.reporter()
         #expect(reporter.flush() == .idle)
-        #expect(daemon.operations == [.list])
+        #expect(daemon.operations == [.current])
         #expect(daemon.registered == ["AA:BB:CC:DD:EE:FF": "on-head"])
     }
 
@@ -286,14 +286,13 @@ final class StandInDaemon {
             daemon.operations.append(operation)
         }
 
-        func list() throws(ControlClientError) -> Result<[ControlWire.ListedAccessory], AccessoryError> {
-            try open(.list)
-            return .success(daemon.registered.map { name, placement in
-                ControlWire.ListedAccessory(
-                    accessory: ControlWire.Accessory(
-                        accessory: name, configuration: ControlWire.Configuration(capabilities: ["audio-switching", "placement"], placement: placement)),
-                    reporter: "org.earshot.test", stale: false, sinks: [])
-            })
+        func current(_ accessory: String) throws(ControlClientError) -> Result<ControlWire.AccessoryResult, AccessoryError> {
+            try open(.current)
+            guard let placement = daemon.registered[accessory] else { return .failure(AccessoryError(.unknown, "no registration for \(accessory)")) }
+            return .success(ControlWire.AccessoryResult(
+                ControlWire.Accessory(
+                    accessory: accessory, configuration: ControlWire.Configuration(capabilities: ["audio-switching", "placement"], placement: placement)),
+                reporter: "org.earshot.test"))
         }
 
         func register(_ request: ControlWire.RegisterRequest) throws(ControlClientError) -> Result<Void, AccessoryError> {

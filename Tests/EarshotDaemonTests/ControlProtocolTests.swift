@@ -41,11 +41,36 @@ struct ControlProtocolTests {
         }
     }
 
+    @Test("update and unregister name their reporter: the connection's registered one, else the reporter field, else refused")
+    func requestsNameTheirReporter() async throws {
+        try await ControlFixture.with { fixture in
+            let owner = try RawControlSocket(path: fixture.socketPath)
+            _ = try await owner.request(
+                #"{"id":1,"op":"register","accessory":"AA:BB:CC:DD:EE:FF","reporter":"org.example.owner","capabilities":["placement"],"placement":"off-head"}"#)
+            _ = try await owner.request(#"{"id":2,"op":"update","accessory":"AA:BB:CC:DD:EE:FF","placement":"on-head"}"#)
+            let other = try RawControlSocket(path: fixture.socketPath)
+            let anonymous = try await other.request(#"{"id":3,"op":"update","accessory":"AA:BB:CC:DD:EE:FF","placement":"off-head"}"#)
+            #expect(anonymous["error"]?["code"] == .string("invalid-request"))
+            #expect(anonymous["error"]?["message"]?.propertyText?.contains("update needs a reporter") == true, "\(anonymous.canonicalText)")
+            let anonymousEnd = try await other.request(#"{"id":4,"op":"unregister","accessory":"AA:BB:CC:DD:EE:FF"}"#)
+            #expect(anonymousEnd["error"]?["message"]?.propertyText?.contains("unregister needs a reporter") == true)
+            _ = try await other.request(#"{"id":5,"op":"unregister","accessory":"AA:BB:CC:DD:EE:FF","reporter":"org.example.other"}"#)
+            let badName = try await other.request(#"{"id":6,"op":"unregister","accessory":"AA:BB:CC:DD:EE:FF","reporter":"nodots"}"#)
+            #expect(badName["error"]?["message"]?.propertyText?.contains("malformed reporter") == true)
+            let address = AccessoryIdentity(parsing: "AA:BB:CC:DD:EE:FF")!
+            let performed = await fixture.control.performed.filter { $0.verb != "register" }
+            #expect(performed == [
+                .update(address, AccessoryUpdate(placement: .set(.onHead)), reporter: "org.example.owner"),
+                .unregister(address, reporter: "org.example.other"),
+            ])
+        }
+    }
+
     @Test("a refusal carries the daemon's code and message")
     func refusal() async throws {
         try await ControlFixture.with { fixture in
             let client = try RawControlSocket(path: fixture.socketPath)
-            let reply = try await client.request(#"{"id":7,"op":"update","accessory":"11:22:33:44:55:66","placement":"on-head"}"#)
+            let reply = try await client.request(#"{"id":7,"op":"update","accessory":"11:22:33:44:55:66","reporter":"org.example.r","placement":"on-head"}"#)
             #expect(reply["id"] == .integer(7))
             #expect(reply["ok"] == .bool(false))
             #expect(reply["error"]?["code"] == .string("unknown"))

@@ -92,6 +92,28 @@ struct AccessoryAPITests {
         #expect(engine.current(.address(BluetoothAddress("00:00:00:00:00:01")!)).failureCode == .unknown)
     }
 
+    @Test("update and unregister by another reporter are refused, naming the owner; the owner's go through")
+    func ownership() throws {
+        var engine = PolicyEngine(graph: Sinks.desktop, config: PolicyConfig())
+        _ = engine.handle(.accessory(try Self.decode(Self.registerHP).get()), at: 0)
+        let owner = try #require(engine.accessories[AccessoryIdentity(parsing: "AA:BB:CC:DD:EE:FF")!]?.registration.reporter)
+        let intruderUpdate = try Self.decode(#"{"update":{"accessory":"AA:BB:CC:DD:EE:FF","reporter":"org.example.intruder","placement":"in-ear"}}"#).get()
+        let refused = engine.handle(.accessory(intruderUpdate), at: 10).decision.error
+        #expect(refused?.code == .invalidRequest)
+        #expect(refused?.message == "AA:BB:CC:DD:EE:FF is registered by \(owner), not org.example.intruder: only \(owner) may update it")
+        #expect(engine.accessories[AccessoryIdentity(parsing: "AA:BB:CC:DD:EE:FF")!]?.registration.configuration.placement != .inEar)
+        let intruderEnd = try Self.decode(#"{"unregister":{"accessory":"AA:BB:CC:DD:EE:FF","reporter":"org.example.intruder"}}"#).get()
+        let endRefused = engine.handle(.accessory(intruderEnd), at: 20).decision.error
+        #expect(endRefused?.code == .invalidRequest)
+        #expect(endRefused?.message.contains("registered by \(owner)") == true)
+        #expect(engine.accessories[AccessoryIdentity(parsing: "AA:BB:CC:DD:EE:FF")!] != nil)
+        let ownerUpdate = try Self.decode(#"{"update":{"accessory":"AA:BB:CC:DD:EE:FF","reporter":"\#(owner)","placement":"in-ear"}}"#).get()
+        #expect(engine.handle(.accessory(ownerUpdate), at: 30).decision.error == nil)
+        let ownerEnd = try Self.decode(#"{"unregister":{"accessory":"AA:BB:CC:DD:EE:FF","reporter":"\#(owner)"}}"#).get()
+        #expect(engine.handle(.accessory(ownerEnd), at: 40).decision.error == nil)
+        #expect(engine.accessories[AccessoryIdentity(parsing: "AA:BB:CC:DD:EE:FF")!] == nil)
+    }
+
     @Test func configReloadDropsRegistrationsItNoLongerAllows() throws {
         var engine = PolicyEngine(graph: Sinks.desktop, config: PolicyConfig())
         _ = engine.handle(.accessory(try Self.decode(Self.registerHP).get()), at: 0)
@@ -144,5 +166,74 @@ struct GlobTests {
     ])
     func matches(_ pattern: String, _ text: String, _ expected: Bool) {
         #expect(Glob(pattern).matches(text) == expected)
+    }
+}
+
+/// Issue 12 item 8: the address forms people paste are addresses; blank names are refused.
+struct AccessoryIdentityFormsTests {
+    @Test(arguments: [
+        ("AA-BB-CC-DD-EE-FF", "AA:BB:CC:DD:EE:FF"), ("AABBCCDDEEFF", "AA:BB:CC:DD:EE:FF"), ("aa-bb-cc-dd-ee-01", "AA:BB:CC:DD:EE:01"),
+        ("aabbccddee01", "AA:BB:CC:DD:EE:01"), ("aa:bb:cc:dd:ee:ff", "AA:BB:CC:DD:EE:FF"),
+    ])
+    func addressForms(_ text: String, _ canonical: String) throws {
+        #expect(AccessoryIdentity(parsing: text) == .address(BluetoothAddress(canonical)!))
+        let request = try AccessoryAPITests.decode(
+            #"{"register":{"accessory":"\#(text)","reporter":"org.example.r","capabilities":["audio-switching"],"primary-source":"\#(text)"}}"#).get()
+        guard case .register(let identity, _, let configuration) = request else {
+            Issue.record("not a register: \(request)")
+            return
+        }
+        #expect(identity.description == canonical)
+        #expect(configuration.primarySource?.description == canonical)
+    }
+
+    @Test(arguments: ["", " ", "  ", "\t", " alsa_output.x", "alsa_output.x ", "alsa\noutput"])
+    func blankOrWhitespaceRefused(_ text: String) {
+        #expect(AccessoryIdentity(parsing: text) == nil)
+        let body = JSONValue.object(["accessory": .string(text), "reporter": .string("org.example.r"), "capabilities": .array([])])
+        guard case .failure(let error) = AccessoryRequestDecoder.register(body) else {
+            Issue.record("\(text.debugDescription) was accepted")
+            return
+        }
+        #expect(error.code == .invalidRequest)
+        #expect(error.message.contains("blank accessory") || error.message.contains("no whitespace at either end"), "\(error.message)")
+    }
+
+    @Test(arguments: ["alsa_output.pci-0000_00_1f.3.analog-stereo", "AA-BB-CC", "deadbeef", "bluez_output.AA_BB_CC_DD_EE_FF.1"])
+    func nodeNamesStayNames(_ text: String) {
+        #expect(AccessoryIdentity(parsing: text) == .nodeName(text))
+    }
+}
+
+/// Issue 12 item 4: registrations are capped per reporter and in all.
+struct RegistrationCapTests {
+    static func register(_ engine: inout PolicyEngine, _ name: String, by reporter: String) -> AccessoryError? {
+        engine.handle(.accessory(.register(.nodeName(name), reporter: reporter, AccessoryConfiguration(capabilities: []))), at: 0).decision.error
+    }
+
+    @Test("a reporter's registrations beyond the per-reporter cap are refused; registering one again is not new; others may still register")
+    func perReporter() {
+        var engine = PolicyEngine(graph: Graph(), config: PolicyConfig())
+        let cap = AccessoryRegistry.maximumPerReporter
+        for index in 0..<cap { #expect(Self.register(&engine, "n\(index)", by: "org.example.a") == nil) }
+        let refused = Self.register(&engine, "one-more", by: "org.example.a")
+        #expect(refused?.code == .invalidRequest)
+        #expect(refused?.message == "too many registrations for org.example.a: it has \(cap), the limit per reporter; unregister one first")
+        #expect(Self.register(&engine, "n0", by: "org.example.a") == nil)
+        #expect(Self.register(&engine, "one-more", by: "org.example.b") == nil)
+        _ = engine.handle(.accessory(.unregister(.nodeName("n1"), reporter: "org.example.a")), at: 1)
+        #expect(Self.register(&engine, "n1-again", by: "org.example.a") == nil)
+    }
+
+    @Test("registrations beyond the cap in all are refused, whoever asks")
+    func total() {
+        var engine = PolicyEngine(graph: Graph(), config: PolicyConfig())
+        let perReporter = AccessoryRegistry.maximumPerReporter
+        for index in 0..<AccessoryRegistry.maximumTotal {
+            #expect(Self.register(&engine, "n\(index)", by: "org.example.r\(index / perReporter)") == nil)
+        }
+        let refused = Self.register(&engine, "one-more", by: "org.example.new")
+        #expect(refused?.message == "too many registrations: \(AccessoryRegistry.maximumTotal) are live, the limit in all is \(AccessoryRegistry.maximumTotal); unregister one first")
+        #expect(engine.accessories.entries.count == AccessoryRegistry.maximumTotal)
     }
 }

@@ -76,21 +76,58 @@ extension ControlWire {
     /// unregister).
     public struct AccessoryResult: Codable, Sendable, Hashable {
         public var accessory: Accessory?
+        /// A register reply's warnings (always there, `[]` when none): the registration stands
+        /// but may not do what was meant (a node.name no sink has). Left out of other replies.
+        public var warnings: [String]?
+        /// A current reply's reporter (the one that registered the accessory). Left out of
+        /// other replies.
+        public var reporter: String?
 
-        public init(_ accessory: Accessory?) { self.accessory = accessory }
+        public init(_ accessory: Accessory?, warnings: [String]? = nil, reporter: String? = nil) {
+            self.accessory = accessory
+            self.warnings = warnings
+            self.reporter = reporter
+        }
 
-        enum CodingKeys: String, CodingKey { case accessory }
+        enum CodingKeys: String, CodingKey { case accessory, warnings, reporter }
 
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encode(accessory, forKey: .accessory)
+            try container.encodeIfPresent(warnings, forKey: .warnings)
+            try container.encodeIfPresent(reporter, forKey: .reporter)
         }
     }
 
     /// The result of list: `accessories`, sorted.
+    /// The result of list: `accessories`, sorted, one page of them; `next` is the `after` of
+    /// the next page, null on the last.
     public struct ListResult: Codable, Sendable, Hashable {
         public var accessories: [ListedAccessory]
-        public init(_ accessories: [ListedAccessory]) { self.accessories = accessories }
+        public var next: String?
+
+        public init(_ accessories: [ListedAccessory], next: String? = nil) {
+            self.accessories = accessories
+            self.next = next
+        }
+
+        enum CodingKeys: String, CodingKey { case accessories, next }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(accessories, forKey: .accessories)
+            try container.encode(next, forKey: .next)
+        }
+    }
+
+    /// The body of list: `after` and `limit`, each left out when not given.
+    public struct ListRequest: Encodable, Sendable {
+        public var after: String?
+        public var limit: Int?
+        public init(after: String? = nil, limit: Int? = nil) {
+            self.after = after
+            self.limit = limit
+        }
     }
 
     /// The result of status: `status`.
@@ -230,8 +267,11 @@ extension ControlWire {
         public var decision: DecisionObject?
         public var subscribers: Int
         public var hostAddresses: [HostAddressEntry]
+        /// `ok`, or `not saved (REASON)` while registrations and history cannot be saved.
+        public var state: String?
 
         public init(_ status: DaemonStatus) {
+            state = status.stateProblem.map { "not saved (\($0))" } ?? "ok"
             mode = status.mode.rawValue
             remote = status.remote
             connected = status.connected
@@ -243,7 +283,7 @@ extension ControlWire {
         }
 
         enum CodingKeys: String, CodingKey {
-            case mode, remote, connected, decision, subscribers
+            case mode, remote, connected, decision, subscribers, state
             case sessionManager = "session-manager"
             case sessionManagerVersion = "session-manager-version"
             case hostAddresses = "host-addresses"
@@ -259,6 +299,7 @@ extension ControlWire {
             try container.encode(decision, forKey: .decision)
             try container.encode(subscribers, forKey: .subscribers)
             try container.encode(hostAddresses, forKey: .hostAddresses)
+            try container.encode(state, forKey: .state)
         }
     }
 
@@ -503,10 +544,15 @@ extension ControlWire {
         public func encode(to encoder: any Encoder) throws {}
     }
 
-    /// The body of current and unregister: `accessory`.
+    /// The body of current and unregister: `accessory`, and for unregister the `reporter` that
+    /// owns it (left out: the reporter registered on the connection).
     public struct AccessoryField: Encodable, Sendable {
         public var accessory: String
-        public init(accessory: String) { self.accessory = accessory }
+        public var reporter: String?
+        public init(accessory: String, reporter: String? = nil) {
+            self.accessory = accessory
+            self.reporter = reporter
+        }
     }
 
     /// The body of register: `accessory`, `reporter`, `capabilities`, and `placement`,
@@ -538,23 +584,29 @@ extension ControlWire {
         }
     }
 
-    /// The body of update: `accessory` and each field that changes; a source cleared is null,
+    /// The body of update: `accessory`, `reporter` when given (left out: the reporter
+    /// registered on the connection) and each field that changes; a source cleared is null,
     /// a field kept is left out.
     public struct UpdateRequest: Encodable, Sendable {
         public var accessory: String
+        public var reporter: String?
         public var placement: String?
         public var primarySource: FieldChange<String>
         public var secondarySource: FieldChange<String>
 
-        public init(accessory: String, placement: String? = nil, primarySource: FieldChange<String> = .keep, secondarySource: FieldChange<String> = .keep) {
+        public init(
+            accessory: String, reporter: String? = nil, placement: String? = nil, primarySource: FieldChange<String> = .keep,
+            secondarySource: FieldChange<String> = .keep
+        ) {
             self.accessory = accessory
+            self.reporter = reporter
             self.placement = placement
             self.primarySource = primarySource
             self.secondarySource = secondarySource
         }
 
         public func encode(to encoder: any Encoder) throws {
-            try AccessoryField(accessory: accessory).encode(to: encoder)
+            try AccessoryField(accessory: accessory, reporter: reporter).encode(to: encoder)
             var fields = encoder.container(keyedBy: Configuration.CodingKeys.self)
             try fields.encodeIfPresent(placement, forKey: .placement)
             for (change, key) in [(primarySource, Configuration.CodingKeys.primarySource), (secondarySource, .secondarySource)] {

@@ -38,6 +38,10 @@ public final class ControlServer: Sendable {
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.backlog, value: 64)
             .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
+            // Each read into a buffer of at most 16 KiB (a line longer than that arrives in
+            // several): a connection holds little more than its unanswered line.
+            .childChannelOption(
+                ChannelOptions.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 1024, maximum: 16 * 1024))
             .childChannelOption(
                 ChannelOptions.writeBufferWaterMark,
                 value: ChannelOptions.Types.WriteBufferWaterMark(

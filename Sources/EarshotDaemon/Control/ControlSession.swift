@@ -69,6 +69,9 @@ final class ControlSession: Sendable {
     private func serve(_ frames: AsyncStream<ControlFrame>, answered: @Sendable () -> Void) async {
         var lastWrite: EventLoopFuture<Void>?
         var subscribed = false
+        // The reporter of the last register made on this connection: updates and unregisters
+        // that name no reporter speak for it.
+        var reporter: String?
         for await frame in frames {
             switch frame {
             case .line(let buffer):
@@ -86,7 +89,7 @@ final class ControlSession: Sendable {
                             await startSubscription()
                         }
                     case .success(let request):
-                        lastWrite = write(line: await answer(request))
+                        lastWrite = write(line: await answer(request, reporter: &reporter))
                     }
                 }
                 answered()
@@ -104,32 +107,61 @@ final class ControlSession: Sendable {
     }
 
     /// The reply line to `request`.
-    private func answer(_ request: ControlRequest) async -> Data {
+    private func answer(_ request: ControlRequest, reporter: inout String?) async -> Data {
         func reply(_ result: some Codable & Sendable) -> Data { ControlWire.line(ControlWire.success(id: request.id, result)) }
         func refusal(_ error: AccessoryError) -> Data { ControlWire.line(ControlWire.failure(id: request.id, error)) }
         switch request.command {
-        case .accessory(let accessoryRequest):
+        case .accessory(let asked):
+            let accessoryRequest = asked.naming(reporter)
+            guard let named = accessoryRequest.reporter else {
+                return refusal(AccessoryError(.invalidRequest, "\(asked.verb) needs a reporter: register on this connection first, or give \"reporter\" (the owner's reverse-DNS name)"))
+            }
             switch await control.perform(accessoryRequest) {
             case .success(let configuration):
-                return reply(ControlWire.AccessoryResult(configuration.map { ControlWire.Accessory(accessoryRequest.identity, $0) }))
+                var warnings: [String]?
+                if case .register = accessoryRequest {
+                    reporter = named
+                    warnings = await control.warnings(after: accessoryRequest)
+                }
+                return reply(ControlWire.AccessoryResult(configuration.map { ControlWire.Accessory(accessoryRequest.identity, $0) }, warnings: warnings))
             case .failure(let error):
                 return refusal(error)
             }
         case .current(let identity):
             switch await control.current(identity) {
             case .success(let configuration):
-                return reply(ControlWire.AccessoryResult(ControlWire.Accessory(identity, configuration)))
+                return reply(ControlWire.AccessoryResult(ControlWire.Accessory(identity, configuration), reporter: await control.reporter(of: identity)))
             case .failure(let error):
                 return refusal(error)
             }
-        case .list:
+        case .list(let after, let limit):
             let accessories = await control.list().sorted { $0.registration.identity < $1.registration.identity }
-            return reply(ControlWire.ListResult(accessories.map(ControlWire.ListedAccessory.init)))
+            return reply(Self.page(accessories, after: after, limit: limit))
         case .status:
             return reply(ControlWire.StatusResult(ControlWire.Status(await control.status())))
         case .subscribe:
             preconditionFailure("subscribe is answered by serve, which must order its reply before the events")
         }
+    }
+
+    /// One page of `list`: the entries after `after`, at most `limit` (and the protocol's page
+    /// limits), and where the next page starts.
+    static func page(_ sorted: [AccessoryStatus], after: AccessoryIdentity?, limit: Int?) -> ControlWire.ListResult {
+        let start = after.map { after in sorted.firstIndex { $0.registration.identity > after } ?? sorted.endIndex } ?? sorted.startIndex
+        let most = min(limit ?? ControlWire.listPageLimit, ControlWire.listPageLimit)
+        var entries: [ControlWire.ListedAccessory] = []
+        var bytes = 0
+        var index = start
+        while index < sorted.endIndex, entries.count < most {
+            let entry = ControlWire.ListedAccessory(sorted[index])
+            let size = ControlWire.line(entry).count
+            if !entries.isEmpty, bytes + size > ControlWire.listPageBytes { break }
+            entries.append(entry)
+            bytes += size
+            index += 1
+        }
+        let next = index < sorted.endIndex ? sorted[index - 1].registration.identity.description : nil
+        return ControlWire.ListResult(entries, next: next)
     }
 
     private func startSubscription() async {

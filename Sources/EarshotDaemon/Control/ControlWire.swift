@@ -13,7 +13,8 @@ public struct ControlRequest: Sendable, Hashable {
         /// register, update, unregister.
         case accessory(AccessoryRequest)
         case current(AccessoryIdentity)
-        case list
+        /// One page of registrations: those after `after` (in list order), at most `limit`.
+        case list(after: AccessoryIdentity?, limit: Int?)
         case status
         case subscribe
     }
@@ -45,15 +46,19 @@ public enum ControlMessage: Sendable, Hashable {
 /// and absent values as null, so every line has every field and diffs cleanly.
 public enum ControlWire {
     /// Operations that take nothing but `op` and `id`.
-    private static let bareOperations: Set<ControlOperation> = [.list, .status, .subscribe]
+    private static let bareOperations: Set<ControlOperation> = [.status, .subscribe]
 
     // MARK: Requests
 
     public static func request(from line: Data) -> Result<ControlRequest, ControlRequestFailure> {
+        let check = ControlRequestCheck.problem(in: line)
         let value: JSONValue
         do {
             value = try JSONDecoder().decode(JSONValue.self, from: line)
         } catch {
+            if let check, check != .syntax {
+                return .failure(ControlRequestFailure(id: nil, error: check.error))
+            }
             let place = JSONSyntaxLocation.locate(line).map { " at \($0)" } ?? ""
             return .failure(ControlRequestFailure(id: nil, error: invalid(
                 "malformed JSON\(place): send one JSON object per line, such as {\"id\":1,\"op\":\"status\"}")))
@@ -62,7 +67,11 @@ public enum ControlWire {
             return .failure(ControlRequestFailure(id: nil, error: invalid(
                 "a request is a JSON object, not \(value.canonicalText.prefix(40)): send one such as {\"id\":1,\"op\":\"status\"}")))
         }
-        let id = fields.removeValue(forKey: LineKey.id.stringValue)
+        let sentID = fields.removeValue(forKey: LineKey.id.stringValue)
+        if let check, check != .syntax {
+            return .failure(ControlRequestFailure(id: check.spoilsID ? nil : sentID, error: check.error))
+        }
+        let id = sentID
         let fail = { (error: AccessoryError) in Result<ControlRequest, ControlRequestFailure>.failure(ControlRequestFailure(id: id, error: error)) }
         let operations = ControlOperation.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
         guard let opValue = fields.removeValue(forKey: LineKey.op.stringValue) else {
@@ -81,7 +90,7 @@ public enum ControlWire {
         case .update: command = AccessoryRequestDecoder.update(body).map { .accessory($0) }
         case .unregister: command = AccessoryRequestDecoder.unregister(body).map { .accessory($0) }
         case .current: command = AccessoryRequestDecoder.identityOnly(body, verb: "current").map { .current($0) }
-        case .list: command = .success(.list)
+        case .list: command = listPage(fields)
         case .status: command = .success(.status)
         case .subscribe: command = .success(.subscribe)
         }
@@ -89,6 +98,38 @@ public enum ControlWire {
         case .success(let command): return .success(ControlRequest(id: id, command: command))
         case .failure(let error): return fail(error)
         }
+    }
+
+    /// The largest page `list` answers: `limit` may ask for fewer.
+    public static let listPageLimit = 256
+    /// A page also stops before its entries would pass this many bytes (always one at least),
+    /// so a page stays far under the per-client output limit whatever the names' lengths.
+    public static let listPageBytes = 256 * 1024
+
+    /// `list`'s optional `after` (an accessory: the page starts after it) and `limit`.
+    private static func listPage(_ fields: [String: JSONValue]) -> Result<ControlRequest.Command, AccessoryError> {
+        if let extra = fields.keys.sorted().first(where: { $0 != "after" && $0 != "limit" }) {
+            return .failure(invalid("unknown field \"\(extra)\" in list: list takes \"op\", \"id\", and optionally \"after\" and \"limit\""))
+        }
+        var after: AccessoryIdentity?
+        switch fields["after"] {
+        case nil, .null?: break
+        case .string(let text)?:
+            guard let identity = AccessoryIdentity(parsing: text) else {
+                return .failure(invalid("malformed after \(JSONValue.string(text).canonicalText): give the accessory of the last entry of the previous page (its \"next\")"))
+            }
+            after = identity
+        case let other?:
+            return .failure(invalid("malformed after \(other.canonicalText): give the previous page's \"next\", a string"))
+        }
+        var limit: Int?
+        switch fields["limit"] {
+        case nil, .null?: break
+        case .integer(let number)? where (1...Int64(listPageLimit)).contains(number): limit = Int(number)
+        case let other?:
+            return .failure(invalid("malformed limit \(other.canonicalText): give an integer from 1 to \(listPageLimit)"))
+        }
+        return .success(.list(after: after, limit: limit))
     }
 
     // MARK: Replies

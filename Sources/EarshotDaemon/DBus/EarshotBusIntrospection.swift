@@ -19,9 +19,9 @@ enum EarshotBusIntrospection {
     <!-- An accessory (a{sv}) in replies: accessory s, capabilities as, placement s,
          primary-source s, secondary-source s; none is "". -->
     <method name="Register">
-      <annotation name="org.gtk.GDBus.DocString" value="Declares an accessory and what it can do; registering again with the same reporter replaces it. fields may hold placement (in-ear, on-head, over-the-ear, off-head; needs the placement capability), primary-source and secondary-source (Bluetooth addresses of the hosts it plays for; need audio-switching), all strings; an empty string or a missing key means none. Returns the accessory."/>
+      <annotation name="org.gtk.GDBus.DocString" value="Declares an accessory and what it can do; registering again with the same reporter replaces it. fields may hold placement (in-ear, on-head, over-the-ear, off-head; needs the placement capability), primary-source and secondary-source (Bluetooth addresses of the hosts it plays for; need audio-switching), all strings; an empty string or a missing key means none. Returns the accessory, plus warnings (as: e.g. a node.name no sink has now; empty when none)."/>
       <arg name="accessory" type="s" direction="in">
-        <annotation name="org.gtk.GDBus.DocString" value="A Bluetooth address (AA:BB:CC:DD:EE:FF) or a node.name (no colon)."/>
+        <annotation name="org.gtk.GDBus.DocString" value="A Bluetooth address (AA:BB:CC:DD:EE:FF; AA-BB-CC-DD-EE-FF and AABBCCDDEEFF are read as the same) or a node.name (no colon, not blank)."/>
       </arg>
       <arg name="reporter" type="s" direction="in">
         <annotation name="org.gtk.GDBus.DocString" value="The reporter's reverse-DNS name, such as org.example.airpods-reporter."/>
@@ -34,8 +34,9 @@ enum EarshotBusIntrospection {
     </method>
 
     <method name="Update">
-      <annotation name="org.gtk.GDBus.DocString" value="Reports what changed: at least one of placement, primary-source, secondary-source (strings). A source given as an empty string is cleared; placement cannot be cleared (send off-head). A field whose capability was not declared fails with AccessoryNotCapable. Returns the accessory."/>
+      <annotation name="org.gtk.GDBus.DocString" value="Reports what changed: at least one of placement, primary-source, secondary-source (strings). A source given as an empty string is cleared; placement cannot be cleared (send off-head). A field whose capability was not declared fails with AccessoryNotCapable. reporter names who asks: an accessory another reporter registered is refused with InvalidRequest naming its owner. Returns the accessory."/>
       <arg name="accessory" type="s" direction="in"/>
+      <arg name="reporter" type="s" direction="in"/>
       <arg name="changes" type="a{sv}" direction="in"/>
       <arg name="registration" type="a{sv}" direction="out"/>
     </method>
@@ -47,8 +48,9 @@ enum EarshotBusIntrospection {
     </method>
 
     <method name="Unregister">
-      <annotation name="org.gtk.GDBus.DocString" value="Ends the registration."/>
+      <annotation name="org.gtk.GDBus.DocString" value="Ends the registration. reporter names who asks: an accessory another reporter registered is refused with InvalidRequest naming its owner."/>
       <arg name="accessory" type="s" direction="in"/>
+      <arg name="reporter" type="s" direction="in"/>
     </method>
 
     <method name="List">

@@ -11,8 +11,9 @@ enum EarshotBusMethod: String, CaseIterable, Sendable {
     var signature: String {
         switch self {
         case .register: "ssasa{sv}"
-        case .update: "sa{sv}"
-        case .current, .unregister: "s"
+        case .update: "ssa{sv}"
+        case .unregister: "ss"
+        case .current: "s"
         case .list, .status: ""
         }
     }
@@ -21,8 +22,9 @@ enum EarshotBusMethod: String, CaseIterable, Sendable {
     var arguments: String {
         switch self {
         case .register: "(s accessory, s reporter, as capabilities, a{sv} fields)"
-        case .update: "(s accessory, a{sv} changes)"
-        case .current, .unregister: "(s accessory)"
+        case .update: "(s accessory, s reporter, a{sv} changes)"
+        case .unregister: "(s accessory, s reporter)"
+        case .current: "(s accessory)"
         case .list, .status: "no arguments"
         }
     }

@@ -23,14 +23,25 @@ enum EarshotBusRequests {
     }
 
     static func update(_ arguments: [DBusValue]) -> Result<AccessoryRequest, AccessoryError> {
-        guard arguments.count == 2, let accessory = arguments[0].string, let changes = arguments[1].dictionary else {
-            return .failure(malformed(.update))
-        }
-        return body(changes, method: .update, positional: [Key.accessory.stringValue: .string(accessory)])
-            .flatMap { AccessoryRequestDecoder.update($0).mapError(spokenForDBus) }
+        guard arguments.count == 3, let accessory = arguments[0].string, let reporter = arguments[1].string,
+            let changes = arguments[2].dictionary
+        else { return .failure(malformed(.update)) }
+        return body(changes, method: .update, positional: [
+            Key.accessory.stringValue: .string(accessory), Key.reporter.stringValue: .string(reporter),
+        ]).flatMap { AccessoryRequestDecoder.update($0).mapError(spokenForDBus) }
     }
 
-    /// The accessory of Current and Unregister.
+    /// Unregister names the accessory and the reporter that owns it.
+    static func unregister(_ arguments: [DBusValue]) -> Result<AccessoryRequest, AccessoryError> {
+        guard arguments.count == 2, let accessory = arguments[0].string, let reporter = arguments[1].string else {
+            return .failure(malformed(.unregister))
+        }
+        return AccessoryRequestDecoder.unregister(.object([
+            Key.accessory.stringValue: .string(accessory), Key.reporter.stringValue: .string(reporter),
+        ]))
+    }
+
+    /// The accessory of Current.
     static func identity(_ arguments: [DBusValue], method: EarshotBusMethod) -> Result<AccessoryIdentity, AccessoryError> {
         guard arguments.count == 1, let accessory = arguments[0].string else { return .failure(malformed(method)) }
         return AccessoryRequestDecoder.identityOnly(.object([Key.accessory.stringValue: .string(accessory)]), verb: method.rawValue)

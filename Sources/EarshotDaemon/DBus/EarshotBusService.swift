@@ -116,8 +116,13 @@ final class EarshotBusService: Sendable {
         case .register, .update:
             let request = method == .register ? EarshotBusRequests.register(call.arguments) : EarshotBusRequests.update(call.arguments)
             reply = await request.asyncFlatMap { request in
-                await control.perform(request).map { configuration in
-                    configuration.map { [EarshotBusValues.accessory(request.identity, $0)] } ?? [.properties([:])]
+                switch await control.perform(request) {
+                case .failure(let error): return .failure(error)
+                case .success(nil): return .success([.properties([:])])
+                case .success(let configuration?):
+                    guard case .register = request else { return .success([EarshotBusValues.accessory(request.identity, configuration)]) }
+                    let warnings = await control.warnings(after: request)
+                    return .success([EarshotBusValues.registered(request.identity, configuration, warnings: warnings)])
                 }
             }
         case .current:
@@ -125,8 +130,8 @@ final class EarshotBusService: Sendable {
                 await control.current(identity).map { [EarshotBusValues.accessory(identity, $0)] }
             }
         case .unregister:
-            reply = await EarshotBusRequests.identity(call.arguments, method: method).asyncFlatMap { identity in
-                await control.perform(.unregister(identity)).map { _ in [] }
+            reply = await EarshotBusRequests.unregister(call.arguments).asyncFlatMap { request in
+                await control.perform(request).map { _ in [] }
             }
         case .list:
             reply = .success([EarshotBusValues.accessories(await control.list().sorted { $0.registration.identity < $1.registration.identity })])

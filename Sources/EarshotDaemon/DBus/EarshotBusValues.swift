@@ -12,6 +12,13 @@ enum EarshotBusValues {
         properties(ControlWire.Accessory(identity, configuration))
     }
 
+    /// Register's reply: the accessory plus `warnings` (as), as the socket's register reply.
+    static func registered(_ identity: AccessoryIdentity, _ configuration: AccessoryConfiguration, warnings: [String]) -> DBusValue {
+        guard var fields = accessory(identity, configuration).dictionary else { return accessory(identity, configuration) }
+        fields["warnings"] = .strings(warnings)
+        return .properties(fields)
+    }
+
     /// List: each accessory plus reporter, stale and sinks.
     static func accessories(_ statuses: [AccessoryStatus]) -> DBusValue {
         .array(element: "a{sv}", statuses.map { properties(ControlWire.ListedAccessory($0)) })
@@ -32,6 +39,7 @@ enum EarshotBusValues {
             Key.sessionManagerVersion.stringValue: .string(wire.sessionManagerVersion ?? ""),
             Key.subscribers.stringValue: .uint32(UInt32(clamping: wire.subscribers)),
             Key.hostAddresses.stringValue: .strings(status.hostAddresses.map(\.description)),
+            Key.state.stringValue: .string(wire.state ?? "ok"),
             "default": .string(record?.default ?? ""),
             "previous": .string(record?.previous ?? ""),
             "reason": .string(record?.reason ?? ""),

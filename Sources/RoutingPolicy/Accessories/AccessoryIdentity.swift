@@ -5,12 +5,16 @@ public enum AccessoryIdentity: Sendable, Hashable, Comparable, CustomStringConve
     case nodeName(String)
 
     /// Text with a colon is an address attempt (node names never contain one in practice), so a
-    /// mistyped address is refused instead of silently naming a node that does not exist.
+    /// mistyped address is refused instead of silently naming a node that does not exist. The
+    /// dash (`AA-BB-CC-DD-EE-FF`) and bare-hex (`AABBCCDDEEFF`) forms are addresses too,
+    /// normalised. Blank text, and text with whitespace at either end, names nothing.
     public init?(parsing text: String) {
         if text.contains(":") {
             guard let address = BluetoothAddress(text) else { return nil }
             self = .address(address)
-        } else if text.isEmpty {
+        } else if let address = BluetoothAddress.anyForm(text) {
+            self = .address(address)
+        } else if text.isEmpty || text.first!.isWhitespace || text.last!.isWhitespace || text.contains(where: { $0.isNewline }) {
             return nil
         } else {
             self = .nodeName(text)

@@ -4,14 +4,35 @@ public struct AccessoryEntry: Sendable, Hashable {
     public var timing: PlacementTiming
 }
 
+/// A registration that ended: whose it was, why, and when in the registry's count of ends.
+public struct EndedRegistration: Sendable, Hashable {
+    public var identity: AccessoryIdentity
+    public var reporter: String
+    public var why: String
+    /// The registry's `endCount` right after this end.
+    public var sequence: Int
+}
+
 /// The live registrations, plus the ones that ended, so a late update can be told `invalidated`
 /// (register again) rather than `unknown`.
 public struct AccessoryRegistry: Sendable, Hashable {
     public private(set) var entries: [AccessoryIdentity: AccessoryEntry] = [:]
     /// Why each ended registration ended.
     public private(set) var ended: [AccessoryIdentity: String] = [:]
+    /// How many registrations have ended so far: read it before an input, then `ended(since:)`
+    /// says what that input ended (a config reload announces the ones it invalidated).
+    public private(set) var endCount = 0
+    private var endedRecords: [AccessoryIdentity: EndedRegistration] = [:]
     /// Scoring skips the by-name lookup entirely while no accessory is named by node.name.
     private(set) var nameEntryCount = 0
+
+    /// At most this many live registrations per reporter, and in all (docs/control-protocol.md,
+    /// Limits): a new registration beyond either is refused; registering again is not new.
+    public static let maximumPerReporter = 64
+    public static let maximumTotal = 1024
+
+    /// Live registrations per reporter, for the cap.
+    private var countByReporter: [String: Int] = [:]
 
     public init() {}
 
@@ -43,6 +64,14 @@ public struct AccessoryRegistry: Sendable, Hashable {
         if let owner = entries[identity]?.registration.reporter, owner != reporter {
             return AccessoryError(.invalidRequest, "\(identity) is already registered by \(owner): that reporter must unregister it first")
         }
+        if entries[identity] == nil {
+            if entries.count >= Self.maximumTotal {
+                return AccessoryError(.invalidRequest, "too many registrations: \(entries.count) are live, the limit in all is \(Self.maximumTotal); unregister one first")
+            }
+            if countByReporter[reporter, default: 0] >= Self.maximumPerReporter {
+                return AccessoryError(.invalidRequest, "too many registrations for \(reporter): it has \(Self.maximumPerReporter), the limit per reporter; unregister one first")
+            }
+        }
         if configuration.placement != nil, !configuration.capabilities.contains(.placement) {
             return AccessoryError(.accessoryNotCapable, "a placement needs the \"placement\" capability: declare it, or leave placement out")
         }
@@ -52,8 +81,16 @@ public struct AccessoryRegistry: Sendable, Hashable {
         return nil
     }
 
-    func validateUpdate(_ identity: AccessoryIdentity, _ update: AccessoryUpdate) -> AccessoryError? {
+    /// An update or unregister named by a reporter other than the owner is refused, naming the
+    /// owner (nil `reporter`: a caller inside the process, not checked).
+    func validateOwner(_ identity: AccessoryIdentity, reporter: String?, verb: String) -> AccessoryError? {
+        guard let reporter, let owner = entries[identity]?.registration.reporter, owner != reporter else { return nil }
+        return AccessoryError(.invalidRequest, "\(identity) is registered by \(owner), not \(reporter): only \(owner) may \(verb) it")
+    }
+
+    func validateUpdate(_ identity: AccessoryIdentity, reporter: String?, _ update: AccessoryUpdate) -> AccessoryError? {
         guard let entry = entries[identity] else { return missing(identity) }
+        if let error = validateOwner(identity, reporter: reporter, verb: "update") { return error }
         let capabilities = entry.registration.configuration.capabilities
         if !update.placement.isKeep, !capabilities.contains(.placement) {
             return AccessoryError(.accessoryNotCapable, "\(identity) did not declare \"placement\": register again with it to report placement")
@@ -65,12 +102,14 @@ public struct AccessoryRegistry: Sendable, Hashable {
     }
 
     mutating func store(_ registration: AccessoryRegistration, timing: PlacementTiming) {
-        if entries.updateValue(AccessoryEntry(registration: registration, timing: timing), forKey: registration.identity) == nil,
-            case .nodeName = registration.identity
-        {
+        let replaced = entries.updateValue(AccessoryEntry(registration: registration, timing: timing), forKey: registration.identity)
+        if replaced == nil, case .nodeName = registration.identity {
             nameEntryCount += 1
         }
+        if let previous = replaced?.registration.reporter { uncount(previous) }
+        countByReporter[registration.reporter, default: 0] += 1
         ended[registration.identity] = nil
+        endedRecords[registration.identity] = nil
     }
 
     mutating func modify<Result>(_ identity: AccessoryIdentity, _ body: (inout AccessoryEntry) -> Result) -> Result? {
@@ -81,9 +120,23 @@ public struct AccessoryRegistry: Sendable, Hashable {
     }
 
     mutating func end(_ identity: AccessoryIdentity, because why: String) {
-        guard entries.removeValue(forKey: identity) != nil else { return }
+        guard let entry = entries.removeValue(forKey: identity) else { return }
         if case .nodeName = identity { nameEntryCount -= 1 }
+        uncount(entry.registration.reporter)
         ended[identity] = why
+        endCount += 1
+        endedRecords[identity] = EndedRegistration(identity: identity, reporter: entry.registration.reporter, why: why, sequence: endCount)
+    }
+
+    private mutating func uncount(_ reporter: String) {
+        if let count = countByReporter[reporter], count > 1 { countByReporter[reporter] = count - 1 } else { countByReporter[reporter] = nil }
+    }
+
+    /// The registrations that ended after the registry's `endCount` was `count`, in the order
+    /// they ended (one that ended and was registered again is not among them).
+    public func ended(since count: Int) -> [EndedRegistration] {
+        guard endCount > count else { return [] }
+        return endedRecords.values.filter { $0.sequence > count && entries[$0.identity] == nil }.sorted { $0.sequence < $1.sequence }
     }
 
     /// The pending transition due first (ties by identity, so runs repeat exactly).

@@ -31,12 +31,33 @@ public struct AccessoryUpdate: Sendable, Hashable {
 /// One operation of the accessory API, as the control API and `earshot eval` receive it.
 public enum AccessoryRequest: Sendable, Hashable {
     case register(AccessoryIdentity, reporter: String, AccessoryConfiguration)
-    case update(AccessoryIdentity, AccessoryUpdate)
-    case unregister(AccessoryIdentity)
+    /// `reporter` names who asks: the engine refuses an update or unregister of an accessory
+    /// another reporter owns. The transports always name one (the control socket the
+    /// connection's registered reporter or the `reporter` field; D-Bus an argument); nil is
+    /// for callers inside the process and `earshot eval` scripts that leave it out.
+    case update(AccessoryIdentity, AccessoryUpdate, reporter: String? = nil)
+    case unregister(AccessoryIdentity, reporter: String? = nil)
 
     public var identity: AccessoryIdentity {
         switch self {
-        case .register(let identity, _, _), .update(let identity, _), .unregister(let identity): identity
+        case .register(let identity, _, _), .update(let identity, _, _), .unregister(let identity, _): identity
+        }
+    }
+
+    /// The reporter the request names, if any.
+    public var reporter: String? {
+        switch self {
+        case .register(_, let reporter, _): reporter
+        case .update(_, _, let reporter), .unregister(_, let reporter): reporter
+        }
+    }
+
+    /// The same request, naming `reporter` when it named none.
+    public func naming(_ reporter: String?) -> AccessoryRequest {
+        switch self {
+        case .register: self
+        case .update(let identity, let update, let named): .update(identity, update, reporter: named ?? reporter)
+        case .unregister(let identity, let named): .unregister(identity, reporter: named ?? reporter)
         }
     }
 
@@ -81,8 +102,9 @@ public enum AccessoryRequestDecoder {
     public static func update(_ body: JSONValue) -> Result<AccessoryRequest, AccessoryError> {
         Result { () throws(AccessoryError) in
             let fields = try object(body, verb: "update")
-            try rejectUnknown(fields, allowed: ["accessory", "placement", "primary-source", "secondary-source"], verb: "update")
+            try rejectUnknown(fields, allowed: ["accessory", "reporter", "placement", "primary-source", "secondary-source"], verb: "update")
             let identity = try accessory(fields)
+            let reporter = try optionalReporter(fields["reporter"], verb: "update")
             var update = AccessoryUpdate()
             if let value = fields["placement"] {
                 guard value != .null else {
@@ -99,12 +121,17 @@ public enum AccessoryRequestDecoder {
             guard !update.isEmpty else {
                 throw invalid("empty update: send at least one of \"placement\", \"primary-source\", \"secondary-source\"")
             }
-            return .update(identity, update)
+            return .update(identity, update, reporter: reporter)
         }
     }
 
     public static func unregister(_ body: JSONValue) -> Result<AccessoryRequest, AccessoryError> {
-        identityOnly(body, verb: "unregister").map { .unregister($0) }
+        Result { () throws(AccessoryError) in
+            let fields = try object(body, verb: "unregister")
+            try rejectUnknown(fields, allowed: ["accessory", "reporter"], verb: "unregister")
+            let identity = try accessory(fields)
+            return .unregister(identity, reporter: try optionalReporter(fields["reporter"], verb: "unregister"))
+        }
     }
 
     /// The accessory named by a `current` request.
@@ -134,6 +161,12 @@ public enum AccessoryRequestDecoder {
             throw invalid("missing \"accessory\": give its Bluetooth address (AA:BB:CC:DD:EE:FF) or its node.name")
         }
         guard let identity = AccessoryIdentity(parsing: text) else {
+            if !text.contains(":"), text.allSatisfy(\.isWhitespace) {
+                throw invalid("blank accessory \(JSONValue.string(text).canonicalText): give its Bluetooth address (AA:BB:CC:DD:EE:FF) or its node.name")
+            }
+            if !text.contains(":") {
+                throw invalid("malformed accessory \(JSONValue.string(text).canonicalText): a node.name has no whitespace at either end and no line break")
+            }
             throw invalid("malformed accessory \"\(text)\": a Bluetooth address is six hex pairs like AA:BB:CC:DD:EE:FF; a node.name has no colon")
         }
         return identity
@@ -146,6 +179,14 @@ public enum AccessoryRequestDecoder {
         return name
     }
 
+    private static func optionalReporter(_ value: JSONValue?, verb: String) throws(AccessoryError) -> String? {
+        guard let value, value != .null else { return nil }
+        guard case .string(let name) = value, ReporterName.isValid(name) else {
+            throw invalid("malformed reporter \(value.canonicalText) in \(verb): give the reporter's reverse-DNS name, such as \"org.example.airpods-reporter\"")
+        }
+        return name
+    }
+
     private static func placement(_ value: JSONValue) throws(AccessoryError) -> Placement {
         guard case .string(let text) = value, let placement = Placement(rawValue: text) else {
             throw invalid("unknown placement \(value.canonicalText): use one of \(Placement.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -154,7 +195,7 @@ public enum AccessoryRequestDecoder {
     }
 
     private static func address(_ value: JSONValue, field: String) throws(AccessoryError) -> BluetoothAddress {
-        guard case .string(let text) = value, let address = BluetoothAddress(text) else {
+        guard case .string(let text) = value, let address = BluetoothAddress.anyForm(text) else {
             throw invalid("malformed \(field) \(value.canonicalText): give a Bluetooth address like 11:22:33:44:55:66, or null to clear it")
         }
         return address

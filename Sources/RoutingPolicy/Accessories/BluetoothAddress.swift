@@ -23,6 +23,23 @@ public struct BluetoothAddress: Sendable, Hashable, Comparable, CustomStringConv
         bits = value
     }
 
+    /// The forms people paste for an accessory: `AA:BB:CC:DD:EE:FF`, `AA-BB-CC-DD-EE-FF` (dashes,
+    /// as Windows and some tools print it) and `AABBCCDDEEFF` (bare hex), any letter case; nil
+    /// for anything else. Normalised like every address (`AA:BB:CC:DD:EE:FF`).
+    public static func anyForm(_ text: some StringProtocol) -> BluetoothAddress? {
+        let utf8 = Array(text.utf8)
+        if utf8.count == 17, utf8.contains(UInt8(ascii: "-")), !utf8.contains(UInt8(ascii: ":")) {
+            return BluetoothAddress(String(decoding: utf8.map { $0 == UInt8(ascii: "-") ? UInt8(ascii: ":") : $0 }, as: UTF8.self))
+        }
+        guard utf8.count == 12 else { return BluetoothAddress(text) }
+        var value: UInt64 = 0
+        for c in utf8 {
+            guard let digit = nibble(c) else { return nil }
+            value = value << 4 | UInt64(digit)
+        }
+        return BluetoothAddress(bytes: (0..<6).map { UInt8(truncatingIfNeeded: value >> (8 * (5 - $0))) })
+    }
+
     public var bytes: [UInt8] { (0..<6).map { UInt8(truncatingIfNeeded: bits >> (8 * (5 - $0))) } }
 
     public var description: String {

@@ -27,8 +27,8 @@ extension PolicyEngine {
             let reason: RouteChangeReason = configuration.placement == nil && configuration.hasSources ? .sourceChanged : .placementChanged
             return decide(trigger, reason: reason, at: now)
 
-        case .update(let identity, let update):
-            if let error = accessories.validateUpdate(identity, update) {
+        case .update(let identity, let update, let reporter):
+            if let error = accessories.validateUpdate(identity, reporter: reporter, update) {
                 return decide(trigger, reason: nil, at: now, error: error)
             }
             let (onDelay, offGrace) = (config.onDelay, config.offGrace)
@@ -43,9 +43,12 @@ extension PolicyEngine {
             let reason: RouteChangeReason = step == .none && update.touchesSources ? .sourceChanged : .placementChanged
             return decide(trigger, reason: reason, at: now)
 
-        case .unregister(let identity):
+        case .unregister(let identity, let reporter):
             guard accessories[identity] != nil else {
                 return decide(trigger, reason: nil, at: now, error: accessories.missing(identity))
+            }
+            if let error = accessories.validateOwner(identity, reporter: reporter, verb: "unregister") {
+                return decide(trigger, reason: nil, at: now, error: error)
             }
             accessories.end(identity, because: "unregistered at \(now) ms")
             restoreTargets[identity] = nil

@@ -46,6 +46,41 @@ struct DaemonInputsTests {
         await h.stop()
     }
 
+    @Test("a config reload that reserves a registered accessory for another reporter announces it invalidated, before the route change")
+    func reloadInvalidates() async throws {
+        let h = try await H()
+        await h.connect(H.graph(sessionManager: true))
+        _ = await h.place("on-head", register: true)
+        await h.echo()
+        var events = await h.daemon.subscribe().makeAsyncIterator()
+        var config = PolicyConfig()
+        var entry = StaticAccessory()
+        entry.address = BluetoothAddress(H.address)
+        entry.reporter = "org.example.trusted"
+        entry.location = SourceLocation(file: "e.toml", line: 4, column: 1)
+        config.accessories = [entry]
+        let source = ConfigSource.resolve(explicit: "/nonexistent/earshot.toml", environment: [:], fileExists: { _ in false })
+        _ = await h.daemon.submit(.configLoaded(config, source, cause: "test"))
+        if case .failure(let error) = await h.daemon.current(Self.identity) {
+            #expect(error.code == .invalidated)
+        } else {
+            Issue.record("the registration is gone")
+        }
+        await h.stop()  // ends the subscription: what it holds is everything the reload told
+        var seen: [DaemonEvent] = []
+        while let event = await events.next() { seen.append(event) }
+        let invalidated = seen.compactMap { event -> AccessoryChange? in
+            if case .accessoryChanged(let change) = event { change } else { nil }
+        }
+        #expect(invalidated.map(\.kind) == [.invalidated])
+        #expect(invalidated.first?.accessory == H.address)
+        #expect(invalidated.first?.reporter == "org.earshot.test")
+        #expect(invalidated.first?.configuration == nil)
+        if let route = seen.firstIndex(where: { if case .routeChanged = $0 { true } else { false } }) {
+            #expect(seen.firstIndex(where: { if case .accessoryChanged = $0 { true } else { false } }) ?? route < route)
+        }
+    }
+
     @Test("BlueZ adapters: announced to subscribers before the decision they cause; nothing decided before the first graph")
     func hostAddresses() async throws {
         let h = try await H()

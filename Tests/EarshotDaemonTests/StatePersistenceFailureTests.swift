@@ -1,0 +1,165 @@
+import AudioGraph
+import Foundation
+import Logging
+import RoutingPolicy
+import Synchronization
+import Testing
+
+@testable import EarshotDaemon
+
+/// Log lines kept for a test to read (level and message).
+final class CapturedLog: Sendable {
+    let lines = Mutex<[String]>([])
+
+    var all: [String] { lines.withLock { $0 } }
+
+    var logger: Logger {
+        var logger = Logger(label: "earshot.test") { _ in Handler(log: self) }
+        logger.logLevel = .trace
+        return logger
+    }
+
+    struct Handler: LogHandler {
+        let log: CapturedLog
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            log.lines.withLock { $0.append("\(event.level): \(event.message)") }
+        }
+    }
+}
+
+/// Item 7 of issue 12: state that cannot be written is never silent, a garbage file is moved
+/// aside, a newer file is kept, a directory in the file's place is reported at start.
+@Suite("State persistence failures")
+struct StatePersistenceFailureTests {
+    static func directory() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-state-fail-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    static let state = PersistedState(
+        registrations: [AccessoryRegistration(
+            identity: .address(BluetoothAddress("AA:BB:CC:DD:EE:FF")!), reporter: "org.example.r",
+            configuration: AccessoryConfiguration(capabilities: [.placement], placement: .onHead), registeredAt: 0)],
+        history: [])
+
+    @Test("a save that cannot be written says why once (errno text and path), shows in status, and the next save tries again")
+    func unwritable() async throws {
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // A regular file where the state directory should be: not writable, even for root.
+        let blocker = directory.appendingPathComponent("earshot")
+        try Data("not a directory".utf8).write(to: blocker)
+        let path = blocker.appendingPathComponent("state.json").path
+        let log = CapturedLog()
+        let writer = StateWriter(store: StateStore(path: path), logger: log.logger)
+        await writer.save(Self.state)
+        await writer.save(Self.state)
+        let problem = try #require(writer.problem)
+        #expect(problem.contains(" \(path)"), "\(problem)")
+        #expect(problem.contains("Not a directory (ENOTDIR)"), "\(problem)")
+        #expect(log.all.filter { $0.hasPrefix("error") }.count == 1, "\(log.all)")
+        #expect(log.all.first?.contains("Not a directory (ENOTDIR)") == true, "\(log.all)")
+        // Fixed: the next save succeeds, says so, and status is clean again.
+        try FileManager.default.removeItem(at: blocker)
+        await writer.save(Self.state)
+        #expect(writer.problem == nil)
+        #expect(FileManager.default.fileExists(atPath: path))
+        #expect(log.all.last == "notice: state saved to \(path) again", "\(log.all)")
+    }
+
+    @Test("status says state: not saved (reason): the socket's field, the text, D-Bus Status")
+    func statusShowsIt() async throws {
+        let h = try await DaemonHarness()
+        await h.connect(DaemonHarness.graph(sessionManager: true))
+        #expect(ControlWire.Status(await h.daemon.status()).state == "ok")
+        // The state directory's place taken by a file.
+        try Data("x".utf8).write(to: h.directory.appendingPathComponent("state"))
+        _ = await h.place("on-head", register: true)
+        let status = await h.daemon.status()
+        let wire = ControlWire.Status(status)
+        let state = try #require(wire.state)
+        #expect(state.hasPrefix("not saved (") && state.contains(" \(h.directory.path)/state/state.json"), "\(state)")
+        #expect(state.hasSuffix("Not a directory (ENOTDIR))"), "\(state)")
+        #expect(ControlWire.text(wire).contains(#""state":"not saved ("#))
+        #expect(StatusText.render(wire, explain: false).contains("\nstate: \(state)\n"))
+        #expect(EarshotBusValues.status(status).dictionary?["state"] == .string(state))
+        await h.stop()
+    }
+
+    @Test("a garbage state file is moved aside to state.json.corrupt-<time>, not overwritten")
+    func garbageMovedAside() throws {
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("state.json").path
+        try Data("garbage{".utf8).write(to: URL(fileURLWithPath: path))
+        let log = CapturedLog()
+        let persister = StatePersister(path: path, logger: log.logger)
+        #expect(persister.load(now: Date(timeIntervalSince1970: 1_795_000_000)) == PersistedState())
+        let aside = "\(path).corrupt-20261118T110640Z"
+        #expect(try String(contentsOfFile: aside, encoding: .utf8) == "garbage{")
+        #expect(!FileManager.default.fileExists(atPath: path))
+        #expect(log.all.contains { $0.contains("moved aside to \(aside)") }, "\(log.all)")
+    }
+
+    @Test("a state file of a newer version is kept as it is: not restored, never overwritten, and status says why")
+    func newerVersionKept() async throws {
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("state.json").path
+        let newer = Data(#"{"version": 2, "registrations": [], "history": [], "future": {"kept": true}}"#.utf8)
+        try newer.write(to: URL(fileURLWithPath: path))
+        let log = CapturedLog()
+        let persister = StatePersister(path: path, logger: log.logger)
+        #expect(persister.load() == PersistedState())
+        var engine = PolicyEngine(graph: Graph(), config: PolicyConfig())
+        _ = engine.handle(.accessory(.register(.address(BluetoothAddress("AA:BB:CC:DD:EE:FF")!), reporter: "org.example.r", AccessoryConfiguration(capabilities: []))), at: 0)
+        await persister.save(engine, history: [], durably: true)
+        await persister.waitUntilSaved()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == newer)
+        #expect(persister.problem?.contains("newer Earshot") == true, "\(persister.problem ?? "nil")")
+        #expect(log.all.contains { $0.hasPrefix("error") && $0.contains("not overwritten") }, "\(log.all)")
+    }
+
+    @Test("a directory where the state file should be is reported at start")
+    func directoryInItsPlace() throws {
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("state.json").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        let log = CapturedLog()
+        let persister = StatePersister(path: path, logger: log.logger)
+        #expect(persister.load() == PersistedState())
+        #expect(log.all.contains { $0.hasPrefix("error") && $0.contains("\(path) is a directory") }, "\(log.all)")
+        #expect(persister.problem?.contains("Is a directory (EISDIR)") == true, "\(persister.problem ?? "nil")")
+    }
+
+    @Test("a burst of saves while the writer is busy is one encode and one write, and every waiter is answered by it")
+    func burstCoalesces() async throws {
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("state.json").path
+        let queue = DispatchQueue(label: "test.state-writer")
+        let held = DispatchSemaphore(value: 0)
+        queue.async { held.wait() }  // the writer is busy
+        let persister = StatePersister(path: path, logger: CapturedLog().logger, writerQueue: queue)
+        var engine = PolicyEngine(graph: Graph(), config: PolicyConfig())
+        for index in 0..<200 {
+            let identity = AccessoryIdentity.nodeName("sink-\(index)")
+            _ = engine.handle(.accessory(.register(identity, reporter: "org.example.r\(index / 50)", AccessoryConfiguration(capabilities: []))), at: Milliseconds(index))
+            await persister.save(engine, history: [], durably: true)
+        }
+        held.signal()
+        await persister.waitUntilSaved()
+        #expect(persister.writeCount == 1)
+        #expect(try StateStore(path: path).load().registrations.count == 200)
+    }
+}
