@@ -54,9 +54,16 @@ struct EvalCommand: ParsableCommand {
     @Option(name: .customLong("bench-noise"), help: .hidden)
     var benchNoise = 0
 
+    @Option(name: .customLong("bench-write-graph"), parsing: .upToNextOption, help: .hidden)
+    var benchWriteGraph: [String] = []
+
     func run() throws {
         if let benchEvents {
             try EvalBenchmark.run(sinks: benchSinks, events: benchEvents, runs: benchRuns, noise: benchNoise).emit()
+            return
+        }
+        if benchWriteGraph.count == 2, let sinks = Int(benchWriteGraph[0]) {
+            try GraphBenchmark.write(sinks: sinks, to: benchWriteGraph[1])
             return
         }
         guard let graph else { throw ValidationError("--graph FILE is required") }
