@@ -46,6 +46,14 @@ struct EvalCLITests {
         #expect(objects.allSatisfy { $0["decided-by"] != nil })
     }
 
+    /// The same input prints the same JSON in every run (`rejected` followed hash order).
+    @Test func jsonIsTheSameInEveryRun() throws {
+        let runs = try (0..<6).map { _ in
+            try EarshotBinary.run(["eval", "--graph", Self.graph, "--events", Self.events, "--format", "json"]).standardOutput
+        }
+        #expect(Set(runs).count == 1)
+    }
+
     @Test func malformedEventLineExitsTwoWithItsLine() throws {
         let script = try EarshotBinary.temporaryFile("bad.jsonl", "{\"at\":0,\"select\":{\"node\":\"x\"}}\n{\"at\":1,\"select\":\n")
         let result = try EarshotBinary.run(["eval", "--graph", Self.graph, "--events", script])
