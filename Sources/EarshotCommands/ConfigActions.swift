@@ -7,7 +7,7 @@ enum ConfigActions {
         let source = ConfigSource.resolve(explicit: file, environment: environment, fileExists: FileManager.default.fileExists(atPath:))
         do {
             _ = try source.load()
-            return CommandOutcome(standardOutput: "\(source): ok\n")
+            return CommandOutcome(standardOutput: "\(source.description == "-" ? "<stdin>" : source.description): ok\n")
         } catch {
             return CommandOutcome(standardError: error.errors.map { "\($0)\n" }.joined(), exitCode: 1)
         }
@@ -17,8 +17,19 @@ enum ConfigActions {
         if schema { return CommandOutcome(standardOutput: ConfigSchema.markdownTable + "\n") }
         let source = ConfigSource.resolve(explicit: explicit, environment: environment, fileExists: FileManager.default.fileExists(atPath:))
         let config: PolicyConfig
-        do {
-            config = try source.load()
+        var text = ""
+        do throws(ConfigErrors) {
+            // Read once: a pipe or stdin cannot be read a second time for the listing below.
+            if case .file(let path) = source {
+                do {
+                    text = try InputFile.text(path)
+                } catch {
+                    throw ConfigErrors([ConfigError(SourceLocation(file: InputFile.name(path), line: 1, column: 1), "cannot read the file: \(error.reason)")])
+                }
+                config = try PolicyConfigLoader.parse(text, file: InputFile.name(path))
+            } else {
+                config = try source.load()
+            }
         } catch {
             return CommandOutcome(standardError: error.errors.map { "\($0)\n" }.joined(), exitCode: 1)
         }
@@ -31,8 +42,8 @@ enum ConfigActions {
         lines.append("# in use: \(source)")
         lines.append("# tier-order in force (docs/policy.md §2): \(config.tierOrder.map(\.rawValue).joined(separator: " > "))")
         switch source {
-        case .file(let path):
-            lines.append((try? String(contentsOfFile: path, encoding: .utf8)) ?? "")
+        case .file:
+            lines.append(text)
         case .builtIn:
             lines.append("# (no file: `earshot config show --effective` prints every default)")
         }

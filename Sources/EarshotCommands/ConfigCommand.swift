@@ -15,7 +15,7 @@ struct ConfigCheckCommand: ParsableCommand {
         abstract: "Check a config file; exit 1 with every error as file:line:column.",
         discussion: "Without FILE, checks the file the search order finds: $XDG_CONFIG_HOME/earshot/earshot.toml, then /etc/earshot/earshot.toml.")
 
-    @Argument(help: "The config file to check.")
+    @Argument(help: "The config file to check: a file, a pipe, or - for stdin.")
     var file: String?
 
     func run() throws {
@@ -27,7 +27,7 @@ struct ConfigShowCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "show", abstract: "Show which config file applies and what it says.")
 
-    @Option(help: "Use this config file instead of searching.")
+    @Option(help: "Use this config file instead of searching (a file, a pipe, or - for stdin).")
     var config: String?
 
     @Flag(help: "Print the effective configuration: every key with the value in force.")

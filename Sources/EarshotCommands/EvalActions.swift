@@ -17,9 +17,17 @@ enum EvalActions {
     static let inputError: Int32 = 2
 
     static func run(_ request: Request, environment: [String: String], write: (String) -> Void) -> CommandOutcome {
+        let stdinUsers = [("--graph", Optional(request.graphPath)), ("--events", request.eventsPath), ("--config", request.configPath)]
+            .filter { $0.1 == "-" }.map(\.0)
+        guard stdinUsers.count <= 1 else {
+            return failure("earshot eval: only one of \(stdinUsers.joined(separator: ", ")) can read standard input (-)")
+        }
         let graph: Graph
         do {
-            graph = try PwDumpDecoder.decode(contentsOf: URL(fileURLWithPath: request.graphPath))
+            let data = try InputFile.data(request.graphPath)
+            graph = try PwDumpDecoder.decode(data, source: InputFile.name(request.graphPath))
+        } catch let error as InputFile.Failure {
+            return failure("earshot eval: graph \(error)")
         } catch {
             return failure("earshot eval: graph \(error)")
         }
@@ -38,18 +46,21 @@ enum EvalActions {
         }
         var events: [EvalEvent] = []
         if let path = request.eventsPath {
-            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-                return failure("earshot eval: cannot read events file \(path)")
+            let text: String
+            do {
+                text = try InputFile.text(path)
+            } catch {
+                return failure("earshot eval: events \(error)")
             }
             do {
-                events = try EvalScript.parse(text, source: path)
+                events = try EvalScript.parse(text, source: InputFile.name(path))
             } catch {
                 return failure("earshot eval: \(error)")
             }
         }
         if !request.json { write(DecisionText.header) }
         do {
-            try EvalRunner.run(graph: graph, config: config, hostAddresses: hosts, events: events, source: request.eventsPath ?? "<events>") { decision, event in
+            try EvalRunner.run(graph: graph, config: config, hostAddresses: hosts, events: events, source: request.eventsPath.map(InputFile.name) ?? "<events>") { decision, event in
                 write(request.json ? DecisionRecord(decision, line: event?.line).jsonLine : DecisionText.render(decision, detail: request.detail))
             }
         } catch {

@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 
 import RoutingPolicy
@@ -47,5 +48,43 @@ enum EvalBenchmark {
         }
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         return Measurement(seconds: seconds, events: workload.inputs.count, decisions: decisions, scorings: scorings)
+    }
+}
+
+/// `earshot eval --bench-write-graph N FILE` (hidden; run by `scripts/bench graph`): writes a
+/// pw-dump-shaped file with N sinks, each with its device and two ports, carrying `params` as
+/// large as real ALSA devices' (formats, routes, profiles: about 17 KB per sink, so 5205 sinks
+/// make the 90 MB dump of issue 12).
+enum GraphBenchmark {
+    static func write(sinks: Int, to path: String) throws {
+        guard let stream = OutputStream(toFileAtPath: path, append: false) else { throw ValidationError("cannot write \(path)") }
+        stream.open()
+        defer { stream.close() }
+        func emit(_ text: String) {
+            let bytes = Array(text.utf8)
+            _ = bytes.withUnsafeBufferPointer { stream.write($0.baseAddress!, maxLength: $0.count) }
+        }
+        let formats = (0..<24).map { n in
+            #"{"mediaType":"audio","mediaSubtype":"raw","format":"S\#(16 + n % 3 * 8)LE","rate":\#([44100, 48000, 96000][n % 3]),"channels":2,"position":["FL","FR"]}"#
+        }
+        let format = formats.joined(separator: ",")
+        let portFormats = formats.prefix(4).joined(separator: ",")
+        let routes = (0..<12).map { n in
+            #"{"index":\#(n),"direction":"Output","name":"analog-output-\#(n)","description":"Route \#(n) with a long human readable description","priority":\#(9000 - n),"available":"unknown","info":["port.type","analog"],"profiles":[1,2,3,4],"props":{"mute":false,"channelVolumes":[0.4,0.4],"volumeBase":1.0,"volumeStep":0.00001,"channelMap":["FL","FR"],"softVolumes":[1.0,1.0]},"save":false,"devices":[0,1]}"#
+        }.joined(separator: ",")
+        let params = #"{"EnumFormat":[\#(format)],"Format":[\#(formats[0])],"PropInfo":[{"id":"volume","description":"Volume","type":{"default":1.0,"min":0.0,"max":10.0}}],"Props":[{"volume":1.0,"mute":false,"channelVolumes":[1.0,1.0],"channelMap":["FL","FR"],"softMute":false,"softVolumes":[1.0,1.0],"monitorMute":false,"monitorVolumes":[1.0,1.0]}],"EnumRoute":[\#(routes)]}"#
+        emit("[\n")
+        var id = 100
+        for sink in 0..<sinks {
+            let device = id, node = id + 1
+            let name = "alsa_output.bench-\(sink).analog-stereo"
+            emit(#"{"id":\#(device),"type":"PipeWire:Interface:Device","version":3,"permissions":["r","w","x","m"],"info":{"change-mask":["props","params"],"props":{"device.api":"alsa","device.bus":"\#(sink % 7 == 0 ? "usb" : "pci")","device.name":"alsa_card.bench-\#(sink)","device.description":"Bench card \#(sink)","media.class":"Audio/Device","object.id":\#(device)},"params":\#(params)}},"# + "\n")
+            emit(#"{"id":\#(node),"type":"PipeWire:Interface:Node","version":3,"permissions":["r","w","x","m"],"info":{"max-input-ports":65,"max-output-ports":65,"change-mask":["input-ports","output-ports","state","props","params"],"n-input-ports":2,"n-output-ports":2,"state":"suspended","error":null,"props":{"node.name":"\#(name)","node.description":"Bench sink \#(sink)","media.class":"Audio/Sink","device.id":\#(device),"object.id":\#(node),"priority.session":\#(1000 + sink % 100),"audio.channels":2,"audio.position":"FL,FR"},"params":\#(params)}},"# + "\n")
+            for (offset, channel) in ["FL", "FR"].enumerated() {
+                emit(#"{"id":\#(node + 1 + offset),"type":"PipeWire:Interface:Port","version":3,"permissions":["r","w","x","m"],"info":{"direction":"input","change-mask":["props","params"],"props":{"port.name":"playback_\#(channel)","audio.channel":"\#(channel)","node.id":\#(node),"object.id":\#(node + 1 + offset)},"params":{"EnumFormat":[\#(portFormats)]}}},"# + "\n")
+            }
+            id += 4
+        }
+        emit(#"{"id":\#(id),"type":"PipeWire:Interface:Metadata","version":3,"permissions":["r","w","x","m"],"props":{"metadata.name":"default"},"metadata":[{"subject":0,"key":"default.configured.audio.sink","type":"Spa:String:JSON","value":{"name":"alsa_output.bench-0.analog-stereo"}}]}"# + "\n]\n")
     }
 }

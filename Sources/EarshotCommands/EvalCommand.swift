@@ -7,6 +7,8 @@ struct EvalCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "eval",
         abstract: "Dry-run the policy over a saved graph and an event script.",
+        // --graph is required; it is declared optional only so the hidden benchmark runs without it.
+        usage: "earshot eval --graph <graph> [--events <events>] [--config <config>] [--host-address <host-address> ...] [--format <format>] [--explain <explain>]",
         discussion: """
             The graph is `pw-dump` output; its `default` metadata gives the user's configured default.
             Events are JSON Lines, one action each, `at` in milliseconds (non-decreasing):
@@ -22,13 +24,13 @@ struct EvalCommand: ParsableCommand {
 
     enum Format: String, ExpressibleByArgument, CaseIterable { case text, json }
 
-    @Option(help: "The pw-dump output to start from.")
+    @Option(help: "The pw-dump output to start from (required): a file, a pipe such as <(pw-dump), or - for stdin.")
     var graph: String?
 
-    @Option(help: "The event script (JSON Lines). Without it, only the initial decision is printed.")
+    @Option(help: "The event script (JSON Lines; a file, a pipe, or - for stdin). Without it, only the initial decision is printed.")
     var events: String?
 
-    @Option(help: "Config file (default: the search order of `earshot config show`).")
+    @Option(help: "Config file, a pipe, or - for stdin (default: the search order of `earshot config show`).")
     var config: String?
 
     @Option(name: .customLong("host-address"), help: "This host's Bluetooth adapter address (repeatable).")
@@ -52,9 +54,16 @@ struct EvalCommand: ParsableCommand {
     @Option(name: .customLong("bench-noise"), help: .hidden)
     var benchNoise = 0
 
+    @Option(name: .customLong("bench-write-graph"), parsing: .upToNextOption, help: .hidden)
+    var benchWriteGraph: [String] = []
+
     func run() throws {
         if let benchEvents {
             try EvalBenchmark.run(sinks: benchSinks, events: benchEvents, runs: benchRuns, noise: benchNoise).emit()
+            return
+        }
+        if benchWriteGraph.count == 2, let sinks = Int(benchWriteGraph[0]) {
+            try GraphBenchmark.write(sinks: sinks, to: benchWriteGraph[1])
             return
         }
         guard let graph else { throw ValidationError("--graph FILE is required") }

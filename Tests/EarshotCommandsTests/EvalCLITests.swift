@@ -46,11 +46,75 @@ struct EvalCLITests {
         #expect(objects.allSatisfy { $0["decided-by"] != nil })
     }
 
+    /// The same input prints the same JSON in every run (`rejected` followed hash order).
+    @Test func jsonIsTheSameInEveryRun() throws {
+        let runs = try (0..<6).map { _ in
+            try EarshotBinary.run(["eval", "--graph", Self.graph, "--events", Self.events, "--format", "json"]).standardOutput
+        }
+        #expect(Set(runs).count == 1)
+    }
+
     @Test func malformedEventLineExitsTwoWithItsLine() throws {
         let script = try EarshotBinary.temporaryFile("bad.jsonl", "{\"at\":0,\"select\":{\"node\":\"x\"}}\n{\"at\":1,\"select\":\n")
         let result = try EarshotBinary.run(["eval", "--graph", Self.graph, "--events", script])
         #expect(result.status == 2)
-        #expect(result.standardError.contains("bad.jsonl:2: not a JSON object"), "\(result.standardError)")
+        #expect(result.standardError.contains("bad.jsonl:2: column 18: not valid JSON (cut short?)"), "\(result.standardError)")
+    }
+
+    static let register = #"{"at":0,"register":{"accessory":"AA:BB:CC:DD:EE:FF","reporter":"org.example.r","capabilities":["audio-switching","placement"],"placement":"on-head"}}"#
+
+    /// Issue 12 item 2: a time near Int64.max after an on-head used to trap (exit 132).
+    @Test func aTimeTooLateIsRefusedWithItsLineNotATrap() throws {
+        let script = try EarshotBinary.temporaryFile("late.jsonl", Self.register + "\n" + #"{"at":9223372036854775500,"update":{"accessory":"AA:BB:CC:DD:EE:FF","placement":"off-head"}}"# + "\n")
+        let result = try EarshotBinary.run(["eval", "--graph", Self.graph, "--events", script])
+        #expect(result.status == 2, "\(result.standardError)")
+        #expect(result.standardError.contains("late.jsonl:2: \"at\" 9223372036854775500 is too late: at most 9007199254740992 ms"), "\(result.standardError)")
+        // The latest time allowed runs, its off-grace timer included.
+        let edge = try EarshotBinary.temporaryFile("edge.jsonl", Self.register + "\n" + #"{"at":9007199254740992,"update":{"accessory":"AA:BB:CC:DD:EE:FF","placement":"off-head"}}"# + "\n")
+        let ok = try EarshotBinary.run(["eval", "--graph", Self.graph, "--events", edge, "--format", "json"])
+        #expect(ok.status == 0, "\(ok.standardError)")
+        #expect(ok.standardOutput.contains(#""at":9007199254741392"#), "the off-grace fires 400 ms later")
+    }
+
+    /// Issue 12 item 10: the script format's rough edges.
+    @Test func crlfLinesAreAccepted() throws {
+        let script = try EarshotBinary.temporaryFile("crlf.jsonl", "# a comment\r\n" + Self.register + "\r\n" + #"{"at":10,"select":{"node":"alsa_output.pci-0000_00_1f.3.hdmi-stereo"}}"# + "\r\n\r\n")
+        let result = try EarshotBinary.run(["eval", "--graph", Self.graph, "--events", script, "--format", "json"])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput.split(separator: "\n").count == 3)
+    }
+
+    @Test func addOfAnIdInUseIsRefused() throws {
+        let object = #"{"id":41,"type":"PipeWire:Interface:Node","info":{"props":{"node.name":"alsa_output.other","media.class":"Audio/Sink"}}}"#
+        let script = try EarshotBinary.temporaryFile("dup.jsonl", #"{"at":5,"add":\#(object)}"# + "\n")
+        let result = try EarshotBinary.run(["eval", "--graph", Self.graph, "--events", script])
+        #expect(result.status == 2)
+        #expect(result.standardError.contains(#"dup.jsonl:1: add: id 41 is already in the graph (node "alsa_output.pci-0000_00_1f.3.hdmi-stereo")"#), "\(result.standardError)")
+    }
+
+    @Test func selectOfAMissingNodeExitsTwoLikeRemove() throws {
+        for verb in ["select", "remove"] {
+            let script = try EarshotBinary.temporaryFile("missing.jsonl", #"{"at":5,"\#(verb)":{"node":"alsa_output.gone"}}"# + "\n")
+            let result = try EarshotBinary.run(["eval", "--graph", Self.graph, "--events", script])
+            #expect(result.status == 2, "\(verb)")
+            #expect(result.standardError.contains(#"missing.jsonl:1: \#(verb): no node named "alsa_output.gone" in the graph at this point"#), "\(result.standardError)")
+        }
+    }
+
+    @Test func aBadAddSaysTheFileOnce() throws {
+        let script = try EarshotBinary.temporaryFile("ev.jsonl", #"{"at":0,"add":{"id":"x","type":"PipeWire:Interface:Node"}}"# + "\n")
+        let result = try EarshotBinary.run(["eval", "--graph", Self.graph, "--events", script])
+        #expect(result.status == 2)
+        #expect(result.standardError.contains("ev.jsonl:1: add"), "\(result.standardError)")
+        #expect(result.standardError.components(separatedBy: "ev.jsonl").count == 2, "the file name once: \(result.standardError)")
+    }
+
+    @Test func usageShowsGraphAsRequired() throws {
+        let result = try EarshotBinary.run(["eval", "--help"])
+        #expect(result.standardOutput.contains("USAGE: earshot eval --graph <graph> [--events <events>]"), "\(result.standardOutput)")
+        let missing = try EarshotBinary.run(["eval"])
+        #expect(missing.status == 2)
+        #expect(missing.standardError.contains("--graph"))
     }
 
     @Test func malformedGraphExitsTwoWithItsLine() throws {

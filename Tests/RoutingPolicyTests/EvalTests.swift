@@ -13,7 +13,9 @@ struct EvalTests {
     }
 
     static let badLines: [BadLine] = [
-        BadLine(script: "not json", line: 1, message: "not a JSON object"),
+        BadLine(script: "not json", line: 1, message: "column 2: not valid JSON"),
+        BadLine(script: "[1]", line: 1, message: "not a JSON object"),
+        BadLine(script: "{\"at\":9007199254740993,\"select\":{\"node\":\"x\"}}", line: 1, message: "is too late: at most 9007199254740992 ms"),
         BadLine(script: "\n# comment\n{\"select\":{\"node\":\"x\"}}", line: 3, message: "\"at\" must be a whole number"),
         BadLine(script: "{\"at\":-1,\"select\":{\"node\":\"x\"}}", line: 1, message: "\"at\" must be a whole number"),
         BadLine(script: "{\"at\":5,\"select\":{\"node\":\"x\"}}\n{\"at\":4,\"select\":{\"node\":\"x\"}}", line: 2, message: "goes back in time"),

@@ -21,6 +21,10 @@ public struct ConfigErrors: Error, Sendable, Hashable, CustomStringConvertible {
 /// "did you mean …": the closest known name within two edits.
 enum Suggestion {
     static func closest(to name: String, among candidates: [String]) -> String? {
+        // A name missing its unit or suffix (`off-grace` for `off-grace-ms`) is the closest of all.
+        if name.count >= 3, let extended = candidates.filter({ $0.hasPrefix(name) }).min(by: { $0.count < $1.count }) {
+            return extended
+        }
         let scored = candidates.map { ($0, distance(name, $0)) }.filter { $0.1 <= max(2, name.count / 4) }
         return scored.min { $0.1 < $1.1 }?.0
     }

@@ -29,7 +29,16 @@ struct ConfigReader {
     /// Reports keys the schema does not know, with the closest known name.
     mutating func checkKeys(_ entries: [(key: String, value: ConfigValue)], known: [String], at path: Path, what: String) {
         for (key, _) in entries where !known.contains(key) {
-            let hint = Suggestion.closest(to: key, among: known).map { " (did you mean \"\($0)\"?)" } ?? ""
+            var hint = Suggestion.closest(to: key, among: known).map { " (did you mean \"\($0)\"?)" } ?? ""
+            if hint.isEmpty {
+                // A key of another table written here (`off-grace` at the top level).
+                let elsewhere = ConfigSchema.keys.filter { !$0.table.hasSuffix("[]") && !$0.table.isEmpty }
+                if let name = Suggestion.closest(to: key, among: elsewhere.map(\.name)),
+                    let other = elsewhere.first(where: { $0.name == name })
+                {
+                    hint = " (did you mean \"\(other.name)\" in [\(other.table)]?)"
+                }
+            }
             fail(path + [.key(key)], "unknown key \"\(key)\" in \(what)\(hint); known keys: \(known.joined(separator: ", "))")
         }
     }
@@ -97,29 +106,85 @@ struct ConfigReader {
         return ok ? result : nil
     }
 
-    /// `{ property = glob, … }`.
+    /// `{ property = pattern, … }`; nil when anything in it was wrong (each mistake reported once).
     mutating func matches(_ value: ConfigValue, _ path: Path) -> [PropertyMatch]? {
         guard let entries = table(value, path) else { return nil }
         var result: [PropertyMatch] = []
+        var ok = true
         for (key, value) in entries {
-            guard case .string(let pattern) = value else {
-                fail(path + [.key(key)], "\(Self.dotted(path + [.key(key)])) must be a string (a glob), not \(value.typeName)")
-                continue
+            let at = path + [.key(key)]
+            switch value {
+            case .string(let text):
+                switch ValuePattern.parse(text) {
+                case .success(let pattern): result.append(PropertyMatch(key: key, pattern: pattern))
+                case .failure(let error):
+                    fail(at, element: text, "\(Self.dotted(at)): \(error.message)")
+                    ok = false
+                }
+            case .boolean(let set):
+                result.append(PropertyMatch(key: key, pattern: set ? .not(.absent) : .absent))
+            default:
+                fail(at, "\(Self.dotted(at)) must be a string (a glob, \"~regex\" or \"!\" before either) or false (not set), not \(value.typeName)")
+                ok = false
             }
-            result.append(PropertyMatch(key: key, glob: Glob(pattern)))
         }
-        return result
+        return ok ? result : nil
     }
 
-    /// A list of distinct sink classes (`class-order`, `personal-classes`).
-    mutating func classes(_ value: ConfigValue, _ path: Path) -> [SinkClass]? {
-        let expected = "a sink class (\(SinkClass.allCases.map(\.rawValue).joined(separator: ", ")))"
-        guard let list = parsedList(value, path, expected: expected, { SinkClass(rawValue: $0) }) else { return nil }
-        if Set(list).count != list.count {
-            fail(path, "\(Self.dotted(path)) lists a class twice")
-            return nil
+    /// A rule's `match`: one table, or an array of tables of which any may match.
+    mutating func matchAlternatives(_ value: ConfigValue, _ path: Path) -> [[PropertyMatch]]? {
+        guard case .array(let items) = value else { return matches(value, path).map { [$0] } }
+        var result: [[PropertyMatch]] = []
+        var ok = true
+        for (index, item) in items.enumerated() {
+            guard case .table = item else {
+                fail(path, "\(Self.dotted(path))[\(index)] must be a table { property = pattern }, not \(item.typeName)")
+                ok = false
+                continue
+            }
+            if let table = matches(item, path + [.element(index)]) {
+                if table.isEmpty {
+                    fail(path, "\(Self.dotted(path))[\(index)] is empty: an empty table would match every sink")
+                    ok = false
+                } else {
+                    result.append(table)
+                }
+            } else {
+                ok = false
+            }
         }
-        return list
+        return ok ? result : nil
+    }
+
+    /// A list of distinct sink classes (`class-order`, `personal-classes`): every unknown value
+    /// and every repeat reported at its element.
+    mutating func classes(_ value: ConfigValue, _ path: Path) -> [SinkClass]? {
+        guard let texts = strings(value, path) else { return nil }
+        let names = SinkClass.allCases.map(\.rawValue)
+        var result: [SinkClass] = []
+        var seen: [String: Int] = [:]
+        var ok = true
+        for text in texts {
+            let occurrence = seen[text, default: 0]
+            seen[text] = occurrence + 1
+            guard let sinkClass = SinkClass(rawValue: text) else {
+                if occurrence == 0 {
+                    let hint = Suggestion.closest(to: text, among: names).map { " (did you mean \"\($0)\"?)" } ?? ""
+                    fail(path, element: text, "\(Self.dotted(path)): \"\(text)\" is not a sink class\(hint); the classes are \(names.joined(separator: ", "))")
+                }
+                ok = false
+                continue
+            }
+            if occurrence > 0 {
+                if occurrence == 1 {
+                    fail(path, element: text, occurrence: 1, "\(Self.dotted(path)) lists \"\(text)\" twice; list each class once")
+                }
+                ok = false
+                continue
+            }
+            result.append(sinkClass)
+        }
+        return ok ? result : nil
     }
 
     /// `tier-order`: every tier exactly once, each mistake located at its element.

@@ -28,7 +28,8 @@ public enum ConfigRenderer {
         }
         for rule in config.rules {
             out.append("[[rule]]")
-            out.append("match = \(inlineTable(rule.matches))")
+            out.append("match = " + (rule.alternatives.count == 1
+                ? inlineTable(rule.alternatives[0]) : "[" + rule.alternatives.map(inlineTable).joined(separator: ", ") + "]"))
             switch rule.action {
             case .ignore: out.append("ignore = true")
             case .priority(let value): out.append("priority = \(value)")
@@ -81,6 +82,6 @@ public enum ConfigRenderer {
     static func list(_ items: [String]) -> String { "[" + items.map(quoted).joined(separator: ", ") + "]" }
 
     static func inlineTable(_ matches: [PropertyMatch]) -> String {
-        "{ " + matches.map { "\(quoted($0.key)) = \(quoted($0.glob.pattern))" }.joined(separator: ", ") + " }"
+        "{ " + matches.map { "\(quoted($0.key)) = \($0.pattern.toml)" }.joined(separator: ", ") + " }"
     }
 }

@@ -1,39 +1,55 @@
 import AudioGraph
 
 /// One property condition of a rule or accessory descriptor: the property (looked up on the
-/// node, then its device) matches the glob.
+/// node, then its device) matches the pattern (a glob, `~regex`, `!` negation, or absent).
 public struct PropertyMatch: Sendable, Hashable, CustomStringConvertible {
     public var key: String
-    public var glob: Glob
-    public init(key: String, glob: Glob) {
+    public var pattern: ValuePattern
+    public init(key: String, pattern: ValuePattern) {
         self.key = key
-        self.glob = glob
+        self.pattern = pattern
     }
-    public var description: String { "\(key) = \"\(glob.pattern)\"" }
+    public init(key: String, glob: Glob) {
+        self.init(key: key, pattern: .glob(glob))
+    }
+    public var description: String { "\(key) = \(pattern.toml)" }
 
     func holds(for node: Node, in graph: Graph) -> Bool {
-        guard let value = graph.property(key, of: node) else { return false }
-        return glob.matches(value)
+        pattern.holds(graph.property(key, of: node))
     }
 }
 
-/// A `[[rule]]`: nodes matching every condition get a priority, or are ignored.
+/// A `[[rule]]`: nodes matching every condition of any one of its match tables get a priority,
+/// or are ignored.
 public struct NodeRule: Sendable, Hashable {
     public enum Action: Sendable, Hashable {
         case priority(Int)
         case ignore
     }
-    public var matches: [PropertyMatch]
+    /// `match = { … }` is one table; `match = [{ … }, { … }]` several: the rule applies when
+    /// any of them matches (each: all its conditions).
+    public var alternatives: [[PropertyMatch]]
     public var action: Action
     public var location: SourceLocation?
 
     public init(matches: [PropertyMatch], action: Action, location: SourceLocation? = nil) {
-        self.matches = matches
+        self.init(anyOf: [matches], action: action, location: location)
+    }
+
+    public init(anyOf alternatives: [[PropertyMatch]], action: Action, location: SourceLocation? = nil) {
+        self.alternatives = alternatives
         self.action = action
         self.location = location
     }
 
-    func holds(for node: Node, in graph: Graph) -> Bool { matches.allSatisfy { $0.holds(for: node, in: graph) } }
+    /// The conditions as explanations show them: `a = "x", b = "y"`, alternatives joined by ` or `.
+    public var matchDescription: String {
+        alternatives.map { $0.map(\.description).joined(separator: ", ") }.joined(separator: " or ")
+    }
+
+    func holds(for node: Node, in graph: Graph) -> Bool {
+        alternatives.contains { $0.allSatisfy { $0.holds(for: node, in: graph) } }
+    }
 }
 
 /// An `[[accessory]]`: discovery descriptors for accessories without (or with a fixed) reporter.

@@ -4,15 +4,15 @@ import TOMLKit
 /// Reads a TOML config (through TOMLKit) into a `PolicyConfig`, checking it against the schema.
 /// Reports every error at once, each as file:line:column.
 public enum PolicyConfigLoader {
-    /// Reading the file is the only I/O in RoutingPolicy.
+    /// Reading the file (InputFile: a path, a pipe or `-` for stdin) is the only I/O in RoutingPolicy.
     public static func load(path: String) throws(ConfigErrors) -> PolicyConfig {
         let text: String
         do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
+            text = try InputFile.text(path)
         } catch {
-            throw ConfigErrors([ConfigError(SourceLocation(file: path, line: 1, column: 1), "cannot read the file: \(error.localizedDescription)")])
+            throw ConfigErrors([ConfigError(SourceLocation(file: InputFile.name(path), line: 1, column: 1), "cannot read the file: \(error.reason)")])
         }
-        return try parse(text, file: path)
+        return try parse(text, file: InputFile.name(path))
     }
 
     public static func parse(_ text: String, file: String) throws(ConfigErrors) -> PolicyConfig {
@@ -97,21 +97,23 @@ private struct ConfigBuilder {
 
     private mutating func rule(_ entries: [(key: String, value: ConfigValue)], _ index: Int) {
         let base: ConfigReader.Path = [.key("rule"), .element(index)]
-        var matches: [PropertyMatch]?
+        var matches: [[PropertyMatch]]?
         var priority: Int?
         var ignore = false
         for (key, value) in entries {
             switch key {
-            case "match": matches = reader.matches(value, base + [.key(key)])
+            case "match": matches = reader.matchAlternatives(value, base + [.key(key)])
             case "priority": priority = reader.integer(value, base + [.key(key)], in: Self.priorities)
             case "ignore": ignore = reader.boolean(value, base + [.key(key)]) ?? false
             default: break
             }
         }
         let location = reader.locator.locate(base)
-        guard let matches, !matches.isEmpty else {
-            if !entries.contains(where: { $0.key == "match" }) || matches?.isEmpty == true {
-                reader.fail(base, "a [[rule]] needs a non-empty match = { \"node.name\" = \"glob\" }")
+        // A match that was wrong has been reported already: one error per mistake.
+        let hasMatch = entries.contains(where: { $0.key == "match" })
+        guard let matches, !matches.isEmpty, !matches.contains(where: \.isEmpty) else {
+            if !hasMatch || matches != nil {
+                reader.fail(base, "a [[rule]] needs a non-empty match = { \"node.name\" = \"glob\" } (or match = [{ … }, { … }], any of which matches)")
             }
             return
         }
@@ -125,7 +127,7 @@ private struct ConfigBuilder {
             }
             return
         }
-        config.rules.append(NodeRule(matches: matches, action: ignore ? .ignore : .priority(priority ?? 0), location: location))
+        config.rules.append(NodeRule(anyOf: matches, action: ignore ? .ignore : .priority(priority ?? 0), location: location))
     }
 
     private mutating func accessory(_ entries: [(key: String, value: ConfigValue)], _ index: Int) {

@@ -14,10 +14,36 @@ struct TOMLKeyLocator {
 
     let file: String
     private let lines: [String]
+    /// Every header line, in file order, read once: looking a table up never rescans the file.
+    private let headers: [(line: Int, name: String, isArray: Bool)]
+    /// For each (name, isArray), the indices into `headers` of its occurrences.
+    private let headerIndex: [HeaderKey: [Int]]
+    /// Lines examined so far (the index, then each lookup): for tests of linearity.
+    var linesExamined: Int { work.lines }
+    private let work = WorkCount()
+
+    private final class WorkCount {
+        var lines = 0
+    }
+
+    private struct HeaderKey: Hashable {
+        let name: String
+        let isArray: Bool
+    }
 
     init(file: String, text: String) {
         self.file = file
-        lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        lines = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).map(String.init)
+        var headers: [(line: Int, name: String, isArray: Bool)] = []
+        var index: [HeaderKey: [Int]] = [:]
+        for (number, line) in lines.enumerated() {
+            guard let header = Self.headerName(line) else { continue }
+            index[HeaderKey(name: header.name, isArray: header.isArray), default: []].append(headers.count)
+            headers.append((number, header.name, header.isArray))
+        }
+        self.headers = headers
+        headerIndex = index
+        work.lines = lines.count
     }
 
     func locate(_ path: [Component]) -> SourceLocation {
@@ -79,28 +105,24 @@ struct TOMLKeyLocator {
     }
 
     private var rootSection: Range<Int> {
-        let end = lines.firstIndex { Self.headerName($0) != nil } ?? lines.count
-        return 0..<end
+        0..<(headers.first?.line ?? lines.count)
     }
 
     private func header(_ name: String, arrayOfTables: Bool, occurrence: Int) -> (section: Range<Int>, location: SourceLocation)? {
-        var seen = 0
-        for (index, line) in lines.enumerated() {
-            guard let header = Self.headerName(line), header.name == name, header.isArray == arrayOfTables else { continue }
-            if seen == occurrence {
-                let end = lines[(index + 1)...].firstIndex { Self.headerName($0) != nil } ?? lines.count
-                let column = line.prefix { $0 == " " || $0 == "\t" }.count + 1
-                return ((index + 1)..<end, SourceLocation(file: file, line: index + 1, column: column))
-            }
-            seen += 1
-        }
-        return nil
+        guard let occurrences = headerIndex[HeaderKey(name: name, isArray: arrayOfTables)], occurrence < occurrences.count else { return nil }
+        let position = occurrences[occurrence]
+        let index = headers[position].line
+        let end = position + 1 < headers.count ? headers[position + 1].line : lines.count
+        let line = lines[index]
+        let column = line.prefix { $0 == " " || $0 == "\t" }.count + 1
+        return ((index + 1)..<end, SourceLocation(file: file, line: index + 1, column: column))
     }
 
     /// A line `name = …` (or `name.sub = …`); inside an inline table, `name` may follow other text.
     private func assignment(of name: String, in range: Range<Int>, atLineStart: Bool) -> SourceLocation? {
         let spellings = [name, "\"\(name)\"", "'\(name)'"]
         for index in range where index < lines.count {
+            work.lines += 1
             let line = lines[index]
             if line.trimmingLeadingWhitespace.hasPrefix("#") { continue }
             var searchStart = line.startIndex

@@ -69,7 +69,7 @@ struct RankExplainer {
         case .rulePriority:
             guard let match = rank.rule else { return nil }
             let rule = config.rules[match.index]
-            why = "§2.4 rule at \(rule.location?.fileLine ?? "built-in") (\(rule.matches.map(\.description).joined(separator: ", "))) priority \(match.priority)"
+            why = "§2.4 rule at \(rule.location?.fileLine ?? "built-in") (\(rule.matchDescription)) priority \(match.priority)"
         case .lastChoice:
             why = "§2.5 the user's own last choice"
         case .classOrder:
@@ -124,7 +124,7 @@ struct RankExplainer {
         switch rejection {
         case .ignored(let index):
             let rule = config.rules[index]
-            return "§1 ignored by the rule at \(rule.location?.fileLine ?? "built-in") (\(rule.matches.map(\.description).joined(separator: ", ")))"
+            return "§1 ignored by the rule at \(rule.location?.fileLine ?? "built-in") (\(rule.matchDescription))"
         case .offHead(let identity):
             return "§1 accessory \(identity) has audio-switching and is off-head"
         case .otherHost(let identity, let primary, let secondary):

@@ -63,7 +63,8 @@ public struct DecisionRecord: Codable, Sendable, Hashable {
             Ranked(node: sink.node, tiers: decision.explanation(of: sink).terms.map { Term(tier: $0.tier.rawValue, value: $0.value, why: $0.why) })
         }
         decidedBy = decision.decidedBy.map { Decider(tier: $0.tierName, runnerUp: $0.runnerUp, why: $0.why) }
-        rejected = decision.rejected.map { Rejected(node: $0.node, why: decision.why($0)) }
+        // By node name: the engine's order follows hashing, which differs from run to run.
+        rejected = decision.rejected.map { Rejected(node: $0.node, why: decision.why($0)) }.sorted { $0.node < $1.node }
         error = decision.error.map { Failure(code: $0.code.rawValue, message: $0.message) }
     }
 

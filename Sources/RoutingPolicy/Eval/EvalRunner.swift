@@ -18,6 +18,10 @@ public enum EvalRunner {
             case .accessory(_, _, .success(let request)):
                 outcome = engine.handle(.accessory(request), at: event.at)
             case .add(let change):
+                // A new object: an id in use would silently replace another object.
+                if let id = Self.objectID(of: change), let existing = Self.describe(id, in: engine.graph) {
+                    throw EvalScriptError(source: source, line: event.line, message: "add: id \(id) is already in the graph (\(existing)); use an unused id, or remove it first")
+                }
                 outcome = engine.handle(.graphChanged(change), at: event.at)
             case .remove(let name):
                 guard let node = engine.graph.node(named: name) else {
@@ -25,10 +29,32 @@ public enum EvalRunner {
                 }
                 outcome = engine.handle(.graphChanged(.removed(node.id)), at: event.at)
             case .select(let name):
+                guard engine.graph.node(named: name) != nil else {
+                    throw EvalScriptError(source: source, line: event.line, message: "select: no node named \"\(name)\" in the graph at this point")
+                }
                 outcome = engine.handle(.userSelectedDefault(name), at: event.at)
             }
             onDecision(outcome.decision, event)
         }
         PolicyRun.fireTimers(&engine, upTo: .max) { decision, _ in onDecision(decision, nil) }
+    }
+
+    private static func objectID(of change: GraphChange) -> ObjectID? {
+        switch change {
+        case .node(let node): node.id
+        case .device(let device): device.id
+        default: nil
+        }
+    }
+
+    /// What holds `id` now, if anything (PipeWire ids are shared by every object type).
+    private static func describe(_ id: ObjectID, in graph: Graph) -> String? {
+        if let node = graph.nodes[id] { return "node \"\(node.name ?? "?")\"" }
+        if graph.devices[id] != nil { return "a device" }
+        if graph.ports[id] != nil { return "a port" }
+        if graph.links[id] != nil { return "a link" }
+        if graph.clients[id] != nil { return "a client" }
+        if graph.metadata[id] != nil { return "a metadata object" }
+        return nil
     }
 }

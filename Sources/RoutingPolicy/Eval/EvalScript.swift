@@ -30,19 +30,42 @@ public struct EvalScriptError: Error, Sendable, Hashable, CustomStringConvertibl
 public enum EvalScript {
     public static let actions = ["register", "update", "unregister", "add", "remove", "select"]
 
+    /// The latest `at` a script may use: 2^53 ms (about 285 000 years). Every delay the policy
+    /// adds to an input's time (at most a minute, a resume window of an hour) stays far from
+    /// overflowing; a later time is refused with its line instead of trapping.
+    public static let maxAt: Milliseconds = 1 << 53
+
     public static func parse(_ text: String, source: String = "<events>") throws(EvalScriptError) -> [EvalEvent] {
         var events: [EvalEvent] = []
         var lastAt: Milliseconds = 0
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        for (index, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).enumerated() {
             let lineNumber = index + 1
-            let line = rawLine.trimmingCharacters(in: .whitespaces)
+            // CRLF line ends too (a script written on Windows), as the control socket accepts.
+            let line = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)
             if line.isEmpty || line.hasPrefix("#") { continue }
             func fail(_ message: String) -> EvalScriptError { EvalScriptError(source: source, line: lineNumber, message: message) }
-            guard let value = try? JSONValue.parse(line), case .object(let fields) = value else {
+            let value: JSONValue
+            do {
+                value = try JSONValue.parse(line)
+            } catch {
+                // "line 1, column 17": the line is the script's, the column is what counts.
+                var place = ""
+                if let location = JSONSyntaxLocation.locate(Data(line.utf8)), let found = location.range(of: "column "),
+                    let column = Int(location[found.upperBound...])
+                {
+                    let leading = rawLine.prefix { $0 == " " || $0 == "\t" }.count
+                    place = "column \(column + leading): "
+                }
+                throw fail("\(place)not valid JSON (cut short?); each line is {\"at\": ms, \"<action>\": {…}}")
+            }
+            guard case .object(let fields) = value else {
                 throw fail("not a JSON object; each line is {\"at\": ms, \"<action>\": {…}}")
             }
             guard case .integer(let at)? = fields["at"], at >= 0 else {
                 throw fail("\"at\" must be a whole number of milliseconds ≥ 0")
+            }
+            guard at <= maxAt else {
+                throw fail("\"at\" \(at) is too late: at most \(maxAt) ms (2^53)")
             }
             guard at >= lastAt else { throw fail("\"at\" goes back in time (\(at) after \(lastAt)); events must be in time order") }
             lastAt = at
@@ -61,7 +84,8 @@ public enum EvalScript {
                 do {
                     change = try PwDumpDecoder.decodeObject(body, path: "add", source: source)
                 } catch {
-                    throw fail(error.description)
+                    // The script's name and line are said once, by `fail`.
+                    throw fail("\(error.location): \(error.message)")
                 }
                 guard let change, Self.isNodeOrDevice(change) else { throw fail("add takes one pw-dump Node or Device object") }
                 action = .add(change)
