@@ -99,7 +99,8 @@ struct RankingTests {
         for index in 0..<150 {
             let address = String(format: "10:20:30:40:%02X:%02X", index / 256, index % 256)
             nodes.append(Sinks.node(ObjectID(100 + index), "bt-\(index)", ["device.bus": "bluetooth", "api.bluez5.address": address]))
-            steps.append((Milliseconds(index), Requests.register(address, placement: .onHead)))
+            // One reporter per headset: a reporter may hold only so many registrations.
+            steps.append((Milliseconds(index), Requests.register(address, placement: .onHead, reporter: "org.example.reporter\(index)")))
         }
         let decision = run(steps, graph: Sinks.graph(nodes, configured: nil)).last!
         #expect(decision.ranking.prefix(3).map(\.node) == ["bt-149", "bt-148", "bt-147"])
