@@ -28,7 +28,7 @@ public struct AccessoryRegistry: Sendable, Hashable {
 
     /// At most this many live registrations per reporter, and in all (docs/control-protocol.md,
     /// Limits): a new registration beyond either is refused; registering again is not new.
-    public static let maximumPerReporter = 64
+    public static let maximumPerReporter = 256
     public static let maximumTotal = 1024
 
     /// Live registrations per reporter, for the cap.

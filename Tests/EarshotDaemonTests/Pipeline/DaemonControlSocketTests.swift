@@ -132,7 +132,7 @@ struct DaemonControlSocketTests {
             }
             #expect(try await client.readJSON()["id"] == .string("last"))
             let writes = await h.daemon.persister.writeCount - writesBefore
-            #expect(writes < count / 4, "\(writes) writes for \(count) pipelined registrations")
+            #expect(writes < count / 2, "\(writes) writes for \(count) pipelined registrations")
         }
     }
 }
