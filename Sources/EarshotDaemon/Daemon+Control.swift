@@ -8,11 +8,17 @@ extension Daemon: DaemonControl {
     /// Answers once the change is on disk too (a burst of changes shares one write: the daemon
     /// takes the next inputs meanwhile).
     public func perform(_ request: AccessoryRequest) async -> Result<AccessoryConfiguration?, AccessoryError> {
+        let (result, saved) = await performUnsaved(request)
+        await saved?()
+        return result
+    }
+
+    public func performUnsaved(_ request: AccessoryRequest) async -> (Result<AccessoryConfiguration?, AccessoryError>, (@Sendable () async -> Void)?) {
         switch await submit(.accessory(request)) {
         case .accessory(let result):
-            if case .success = result { await persister.waitUntilSaved() }
-            return result
-        case .done, .stopped: return .failure(AccessoryError(.unknown, "the daemon is stopping; try again when it runs"))
+            guard case .success = result else { return (result, nil) }
+            return (result, persister.saved())
+        case .done, .stopped: return (.failure(AccessoryError(.unknown, "the daemon is stopping; try again when it runs")), nil)
         }
     }
 

@@ -21,9 +21,17 @@ public protocol DaemonControl: Sendable {
     func warnings(after request: AccessoryRequest) async -> [String]
     /// The reporter that registered `identity` (nil when none): `current` replies name it.
     func reporter(of identity: AccessoryIdentity) async -> String?
+    /// `perform` without waiting for the disk (see the extension).
+    func performUnsaved(_ request: AccessoryRequest) async -> (Result<AccessoryConfiguration?, AccessoryError>, (@Sendable () async -> Void)?)
 }
 
 extension DaemonControl {
+    /// `perform`, answering before the change is on disk: `saved` returns once it is. A
+    /// transport that pipelines takes the next request meanwhile, so a burst shares writes.
+    public func performUnsaved(_ request: AccessoryRequest) async -> (Result<AccessoryConfiguration?, AccessoryError>, (@Sendable () async -> Void)?) {
+        (await perform(request), nil)
+    }
+
     public func warnings(after request: AccessoryRequest) async -> [String] { [] }
     public func reporter(of identity: AccessoryIdentity) async -> String? { nil }
 }

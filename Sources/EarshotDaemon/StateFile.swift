@@ -23,6 +23,59 @@ public enum StateFile {
         return try encoder.encode(file)
     }
 
+    /// Each registration's bytes as `encode` writes them, kept from one save to the next.
+    public typealias FragmentCache = [AccessoryIdentity: (registration: AccessoryRegistration, bytes: Data)]
+
+    /// Exactly `encode(state)`, byte for byte, but a registration unchanged since the save that
+    /// filled `cache` is not encoded again: its bytes are reused. A save then costs encoding
+    /// what changed plus copying the rest, not encoding every registration.
+    public static func encode(_ state: PersistedState, reusing cache: inout FragmentCache) throws -> Data {
+        guard !state.registrations.isEmpty else {
+            cache = [:]
+            return try encode(state)
+        }
+        var skeleton = state
+        skeleton.registrations = []
+        var text = try encode(skeleton)
+        // With no registrations the encoder writes this, once (keys are sorted, and a string
+        // value cannot contain it unescaped).
+        guard let range = text.range(of: Data("\"registrations\" : [\n\n  ]".utf8)) else { return try encode(state) }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        var next = FragmentCache(minimumCapacity: state.registrations.count)
+        var body = Data("\"registrations\" : [\n".utf8)
+        for (index, registration) in state.registrations.enumerated() {
+            let bytes: Data
+            if let cached = cache[registration.identity], cached.registration == registration {
+                bytes = cached.bytes
+            } else {
+                bytes = indented(try encoder.encode(Version1.Registration(registration)), by: 4)
+            }
+            next[registration.identity] = (registration, bytes)
+            if index > 0 { body.append(contentsOf: ",\n".utf8) }
+            body.append(bytes)
+        }
+        body.append(contentsOf: "\n  ]".utf8)
+        cache = next
+        text.replaceSubrange(range, with: body)
+        return text
+    }
+
+    /// Pretty-printed JSON moved right by `spaces` (empty lines stay empty), as the encoder
+    /// nests it.
+    private static func indented(_ data: Data, by spaces: Int) -> Data {
+        var out = Data()
+        out.reserveCapacity(data.count + data.count / 8)
+        let pad = [UInt8](repeating: 0x20, count: spaces)
+        var atLineStart = true
+        for byte in data {
+            if atLineStart, byte != 0x0A { out.append(contentsOf: pad) }
+            out.append(byte)
+            atLineStart = byte == 0x0A
+        }
+        return out
+    }
+
     /// The state in `data`, read from the file at `path` (named in errors). Refuses a file that
     /// is empty, not JSON, of an unknown version, or with a field it cannot read; the error says
     /// which field (`registrations[1].placement`) and what is wrong with it.

@@ -56,10 +56,16 @@ public struct StateStore: Sendable {
     /// errno (`open …/state.json.tmp-42: Permission denied (EACCES)`), including a directory
     /// where the file should be.
     public func save(_ state: PersistedState) throws {
+        var cache = StateFile.FragmentCache()
+        try save(state, reusing: &cache)
+    }
+
+    /// `save`, reusing the bytes of registrations unchanged since the save that filled `cache`.
+    public func save(_ state: PersistedState, reusing cache: inout StateFile.FragmentCache) throws {
         if try FileSystem.entry(at: path)?.kind == .directory {
             throw SystemError("rename", path: path, detail: "a directory is where the state file should be", code: EISDIR)
         }
-        let data = try StateFile.encode(state)
+        let data = try StateFile.encode(state, reusing: &cache)
         let directory = (path as NSString).deletingLastPathComponent
         if try FileSystem.entry(at: directory) == nil {
             do {

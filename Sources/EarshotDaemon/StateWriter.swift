@@ -28,6 +28,8 @@ final class StateWriter: Sendable {
     private let queue: DispatchQueue
     private let health = Mutex(Health())
     private let pending = Mutex(Pending())
+    /// The bytes of each registration last written (used on the queue only).
+    private let fragments = Mutex(StateFile.FragmentCache())
 
     private struct Health {
         /// Why the last save failed (nil after one that succeeded).
@@ -137,7 +139,7 @@ final class StateWriter: Sendable {
         guard health.withLock({ $0.blocked }) == nil else { return }
         health.withLock { $0.writes += 1 }
         do {
-            try store.save(state)
+            try fragments.withLock { cache in try store.save(state, reusing: &cache) }
             let recovered = health.withLock { health -> Bool in
                 defer { health.failure = nil }
                 return health.failure != nil

@@ -79,10 +79,10 @@ struct StatePersistenceFailureTests {
     @Test("status says state: not saved (reason): the socket's field, the text, D-Bus Status")
     func statusShowsIt() async throws {
         let h = try await DaemonHarness()
-        await h.connect(DaemonHarness.graph(sessionManager: true))
         #expect(ControlWire.Status(await h.daemon.status()).state == "ok")
-        // The state directory's place taken by a file.
+        // The state directory's place taken by a file, before anything is saved.
         try Data("x".utf8).write(to: h.directory.appendingPathComponent("state"))
+        await h.connect(DaemonHarness.graph(sessionManager: true))
         _ = await h.place("on-head", register: true)
         let status = await h.daemon.status()
         let wire = ControlWire.Status(status)

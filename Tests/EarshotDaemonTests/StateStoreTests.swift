@@ -44,3 +44,34 @@ struct StateStoreTests {
         }
     }
 }
+
+/// Issue 12 item 4: a save reuses the bytes of unchanged registrations, and writes exactly what
+/// encoding the whole state writes.
+struct StateFileFragmentTests {
+    static func registration(_ index: Int, placement: Placement? = nil, capabilities: AccessoryCapabilities = [.audioSwitching, .placement]) -> AccessoryRegistration {
+        AccessoryRegistration(
+            identity: index % 2 == 0 ? .nodeName("node-\(index) \"quoted\" / slash") : .address(BluetoothAddress(bytes: [1, 2, 3, 4, 5, UInt8(index)])),
+            reporter: "org.example.r", configuration: AccessoryConfiguration(capabilities: capabilities, placement: placement), registeredAt: 0)
+    }
+
+    @Test("byte for byte what encode writes: none, one, many, empty lists, history; after changes the cache is reused and still exact")
+    func sameBytes() throws {
+        var cache = StateFile.FragmentCache()
+        let history = [PersistedState.HistoryEntry(at: 1, current: "a \"registrations\" : [", previous: nil, reason: "initial")]
+        var states = [PersistedState(), PersistedState(registrations: [], history: history)]
+        states.append(PersistedState(registrations: [Self.registration(1, capabilities: [])], history: []))
+        let many = (0..<50).map { Self.registration($0, placement: $0 % 3 == 0 ? .onHead : nil) }
+        states.append(PersistedState(registrations: many, history: history))
+        var changed = many
+        changed[7] = Self.registration(7, placement: .inEar)
+        changed.remove(at: 20)
+        states.append(PersistedState(registrations: changed, history: history))
+        states.append(PersistedState(registrations: changed, history: history + history))
+        for state in states {
+            let reused = try StateFile.encode(state, reusing: &cache)
+            #expect(reused == (try StateFile.encode(state)), "\(String(decoding: reused, as: UTF8.self))")
+            #expect(try StateFile.decode(reused, path: "test") == state)
+        }
+        #expect(cache.count == changed.count)
+    }
+}

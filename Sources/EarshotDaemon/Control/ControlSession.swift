@@ -66,34 +66,62 @@ final class ControlSession: Sendable {
         if ended { task.cancel() }
     }
 
-    private func serve(_ frames: AsyncStream<ControlFrame>, answered: @Sendable () -> Void) async {
+    private func serve(_ frames: AsyncStream<ControlFrame>, answered: @escaping @Sendable () -> Void) async {
         var lastWrite: EventLoopFuture<Void>?
         var subscribed = false
         // The reporter of the last register made on this connection: updates and unregisters
         // that name no reporter speak for it.
         var reporter: String?
+        // Replies still waiting for their change to reach the disk, in order. The next request
+        // is taken meanwhile (up to the handler's bound of requests not yet answered), so the
+        // changes of a pipelining client share writes; every reply is written in request order.
+        var pending: Task<Void, Never>?
+        /// Writes `line` after every earlier reply and, if given, once `saved` returns.
+        func emit(_ line: Data, after saved: (@Sendable () async -> Void)? = nil) {
+            guard saved != nil || pending != nil else {
+                lastWrite = write(line: line)
+                answered()
+                return
+            }
+            let previous = pending
+            let next = Task { [self] in
+                await previous?.value
+                await saved?()
+                _ = write(line: line)
+                answered()
+            }
+            pending = next
+            adopt(next)
+        }
         for await frame in frames {
             switch frame {
             case .line(let buffer):
                 let line = Data(buffer.readableBytesView)
                 // Blank lines (a stray Enter in socat) are not requests.
-                if !line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) {
-                    switch ControlWire.request(from: line) {
-                    case .failure(let failure):
-                        lastWrite = write(ControlWire.failure(id: failure.id, failure.error))
-                    case .success(let request) where request.command == .subscribe:
-                        lastWrite = write(ControlWire.success(id: request.id, ControlWire.SubscribeResult()))
-                        if !subscribed {
-                            subscribed = true
-                            // Subscribed only after the ok is queued, so the ok comes first.
-                            await startSubscription()
-                        }
-                    case .success(let request):
-                        lastWrite = write(line: await answer(request, reporter: &reporter))
-                    }
+                guard !line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) else {
+                    answered()
+                    continue
                 }
-                answered()
+                switch ControlWire.request(from: line) {
+                case .failure(let failure):
+                    emit(ControlWire.line(ControlWire.failure(id: failure.id, failure.error)))
+                case .success(let request) where request.command == .subscribe:
+                    // Earlier replies first: events must not overtake them.
+                    await pending?.value
+                    pending = nil
+                    lastWrite = write(ControlWire.success(id: request.id, ControlWire.SubscribeResult()))
+                    if !subscribed {
+                        subscribed = true
+                        // Subscribed only after the ok is queued, so the ok comes first.
+                        await startSubscription()
+                    }
+                    answered()
+                case .success(let request):
+                    let (reply, saved) = await answer(request, reporter: &reporter)
+                    emit(reply, after: saved)
+                }
             case .tooLong:
+                await pending?.value
                 let kib = limits.maximumLineBytes / 1024
                 let error = AccessoryError(.invalidRequest, "line longer than \(limits.maximumLineBytes) bytes: send each request as one line of JSON under \(kib) KiB; closing the connection")
                 try? await write(ControlWire.failure(id: nil, error)).get()
@@ -101,44 +129,48 @@ final class ControlSession: Sendable {
                 return
             }
         }
+        await pending?.value
         guard !Task.isCancelled, !subscribed else { return }
         try? await lastWrite?.get()
         try? await channel.close()
     }
 
     /// The reply line to `request`.
-    private func answer(_ request: ControlRequest, reporter: inout String?) async -> Data {
+    /// The reply line to `request`, and for a change, what to wait for before writing it (its
+    /// save).
+    private func answer(_ request: ControlRequest, reporter: inout String?) async -> (Data, (@Sendable () async -> Void)?) {
         func reply(_ result: some Codable & Sendable) -> Data { ControlWire.line(ControlWire.success(id: request.id, result)) }
         func refusal(_ error: AccessoryError) -> Data { ControlWire.line(ControlWire.failure(id: request.id, error)) }
         switch request.command {
         case .accessory(let asked):
             let accessoryRequest = asked.naming(reporter)
             guard let named = accessoryRequest.reporter else {
-                return refusal(AccessoryError(.invalidRequest, "\(asked.verb) needs a reporter: register on this connection first, or give \"reporter\" (the owner's reverse-DNS name)"))
+                return (refusal(AccessoryError(.invalidRequest, "\(asked.verb) needs a reporter: register on this connection first, or give \"reporter\" (the owner's reverse-DNS name)")), nil)
             }
-            switch await control.perform(accessoryRequest) {
+            let (result, saved) = await control.performUnsaved(accessoryRequest)
+            switch result {
             case .success(let configuration):
                 var warnings: [String]?
                 if case .register = accessoryRequest {
                     reporter = named
                     warnings = await control.warnings(after: accessoryRequest)
                 }
-                return reply(ControlWire.AccessoryResult(configuration.map { ControlWire.Accessory(accessoryRequest.identity, $0) }, warnings: warnings))
+                return (reply(ControlWire.AccessoryResult(configuration.map { ControlWire.Accessory(accessoryRequest.identity, $0) }, warnings: warnings)), saved)
             case .failure(let error):
-                return refusal(error)
+                return (refusal(error), nil)
             }
         case .current(let identity):
             switch await control.current(identity) {
             case .success(let configuration):
-                return reply(ControlWire.AccessoryResult(ControlWire.Accessory(identity, configuration), reporter: await control.reporter(of: identity)))
+                return (reply(ControlWire.AccessoryResult(ControlWire.Accessory(identity, configuration), reporter: await control.reporter(of: identity))), nil)
             case .failure(let error):
-                return refusal(error)
+                return (refusal(error), nil)
             }
         case .list(let after, let limit):
             let accessories = await control.list().sorted { $0.registration.identity < $1.registration.identity }
-            return reply(Self.page(accessories, after: after, limit: limit))
+            return (reply(Self.page(accessories, after: after, limit: limit)), nil)
         case .status:
-            return reply(ControlWire.StatusResult(ControlWire.Status(await control.status())))
+            return (reply(ControlWire.StatusResult(ControlWire.Status(await control.status()))), nil)
         case .subscribe:
             preconditionFailure("subscribe is answered by serve, which must order its reply before the events")
         }

@@ -86,6 +86,13 @@ struct StatePersister {
         await writer.flush()
     }
 
+    /// What waits until every change saved so far is on disk, without holding the daemon.
+    func saved() -> @Sendable () async -> Void {
+        let writer = writer
+        let generation = writer.offered
+        return { await writer.waitUntilWritten(generation) }
+    }
+
     /// How many times the whole state was encoded and written.
     var writeCount: Int { writer.writeCount }
 

@@ -28,11 +28,14 @@ public struct AccessoryRegistry: Sendable, Hashable {
 
     /// At most this many live registrations per reporter, and in all (docs/control-protocol.md,
     /// Limits): a new registration beyond either is refused; registering again is not new.
-    public static let maximumPerReporter = 64
+    public static let maximumPerReporter = 256
     public static let maximumTotal = 1024
 
     /// Live registrations per reporter, for the cap.
     private var countByReporter: [String: Int] = [:]
+    /// Registrations with a placement transition pending: while none is (the usual case),
+    /// `nextPending` answers without looking at any registration.
+    private var pendingCount = 0
 
     public init() {}
 
@@ -108,14 +111,17 @@ public struct AccessoryRegistry: Sendable, Hashable {
         }
         if let previous = replaced?.registration.reporter { uncount(previous) }
         countByReporter[registration.reporter, default: 0] += 1
+        pendingCount += (timing.pending != nil ? 1 : 0) - (replaced?.timing.pending != nil ? 1 : 0)
         ended[registration.identity] = nil
         endedRecords[registration.identity] = nil
     }
 
     mutating func modify<Result>(_ identity: AccessoryIdentity, _ body: (inout AccessoryEntry) -> Result) -> Result? {
         guard var entry = entries[identity] else { return nil }
+        let wasPending = entry.timing.pending != nil
         let result = body(&entry)
         entries[identity] = entry
+        pendingCount += (entry.timing.pending != nil ? 1 : 0) - (wasPending ? 1 : 0)
         return result
     }
 
@@ -123,6 +129,7 @@ public struct AccessoryRegistry: Sendable, Hashable {
         guard let entry = entries.removeValue(forKey: identity) else { return }
         if case .nodeName = identity { nameEntryCount -= 1 }
         uncount(entry.registration.reporter)
+        if entry.timing.pending != nil { pendingCount -= 1 }
         ended[identity] = why
         endCount += 1
         endedRecords[identity] = EndedRegistration(identity: identity, reporter: entry.registration.reporter, why: why, sequence: endCount)
@@ -141,6 +148,7 @@ public struct AccessoryRegistry: Sendable, Hashable {
 
     /// The pending transition due first (ties by identity, so runs repeat exactly).
     var nextPending: (identity: AccessoryIdentity, pending: PendingPlacement)? {
+        guard pendingCount > 0 else { return nil }
         var best: (identity: AccessoryIdentity, pending: PendingPlacement)?
         for (identity, entry) in entries {
             guard let pending = entry.timing.pending else { continue }

@@ -109,4 +109,30 @@ struct DaemonControlSocketTests {
             #expect(one["error"]?["message"]?.propertyText?.hasPrefix("too many registrations: \(total) are live") == true)
         }
     }
+
+    @Test("pipelined changes on one connection share writes; replies come in order, each once its change is on disk")
+    func pipelinedChangesShareWrites() async throws {
+        try await Self.withServer { h, client in
+            let count = 500
+            let writesBefore = await h.daemon.persister.writeCount
+            let lines = (0..<count).map { index in
+                #"{"id":\#(index),"op":"register","accessory":"pipe-\#(index)","reporter":"org.example.p\#(index / AccessoryRegistry.maximumPerReporter)","capabilities":[]}"#
+            }
+            try await client.send(lines.joined(separator: "\n") + "\n" + #"{"id":"last","op":"status"}"# + "\n")
+            let path = h.directory.appendingPathComponent("state/state.json").path
+            for index in 0..<count {
+                let reply = try await client.readJSON()
+                #expect(reply["id"] == .integer(Int64(index)))
+                #expect(reply["ok"] == .bool(true), "\(reply.canonicalText)")
+                if index == count / 2 {
+                    // Its reply came: the file on disk has it (and the ones before it).
+                    let saved = try StateStore(path: path).load().registrations.map(\.identity.description)
+                    #expect(saved.contains("pipe-\(index)"))
+                }
+            }
+            #expect(try await client.readJSON()["id"] == .string("last"))
+            let writes = await h.daemon.persister.writeCount - writesBefore
+            #expect(writes < count / 2, "\(writes) writes for \(count) pipelined registrations")
+        }
+    }
 }
