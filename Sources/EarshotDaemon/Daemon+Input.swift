@@ -75,8 +75,10 @@ extension Daemon {
         if firstTime {
             // The first graph: rebuild the engine over it, keeping registrations, config and
             // the host addresses learnt before PipeWire was reachable (BlueZ may answer first).
+            // A start never moves audio, unless a reporter already reported a transition.
+            let plainRestart = engine.placementTransitions == persister.transitionsAfterRestore
             engine = engine.rebased(onto: graph, at: now)
-            engine.holdConfiguredDefault()
+            if plainRestart { engine.holdConfiguredDefault() }
             outcome = engine.handle(.start, at: now)
         } else {
             outcome = engine.handle(.graphReplaced(graph), at: now)
@@ -206,6 +208,7 @@ extension Daemon {
                 persister.markStale(registration.identity)
             }
         }
+        persister.transitionsAfterRestore = engine.placementTransitions
         if !saved.registrations.isEmpty {
             logger.info("restored \(saved.registrations.count) registration(s) from \(persister.store.path) (stale until their reporters confirm)")
         }

@@ -11,6 +11,9 @@ struct StatePersister {
     private let writer: StateWriter
     private let logger: Logger
     private(set) var staleAccessories: Set<AccessoryIdentity> = []
+    /// The engine's placement transitions once the state was restored: more at the first graph
+    /// means a reporter already changed something, and the start is no longer a plain restart.
+    var transitionsAfterRestore = 0
 
     init(path: String, logger: Logger, writerQueue: DispatchQueue = DispatchQueue(label: "earshot.state-writer")) {
         store = StateStore(path: path)

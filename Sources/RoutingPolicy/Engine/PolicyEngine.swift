@@ -24,6 +24,9 @@ public struct PolicyEngine: Sendable {
     /// Addresses learnt while running (BlueZ's adapters), as the last `.hostAddressesChanged` said.
     public internal(set) var learnedHostAddresses: [HostAddress] = []
     private let commandLineHostAddresses: [HostAddress]
+    /// How many placement transitions this engine has seen (the daemon asks whether one
+    /// happened between restoring its state and its first graph).
+    public private(set) var placementTransitions = 0
     var sinks = SinkTable()
     var scratch = RankingScratch()
     /// The last decision made, restated for inputs that cannot change it.
@@ -148,6 +151,7 @@ public struct PolicyEngine: Sendable {
 
     /// Ends the override and any restore hold; on coming off, hands the output back (§4, §5).
     mutating func placementTransition(of identity: AccessoryIdentity, toWorn: Bool) {
+        placementTransitions += 1
         userOverride = nil
         restoreHold = nil
         guard !toWorn else { return }

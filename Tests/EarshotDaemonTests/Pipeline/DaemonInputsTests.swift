@@ -212,6 +212,23 @@ struct DaemonInputsTests {
         await h.stop()
     }
 
+    @Test("a start still follows a reporter that put the headset on before the first graph")
+    func transitionBeforeTheFirstGraph() async throws {
+        let h = try await H()
+        await h.connect(H.graph(sessionManager: true))
+        _ = await h.place("off-head", register: true)
+        await h.daemon.stop()
+        let restarted = try Daemon(options: h.daemon.environment.options, logger: h.daemon.environment.logger, clock: TestClock())
+        let consumer = Task { await restarted.restoreState(); await restarted.takeInputs() }
+        // The reporter puts it on while the daemon has no graph yet.
+        _ = await restarted.perform(.update(Self.identity, AccessoryUpdate(placement: .set(.inEar))))
+        _ = await restarted.submit(.connected(FakePipeWire(log: EffectLog()), H.graph(sessionManager: true)))
+        #expect(await restarted.status().decision?.defaultSink == H.headphones)
+        await restarted.stop()
+        await consumer.value
+        await h.stop()
+    }
+
     @Test("a registration is on disk when its reply comes; a restart restores it as stale and moves nothing")
     func persistence() async throws {
         let h = try await H()
