@@ -2,6 +2,7 @@ import ArgumentParser
 import AudioGraph
 import EarshotDaemon
 import Foundation
+import RoutingPolicy
 
 /// `earshot accessory register|update|show|unregister`: the accessory API from the shell, as a
 /// reporter would use it over the control socket.
@@ -20,10 +21,12 @@ struct AccessoryRegisterCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("A Bluetooth address (AA:BB:CC:DD:EE:FF) or a node.name.", valueName: "address|node"))
     var accessory: String
 
-    @Option(help: ArgumentHelp("What the accessory can do: audio-switching and/or placement, comma-separated (none for neither).", valueName: "list"))
+    @Option(
+        help: ArgumentHelp("What the accessory can do: audio-switching and/or placement, comma-separated (none for neither).", valueName: "list"),
+        completion: .list(["audio-switching,placement", "audio-switching", "placement", "none"]))
     var capabilities: String
 
-    @Option(help: "in-ear, on-head, over-the-ear or off-head (needs the placement capability).")
+    @Option(help: "in-ear, on-head, over-the-ear or off-head (needs the placement capability).", completion: .list(Placement.allCases.map(\.rawValue)))
     var placement: String?
 
     @Option(name: .customLong("primary-source"), help: ArgumentHelp("Bluetooth address of the host the accessory plays for first.", valueName: "address"))
@@ -62,7 +65,7 @@ struct AccessoryUpdateCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("A Bluetooth address (AA:BB:CC:DD:EE:FF) or a node.name.", valueName: "address|node"))
     var accessory: String
 
-    @Option(help: "in-ear, on-head, over-the-ear or off-head.")
+    @Option(help: "in-ear, on-head, over-the-ear or off-head.", completion: .list(Placement.allCases.map(\.rawValue)))
     var placement: String?
 
     @Option(name: .customLong("primary-source"), help: ArgumentHelp("Bluetooth address of its first host, or none to clear it.", valueName: "address|none"))

@@ -27,7 +27,7 @@ struct ConfigShowCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "show", abstract: "Show which config file applies and what it says.")
 
-    @Option(help: "Use this config file instead of searching (a file, a pipe, or - for stdin).")
+    @Option(help: "Use this config file instead of searching (a file, a pipe, or - for stdin).", completion: .file(extensions: ["toml"]))
     var config: String?
 
     @Flag(help: "Print the effective configuration: every key with the value in force.")

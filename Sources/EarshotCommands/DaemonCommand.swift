@@ -14,16 +14,16 @@ struct DaemonCommand: AsyncParsableCommand {
             changes; stops on SIGTERM or SIGINT.
             """)
 
-    @Option(help: "Config file (default: $XDG_CONFIG_HOME/earshot/earshot.toml, then /etc/earshot/earshot.toml).")
+    @Option(help: "Config file (default: $XDG_CONFIG_HOME/earshot/earshot.toml, then /etc/earshot/earshot.toml).", completion: .file(extensions: ["toml"]))
     var config: String?
 
     @Option(help: "PipeWire remote: a socket name or an absolute socket path (default: PIPEWIRE_REMOTE, then pipewire-0).")
     var remote: String?
 
-    @Option(help: "Control socket path (default: $XDG_RUNTIME_DIR/earshot/control).")
+    @Option(help: "Control socket path (default: $XDG_RUNTIME_DIR/earshot/control).", completion: .file())
     var socket: String?
 
-    @Option(help: "State file (default: $XDG_STATE_HOME/earshot/state.json).")
+    @Option(help: "State file (default: $XDG_STATE_HOME/earshot/state.json).", completion: .file(extensions: ["json"]))
     var state: String?
 
     @Flag(help: "Log every decision's full explanation, not just its summary.")

@@ -24,22 +24,22 @@ struct EvalCommand: ParsableCommand {
 
     enum Format: String, ExpressibleByArgument, CaseIterable { case text, json }
 
-    @Option(help: "The pw-dump output to start from (required): a file, a pipe such as <(pw-dump), or - for stdin.")
+    @Option(help: "The pw-dump output to start from (required): a file, a pipe such as <(pw-dump), or - for stdin.", completion: .file(extensions: ["json"]))
     var graph: String?
 
-    @Option(help: "The event script (JSON Lines; a file, a pipe, or - for stdin). Without it, only the initial decision is printed.")
+    @Option(help: "The event script (JSON Lines; a file, a pipe, or - for stdin). Without it, only the initial decision is printed.", completion: .file(extensions: ["jsonl", "json"]))
     var events: String?
 
-    @Option(help: "Config file, a pipe, or - for stdin (default: the search order of `earshot config show`).")
+    @Option(help: "Config file, a pipe, or - for stdin (default: the search order of `earshot config show`).", completion: .file(extensions: ["toml"]))
     var config: String?
 
     @Option(name: .customLong("host-address"), help: "This host's Bluetooth adapter address (repeatable).")
     var hostAddresses: [String] = []
 
-    @Option(help: "Output format: text or json (one object per line).")
+    @Option(help: "Output format: text or json (one object per line).", completion: .list(["text", "json"]))
     var format: Format = .text
 
-    @Option(help: "Text detail: summary (the winner's score) or full (every sink). JSON always has everything.")
+    @Option(help: "Text detail: summary (the winner's tiers) or full (every sink). JSON always has everything.", completion: .list(["summary", "full"]))
     var explain: DecisionText.Detail = .summary
 
     @Option(name: .customLong("bench-events"), help: .hidden)
