@@ -58,25 +58,39 @@ enum ControlActions {
     /// Streams events; with `routeChanges`, returns after that many route changes.
     /// `subscribed` runs once the daemon has accepted the subscription: from then on no event
     /// is missed, which is what a script waits for before it changes anything.
+    /// With `reconnect`, a daemon that goes away (a restart) is waited for and subscribed to
+    /// again, as `earshot report` does, with `lost` told each time; without it that is exit 3.
     static func watch(
-        socket: String?, json: Bool, routeChanges: Int? = nil, subscribed: (String) -> Void = { _ in }, write: (String) -> Void
+        socket: String?, json: Bool, routeChanges: Int? = nil, reconnect: Bool = false, subscribed: (String) -> Void = { _ in },
+        lost: (String) -> Void = { _ in }, write: (String) -> Void
     ) -> CommandOutcome {
-        do {
-            let path = socket ?? ControlSocketPath.default()
-            let client = try ControlClient.connect(path: path)
-            if case .failure(let error) = try client.request(.subscribe, reply: ControlWire.SubscribeResult.self) {
-                return CommandOutcome(standardError: "earshot: refused: \(error.code.rawValue): \(error.message)\n", exitCode: refused)
+        let path = socket ?? ControlSocketPath.default()
+        var remaining = routeChanges
+        var backoff: Duration = .milliseconds(50)
+        var waiting = false
+        while true {
+            do {
+                let client = try ControlClient.connect(path: path)
+                if case .failure(let error) = try client.request(.subscribe, reply: ControlWire.SubscribeResult.self) {
+                    return CommandOutcome(standardError: "earshot: refused: \(error.code.rawValue): \(error.message)\n", exitCode: refused)
+                }
+                subscribed(path)
+                backoff = .milliseconds(50)
+                waiting = false
+                while remaining.map({ $0 > 0 }) ?? true {
+                    let (event, sent) = try client.nextEvent()
+                    write(json ? sent.canonicalText : ControlText.event(event))
+                    if case .routeChange = event { remaining = remaining.map { $0 - 1 } }
+                }
+                return CommandOutcome()
+            } catch {
+                guard reconnect else { return CommandOutcome(standardError: "earshot: \(error)\n", exitCode: unreachable) }
+                if !waiting { lost("\(error)") }
+                waiting = true
+                // Retry backoff while the daemon is away (50 ms doubling to 1 s).
+                Thread.sleep(forTimeInterval: Double(backoff.components.attoseconds) / 1e18 + Double(backoff.components.seconds))
+                backoff = min(backoff * 2, .seconds(1))
             }
-            subscribed(path)
-            var remaining = routeChanges
-            while remaining.map({ $0 > 0 }) ?? true {
-                let (event, sent) = try client.nextEvent()
-                write(json ? sent.canonicalText : ControlText.event(event))
-                if case .routeChange = event { remaining = remaining.map { $0 - 1 } }
-            }
-            return CommandOutcome()
-        } catch {
-            return CommandOutcome(standardError: "earshot: \(error)\n", exitCode: unreachable)
         }
     }
 

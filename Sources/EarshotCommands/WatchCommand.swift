@@ -8,7 +8,7 @@ struct WatchCommand: ParsableCommand {
         discussion: """
             One line per event until interrupted. Accessory registrations and updates, media players paused
             and resumed, and changes of this host's Bluetooth addresses are shown too.
-            Exit codes: 1 refused, 2 usage, 3 daemon not reachable or gone.
+            Exit codes: 1 refused, 2 usage, 3 daemon not reachable or gone (with --reconnect: waits instead).
             """)
 
     @Flag(help: "Print each event as the JSON line the daemon sent.")
@@ -16,6 +16,9 @@ struct WatchCommand: ParsableCommand {
 
     @Option(name: .customLong("route-changes"), help: ArgumentHelp("Exit 0 after this many route changes (for scripts).", valueName: "n"))
     var routeChanges: Int?
+
+    @Flag(help: "Follow the daemon across restarts: wait for it and subscribe again (events while it is away are missed).")
+    var reconnect = false
 
     @OptionGroup var socket: ControlSocketOption
 
@@ -26,8 +29,9 @@ struct WatchCommand: ParsableCommand {
     func run() throws {
         // Unbuffered: a line must show (or reach a pipe) when its event happens.
         try ControlActions.watch(
-            socket: socket.path, json: json, routeChanges: routeChanges,
-            subscribed: { path in FileHandle.standardError.write(Data("earshot watch: subscribed at \(path)\n".utf8)) }
+            socket: socket.path, json: json, routeChanges: routeChanges, reconnect: reconnect,
+            subscribed: { path in FileHandle.standardError.write(Data("earshot watch: subscribed at \(path)\n".utf8)) },
+            lost: { why in FileHandle.standardError.write(Data("earshot watch: the daemon went away (\(why)); waiting for it\n".utf8)) }
         ) { line in
             FileHandle.standardOutput.write(Data((line + "\n").utf8))
         }.emit()

@@ -67,3 +67,27 @@ struct SingleInstanceTests {
         }
     }
 }
+
+/// `earshot watch --reconnect` follows the daemon across a restart.
+@Suite("Watch reconnect", .serialized, .timeLimit(.minutes(2)))
+struct WatchReconnectTests {
+    typealias D = DaemonFixture
+
+    @Test("watch --reconnect: the daemon restarts, watch says so once, subscribes again and prints the next route change")
+    func followsRestart() async throws {
+        try await withSandbox(.init(sinks: [.speakers(), .headphones()])) { sandbox in
+            var daemon = try await D.startOffPool(in: sandbox)
+            defer { daemon.process.stop() }
+            try daemon.register(placement: "off-head")
+            let watch = try sandbox.spawn("watch", [daemon.binary, "watch", "--reconnect", "--json"])
+            defer { watch.stop() }
+            try await watch.waitForLog(containing: "earshot watch: subscribed at \(daemon.socketPath)")
+            daemon = try await daemon.restartedOffPool()
+            try await watch.waitForLog(containing: "earshot watch: subscribed at \(daemon.socketPath)", occurrences: 2)
+            try daemon.place("on-head")
+            try await watch.waitForLog(containing: "\"current\":\"\(D.headphones)\"")
+            #expect(watch.logTail(lines: 100).components(separatedBy: "the daemon went away").count - 1 == 1, "told once: \(watch.logTail(lines: 100))")
+            #expect(!watch.hasExited)
+        }
+    }
+}
