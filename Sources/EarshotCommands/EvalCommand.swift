@@ -10,16 +10,22 @@ struct EvalCommand: ParsableCommand {
         // --graph is required; it is declared optional only so the hidden benchmark runs without it.
         usage: "earshot eval --graph <graph> [--events <events>] [--config <config>] [--host-address <host-address> ...] [--format <format>] [--explain <explain>]",
         discussion: """
-            The graph is `pw-dump` output; its `default` metadata gives the user's configured default.
+            The graph is `pw-dump` output; its `default` metadata gives the user's configured \
+            default.
+
             Events are JSON Lines, one action each, `at` in milliseconds (non-decreasing):
-              {"at":0,"register":{"accessory":"AA:BB:CC:DD:EE:FF","reporter":"org.example.r","capabilities":["audio-switching","placement"],"placement":"off-head"}}
+              {"at":0,"register":{"accessory":"AA:BB:CC:DD:EE:FF","reporter":"org.ex.r",
+                 "capabilities":["audio-switching","placement"],"placement":"off-head"}}
               {"at":5000,"update":{"accessory":"AA:BB:CC:DD:EE:FF","placement":"on-head"}}
               {"at":9000,"unregister":{"accessory":"AA:BB:CC:DD:EE:FF"}}
               {"at":9500,"add":{ one pw-dump Node or Device object }}
               {"at":9800,"remove":{"node":"<node.name>"}}
               {"at":9900,"select":{"node":"<node.name>"}}
-            Prints one decision per event and per timer that fires; after the last event, time runs on
-            until no timer is pending. Exit 2 on a malformed graph, event line, config or address.
+            (a register is one line; it is folded here to fit.)
+
+            Prints one decision per event and per timer that fires; after the last event, time \
+            runs on until no timer is pending. Exit 2 on a malformed graph, event line, config or \
+            address.
             """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable { case text, json }

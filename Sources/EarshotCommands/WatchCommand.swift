@@ -6,9 +6,12 @@ struct WatchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "watch", abstract: "Print route changes as they happen: at, reason, previous -> current, accessory.",
         discussion: """
-            One line per event until interrupted. Accessory registrations and updates, media players paused
-            and resumed, and changes of this host's Bluetooth addresses are shown too.
-            Exit codes: 1 refused, 2 usage, 3 daemon not reachable or gone (with --reconnect: waits instead).
+            One line per event until interrupted. Accessory registrations and updates, media \
+            players paused and resumed, and changes of this host's Bluetooth addresses are shown \
+            too.
+
+            Exit codes: 1 refused, 2 usage, 3 daemon not reachable or gone (with --reconnect: \
+            waits instead).
             """)
 
     @Flag(help: "Print each event as the JSON line the daemon sent.")

@@ -14,3 +14,17 @@ struct CompletionTests {
         if shell == "zsh" { #expect(text.contains("_files -g '\\''*.toml'\\''"), "config files for --config") }
     }
 }
+
+/// Help texts wrap as prose, not where the source happened to break its lines.
+struct HelpWrapTests {
+    @Test("eval --help and watch --help: no sentence broken mid-way, nothing past 90 columns", arguments: ["eval", "watch"])
+    func wraps(command: String) throws {
+        let help = try EarshotBinary.run([command, "--help"], environment: ["COLUMNS": "80"])
+        #expect(help.status == 0)
+        let lines = help.standardOutput.split(separator: "\n", omittingEmptySubsequences: false)
+        let usage = lines.filter { !$0.hasPrefix("USAGE:") }
+        #expect(usage.allSatisfy { $0.count <= 90 }, "\(usage.filter { $0.count > 90 })")
+        #expect(!help.standardOutput.contains("media players paused\nand resumed"))
+        #expect(!help.standardOutput.contains("time runs on\nuntil"))
+    }
+}
