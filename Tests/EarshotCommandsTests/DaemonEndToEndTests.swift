@@ -120,9 +120,9 @@ struct DaemonEndToEndTests {
             let status = try daemon.earshot("status", "--json").output
             let version = try JSONValue.parse(status)["session-manager-version"]
             let pin = graph.defaultMetadata?[pinned.id, "target.object"]?.value
-            if version == nil || version == .null {
-                #expect(pin == D.speakers, "WirePlumber 0.4: the pin is in the metadata")
-            } else {
+            // (0.4 may consume the key once it has acted on it, so only 0.5's side is checked
+            // here; under 0.4 the stream staying put above is what the pin is for.)
+            if let version, version != .null {
                 #expect(pin != D.speakers, "WirePlumber \(String(describing: version)): Earshot wrote no pin (found \(pin ?? "none"))")
             }
         }
