@@ -90,6 +90,16 @@ extension Daemon {
     /// filter: a configured default Earshot did not write is the user's pick.
     private func take(_ change: GraphChange) -> PolicyOutcome {
         switch change {
+        case .metadataProperty(let id, 0, let key?, _, let value) where engine.graph.metadata[id]?.name == "default":
+            logger.trace("default metadata \(id): \(key) = \(value ?? "nil") (in flight \(applier.writer.inFlight))")
+        case .metadata(let metadata) where metadata.name == "default":
+            logger.trace("default metadata \(metadata.id) \(engine.graph.metadata[metadata.id] == nil ? "appeared" : "changed")")
+        case .removed(let id) where engine.graph.metadata[id]?.name == "default":
+            logger.trace("default metadata \(id) went")
+        default:
+            break
+        }
+        switch change {
         case .removed(let id) where engine.graph.metadata[id]?.name == "default":
             applier.writer.metadataRemoved()
         case .metadata(let metadata) where metadata.name == "default" && engine.graph.metadata[metadata.id] == nil

@@ -162,6 +162,30 @@ struct LiveGraphTests {
         }
     }
 
+    /// Seen live: Earshot's own metadata had the lower id, so a write meant for the session
+    /// manager's went into Earshot's, which was withdrawn a moment later, and was lost.
+    @Test("with Earshot's provided metadata and another client's of the same name, writes go to the other's, also once Earshot's is withdrawn")
+    func writesGoToTheOtherClientsMetadata() async throws {
+        try await withSandbox { sandbox in
+            let connection = try await PipeWireConnection.connect(remote: sandbox.socketPath)
+            defer { connection.close() }
+            try await connection.provideMetadata(named: "earshot-test")
+            let ours = try #require(connection.providedMetadataIDs(named: "earshot-test").first)
+            let other = try await PipeWireConnection.connect(remote: sandbox.socketPath, applicationName: "session manager")
+            defer { other.close() }
+            let theirs = try await other.createMetadata(named: "earshot-test")
+            #expect(ours < theirs, "the provided object is the older one, as in a hand-over")
+            _ = try await connection.waitUntil("both bound") { $0.metadata[ours] != nil && $0.metadata[theirs] != nil }
+            try await connection.setMetadata("earshot-test", key: "k", value: "1")
+            _ = try await connection.waitUntil("written to the other's") { $0.metadata[theirs]?[0, "k"]?.value == "1" }
+            #expect(connection.snapshot().metadata[ours]?[0, "k"] == nil)
+            // Withdrawn and not yet removed from the registry: still not the one to write to.
+            #expect(connection.withdrawProvidedMetadata(named: "earshot-test"))
+            try await connection.setMetadata("earshot-test", key: "k", value: "2")
+            _ = try await connection.waitUntil("written to the other's again") { $0.metadata[theirs]?[0, "k"]?.value == "2" }
+        }
+    }
+
     @Test("killing the daemon is reported, and the client can connect again")
     func daemonDeath() async throws {
         try await withSandbox(.init(sinks: [.speakers()])) { sandbox in

@@ -54,11 +54,14 @@ final class DefaultSinkWriter {
     /// Whether a configured default `name` PipeWire reports is the echo of Earshot's own
     /// write (then it and every earlier write are settled), or a session manager's start-up;
     /// false means someone else chose it.
+    /// An echo is taken off the queue even while the session manager settles: else the write
+    /// stays in flight for ever and the settling never ends.
     func consumeEcho(of name: String) -> Bool {
-        if sessionManagerSettling { return true }
-        guard let index = inFlight.firstIndex(of: name) else { return false }
-        inFlight.removeSubrange(...index)
-        return true
+        if let index = inFlight.firstIndex(of: name) {
+            inFlight.removeSubrange(...index)
+            return true
+        }
+        return sessionManagerSettling
     }
 
     /// Whether the graph or a write in flight already says `target`. While writes of the
@@ -74,6 +77,7 @@ final class DefaultSinkWriter {
 
     nonisolated(nonsending) func write(_ name: String, keys: [String], on connection: any PipeWireCommands, flush: Bool) async {
         let value = MetadataEntry.json(name: name)
+        logger.trace("writing \(keys) = \(name) (in flight before: \(inFlight))")
         if keys.contains(Graph.configuredSinkKey) {
             inFlight.append(name)
             if inFlight.count > Self.inFlightLimit { inFlight.removeFirst(inFlight.count - Self.inFlightLimit) }

@@ -66,6 +66,7 @@ extension PipeWireConnection {
     func registryGlobalRemove(id: ObjectID) {
         loop.assertLockHeld()
         boundObjects.removeValue(forKey: id)?.handle.release()
+        withdrawnMetadataIDs.remove(id)
         record(.removed(id))
     }
 

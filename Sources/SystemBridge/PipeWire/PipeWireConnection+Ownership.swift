@@ -58,7 +58,11 @@ extension PipeWireConnection {
     /// Returns whether there was one.
     @discardableResult
     public func withdrawProvidedMetadata(named name: String = "default") -> Bool {
-        let provider = loop.withLock { providers.removeValue(forKey: name)?.connection }
+        let provider = loop.withLock { () -> PipeWireConnection? in
+            guard let withdrawn = providers.removeValue(forKey: name) else { return nil }
+            if graph.metadata[withdrawn.id] != nil { withdrawnMetadataIDs.insert(withdrawn.id) }
+            return withdrawn.connection
+        }
         provider?.close()
         return provider != nil
     }

@@ -42,6 +42,9 @@ public final class PipeWireConnection: @unchecked Sendable {
     var failure: PipeWireError?
     /// Connections providing metadata objects, by name (`provideMetadata`).
     var providers: [String: (connection: PipeWireConnection, id: ObjectID)] = [:]
+    /// Metadata objects a withdrawn provider made that the registry has not yet removed: still
+    /// Earshot's, never the one to write to (until their global_remove, ids are not reused).
+    var withdrawnMetadataIDs: Set<ObjectID> = []
     private var isClosed = false
 
     /// Connects, then waits until the daemon has sent every existing object and its info.
@@ -226,8 +229,10 @@ public final class PipeWireConnection: @unchecked Sendable {
         try loop.withLock { () throws(PipeWireError) in
             try checkUsable()
             // Two objects of one name exist while a session manager takes over from Earshot's
-            // own: the session manager's is the one that counts.
+            // own: the session manager's is the one that counts. Earshot's own are on its
+            // provider connections, or withdrawn and not yet gone (a write there is lost).
             let ours = Set(createdObjects.values.compactMap(\.globalID))
+                .union(providers.values.map(\.id)).union(withdrawnMetadataIDs)
             let candidates = graph.metadata.values.filter { $0.name == metadataName }.map(\.id).sorted()
             guard let id = candidates.first(where: { !ours.contains($0) }) ?? candidates.first,
                 let object = boundObjects[id]

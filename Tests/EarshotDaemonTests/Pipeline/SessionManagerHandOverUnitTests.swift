@@ -81,4 +81,27 @@ struct SessionManagerHandOverUnitTests {
         #expect(h.log.all.filter { $0 == "set default.configured.audio.sink=\(H.headphones)" }.count == 2)
         await h.stop()
     }
+    /// Seen live (WirePlumber 0.4, one hand-over in three): the echo of Earshot's write came
+    /// while the session manager was still settling and stayed in flight, so the settling
+    /// never ended and every later value, a user's pick too, was taken for start-up.
+    @Test("the echo of the decision written while a returning session manager settles ends the settling: a later pick is the user's")
+    func echoWhileSettlingEndsTheSettling() async throws {
+        let h = try await H()
+        await h.connect(H.graph(sessionManager: true))
+        _ = await h.place("on-head", register: true)
+        await h.echo()
+        await Self.takeOver(h)
+        await h.changes(.client(Self.wirePlumber), .metadata(Metadata(id: 77, props: ["metadata.name": "default"])))
+        await h.changes(.removed(FakePipeWire.createdMetadataID))
+        #expect(h.log.all.last == "set default.configured.audio.sink=\(H.headphones)")
+        _ = h.pipewire.takeEchoes()
+        func configured(_ name: String) -> GraphChange {
+            .metadataProperty(metadata: 77, subject: 0, key: Graph.configuredSinkKey, type: "Spa:String:JSON", value: MetadataEntry.json(name: name))
+        }
+        await h.changes(configured(H.headphones))
+        await h.changes(configured(H.speakers))
+        #expect(await h.daemon.decisions.last?.reason == .userOverride)
+        #expect(await h.daemon.status().decision?.defaultSink == H.speakers)
+        await h.stop()
+    }
 }
