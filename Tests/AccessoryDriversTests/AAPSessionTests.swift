@@ -153,3 +153,15 @@ struct AAPSessionTests {
         #expect(session.counters.isConsistent)
     }
 }
+
+extension AAPSessionTests {
+    @Test func notesAreCappedButCountsAreNot() {
+        var session = AAPSession()
+        var notes = 0
+        for opcode in UInt16(0x60)..<0x80 {
+            notes += session.receive(packet: AAPPacket.message(opcode: opcode, body: [])).count
+        }
+        #expect(notes == DriverLimits.maxNotes)
+        #expect(session.counters.unknownOpcodes == 0x20)
+    }
+}

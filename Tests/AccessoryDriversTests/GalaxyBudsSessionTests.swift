@@ -210,3 +210,21 @@ struct GalaxyBudsSessionTests {
         #expect(session.counters.isConsistent)
     }
 }
+
+extension GalaxyBudsSessionTests {
+    @Test func unknownIdCountedPerFrameNotedOnce() {
+        var session = GalaxyBudsSession(model: .secondGenerationOrLater)
+        let first = session.receive(bytes: Self.frame([0x01], id: 0x77))
+        #expect(first == [.note("Galaxy Buds: skipping message id 0x77 (counted from now on, not logged)")])
+        #expect(session.receive(bytes: Self.frame([0x02], id: 0x77) + Self.frame([], id: 0x77)) == [])
+        #expect(session.counters.unknownOpcodes == 3)
+        #expect(session.counters.isConsistent)
+    }
+
+    @Test func responseFlagIsReadNotRequired() {
+        var session = GalaxyBudsSession(model: .plusLiveOrPro)
+        let bytes = GalaxyBudsFrame.encode(id: 0x60, payload: Self.status(placement: 0x11), framing: .current, isResponse: true)
+        #expect(bytes[2] & 0x10 != 0)
+        #expect(session.receive(bytes: bytes).first == .placement(.inEar))
+    }
+}
