@@ -45,6 +45,7 @@ let package = Package(
             swiftSettings: strict + pipewireSwiftFlags),
         .target(name: "AudioGraph", swiftSettings: strict),
         .target(name: "RoutingPolicy", dependencies: ["AudioGraph", "TOMLKit"], swiftSettings: strict),
+        .target(name: "AccessoryDrivers", dependencies: ["RoutingPolicy"], swiftSettings: strict),
         // The live engine: glue between PipeWire, the policy, the control API and the disk.
         .target(
             name: "EarshotDaemon",
@@ -74,6 +75,7 @@ let package = Package(
         .target(name: "PipeWireTestSupport", dependencies: ["SystemBridge", "AudioGraph", "EarshotDaemon", "RoutingPolicy"], swiftSettings: strict),
         .testTarget(name: "AudioGraphTests", dependencies: ["AudioGraph"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "SystemBridgeTests", dependencies: ["SystemBridge", "PipeWireTestSupport", "AudioGraph"], swiftSettings: strict),
+        .testTarget(name: "AccessoryDriversTests", dependencies: ["AccessoryDrivers", "RoutingPolicy"], swiftSettings: strict),
         .testTarget(name: "RoutingPolicyTests", dependencies: ["RoutingPolicy", "AudioGraph"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(
             name: "EarshotDaemonTests", dependencies: ["EarshotDaemon", "RoutingPolicy", "AudioGraph", "PipeWireTestSupport", "SystemBridge"],
