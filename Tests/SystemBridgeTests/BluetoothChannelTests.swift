@@ -166,6 +166,25 @@ struct BluetoothChannelTests {
         #expect(!currentThreadNames().contains("bt-test-end"))
     }
 
+    @Test("a read that fails is reported once as the end, with the error, and the reader stops")
+    func readErrorEnds() async throws {
+        // A pipe is readable but not a socket: recv fails with ENOTSOCK, as a broken link
+        // fails with ECONNRESET.
+        var ends: [Int32] = [-1, -1]
+        #expect(pipe(&ends) == 0)
+        let writer = FileDescriptor(rawValue: ends[1])
+        defer { _ = try? writer.close() }
+        let channel = BluetoothChannel(adopting: FileDescriptor(rawValue: ends[0]), kind: .stream, peer: "a pipe")
+        defer { channel.close() }
+        var events = try channel.incoming(threadName: "bt-test-err").makeAsyncIterator()
+        _ = try writer.writeAll([1, 2, 3])
+        let end = await events.next()
+        guard case .ended(let error?) = end else { Issue.record("expected an end with an error, got \(String(describing: end))"); return }
+        #expect(error.systemError?.call == "recv" && error.systemError?.errno == .notSocket)
+        #expect(error.description.hasPrefix("a pipe: recv: "), "\(error)")
+        #expect(await events.next() == nil)
+    }
+
     @Test("connecting here either works or fails with a typed error: 'no Bluetooth' when the kernel has none")
     func connectOnThisMachine() throws {
         // Whether this kernel has Bluetooth sockets, asked directly.

@@ -109,7 +109,8 @@ public final class BluetoothChannel: Sendable {
     /// with `.ended` when the peer closes or the connection breaks, and ends. Once `close()`
     /// or `stopReading()` returned, `handler` is not called again (and no `.ended` is sent:
     /// the owner asked). Keep `handler` short, and never call `close()` or `stopReading()`
-    /// from it: they join this thread. Call at most once.
+    /// from it, nor let it hold the last reference to the channel (deinit closes): they join
+    /// this thread. Call at most once.
     public func startReading(threadName: String = "bt-reader", _ handler: @escaping @Sendable (Event) -> Void) throws(BluetoothError) {
         let fd = socket.rawValue
         let peer = peer

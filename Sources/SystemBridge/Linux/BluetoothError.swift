@@ -9,7 +9,7 @@ public struct BluetoothError: Error, Sendable, Equatable, CustomStringConvertibl
         /// The kernel has no Bluetooth sockets (EAFNOSUPPORT, EPROTONOSUPPORT): no `bluetooth`
         /// module, or a container without it.
         case bluetoothUnavailable
-        /// The channel is taken or refused (EBUSY, EADDRINUSE, ECONNREFUSED, EALREADY): another
+        /// The channel is taken or refused (EBUSY, EADDRINUSE, ECONNREFUSED): another
         /// program (e.g. LibrePods) probably holds it.
         case channelBusy
         /// The device did not answer (EHOSTDOWN, EHOSTUNREACH, ETIMEDOUT, ENETDOWN, ENODEV, or
@@ -48,7 +48,7 @@ public struct BluetoothError: Error, Sendable, Equatable, CustomStringConvertibl
     static func kind(of errno: Errno) -> Kind {
         switch errno {
         case .addressFamilyNotSupported, .protocolNotSupported, .socketTypeNotSupported: .bluetoothUnavailable
-        case .resourceBusy, .addressInUse, .connectionRefused, .alreadyInProcess: .channelBusy
+        case .resourceBusy, .addressInUse, .connectionRefused: .channelBusy
         case .hostIsDown, .noRouteToHost, .timedOut, .networkDown, .operationNotSupportedByDevice: .deviceUnreachable
         case .permissionDenied, .notPermitted: .notPermitted
         case .connectionReset, .connectionAbort, .socketNotConnected, .brokenPipe: .disconnected
