@@ -192,7 +192,8 @@ public final class BluetoothChannel: Sendable {
         onClose?()
     }
 
-    /// Stops the reader, then closes the socket. Idempotent; any thread but the reader's.
+    /// Stops the reader, then closes the socket, after any send in progress (bounded by that
+    /// send's timeout). Idempotent; any thread but the reader's.
     public func close() {
         stopReading()
         let wasOpen = state.withLock { state in
