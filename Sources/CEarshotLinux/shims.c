@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "CEarshotLinux.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -103,3 +104,55 @@ int CEarshotLinux_set_thread_name(const char *name) {
 }
 
 const char *CEarshotLinux_errno_name(int code) { return strerrorname_np(code); }
+
+// The kernel reads these structs at these offsets, whatever this header says. The numbers are
+// the kernel's (include/net/bluetooth/l2cap.h, rfcomm.h: sa_family_t, then packed fields with
+// the struct padded to 2); BlueZ's own headers, where installed, are checked as well.
+_Static_assert(sizeof(CEarshotLinux_bdaddr) == 6, "bdaddr_t size");
+_Static_assert(sizeof(struct CEarshotLinux_sockaddr_l2) == 14, "sockaddr_l2 size");
+_Static_assert(offsetof(struct CEarshotLinux_sockaddr_l2, l2_psm) == 2, "sockaddr_l2.l2_psm offset");
+_Static_assert(offsetof(struct CEarshotLinux_sockaddr_l2, l2_bdaddr) == 4, "sockaddr_l2.l2_bdaddr offset");
+_Static_assert(offsetof(struct CEarshotLinux_sockaddr_l2, l2_cid) == 10, "sockaddr_l2.l2_cid offset");
+_Static_assert(offsetof(struct CEarshotLinux_sockaddr_l2, l2_bdaddr_type) == 12, "sockaddr_l2.l2_bdaddr_type offset");
+_Static_assert(sizeof(struct CEarshotLinux_sockaddr_rc) == 10, "sockaddr_rc size");
+_Static_assert(offsetof(struct CEarshotLinux_sockaddr_rc, rc_bdaddr) == 2, "sockaddr_rc.rc_bdaddr offset");
+_Static_assert(offsetof(struct CEarshotLinux_sockaddr_rc, rc_channel) == 8, "sockaddr_rc.rc_channel offset");
+_Static_assert(sizeof(sa_family_t) == sizeof(unsigned short), "sa_family_t size");
+#if __has_include(<bluetooth/bluetooth.h>) && __has_include(<bluetooth/l2cap.h>) && __has_include(<bluetooth/rfcomm.h>)
+#include <bluetooth/bluetooth.h>
+#include <bluetooth/l2cap.h>
+#include <bluetooth/rfcomm.h>
+_Static_assert(sizeof(struct CEarshotLinux_sockaddr_l2) == sizeof(struct sockaddr_l2), "BlueZ sockaddr_l2 size");
+_Static_assert(sizeof(struct CEarshotLinux_sockaddr_rc) == sizeof(struct sockaddr_rc), "BlueZ sockaddr_rc size");
+_Static_assert(BTPROTO_L2CAP == 0 && BTPROTO_RFCOMM == 3, "BTPROTO values");
+#endif
+
+// <bluetooth/bluetooth.h>'s values, which the kernel's ABI fixes.
+enum { EARSHOT_BTPROTO_L2CAP = 0, EARSHOT_BTPROTO_RFCOMM = 3, EARSHOT_AF_BLUETOOTH = 31 };
+_Static_assert(AF_BLUETOOTH == EARSHOT_AF_BLUETOOTH, "AF_BLUETOOTH");
+
+int CEarshotLinux_l2cap_socket(void) {
+    return socket(AF_BLUETOOTH, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, EARSHOT_BTPROTO_L2CAP);
+}
+
+int CEarshotLinux_rfcomm_socket(void) {
+    return socket(AF_BLUETOOTH, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, EARSHOT_BTPROTO_RFCOMM);
+}
+
+int CEarshotLinux_l2cap_connect(int fd, const uint8_t *address, uint16_t psm) {
+    struct CEarshotLinux_sockaddr_l2 peer;
+    memset(&peer, 0, sizeof(peer));
+    peer.l2_family = AF_BLUETOOTH;
+    peer.l2_psm = htole16(psm);
+    memcpy(peer.l2_bdaddr.b, address, sizeof(peer.l2_bdaddr.b));
+    return connect(fd, (const struct sockaddr *)&peer, sizeof(peer));
+}
+
+int CEarshotLinux_rfcomm_connect(int fd, const uint8_t *address, uint8_t channel) {
+    struct CEarshotLinux_sockaddr_rc peer;
+    memset(&peer, 0, sizeof(peer));
+    peer.rc_family = AF_BLUETOOTH;
+    memcpy(peer.rc_bdaddr.b, address, sizeof(peer.rc_bdaddr.b));
+    peer.rc_channel = channel;
+    return connect(fd, (const struct sockaddr *)&peer, sizeof(peer));
+}

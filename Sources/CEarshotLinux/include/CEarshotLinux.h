@@ -59,3 +59,39 @@ int CEarshotLinux_pipe(int fds[2]);
 int CEarshotLinux_set_thread_name(const char *name);
 // strerrorname_np (GNU-only, glibc 2.32): "ENOENT" for ENOENT; NULL for an unknown code.
 const char *CEarshotLinux_errno_name(int code);
+
+// --- Bluetooth sockets -----------------------------------------------------------------
+// BlueZ's <bluetooth/*.h> headers are often not installed, so the kernel's socket addresses
+// (include/net/bluetooth/bluetooth.h, l2cap.h, rfcomm.h) are declared here with the same
+// layout; shims.c checks sizes and offsets. A bdaddr is stored little-endian: the reverse of
+// its text form (AA:BB:CC:DD:EE:FF is FF EE DD CC BB AA).
+typedef struct {
+    uint8_t b[6];
+} __attribute__((packed)) CEarshotLinux_bdaddr;
+
+struct CEarshotLinux_sockaddr_l2 {
+    unsigned short l2_family;  // sa_family_t: AF_BLUETOOTH
+    unsigned short l2_psm;     // little-endian
+    CEarshotLinux_bdaddr l2_bdaddr;
+    unsigned short l2_cid;     // little-endian; 0 when connecting by PSM
+    uint8_t l2_bdaddr_type;    // BDADDR_BREDR (0) for a classic device
+};
+
+struct CEarshotLinux_sockaddr_rc {
+    unsigned short rc_family;  // sa_family_t: AF_BLUETOOTH
+    CEarshotLinux_bdaddr rc_bdaddr;
+    uint8_t rc_channel;
+};
+
+// socket(AF_BLUETOOTH, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, BTPROTO_L2CAP): BTPROTO_*
+// live only in BlueZ's headers, and the flags are macros. Non-blocking so connect can be
+// given a deadline. -1 with errno set (EAFNOSUPPORT: no Bluetooth in this kernel).
+int CEarshotLinux_l2cap_socket(void);
+// socket(AF_BLUETOOTH, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, BTPROTO_RFCOMM); as above.
+int CEarshotLinux_rfcomm_socket(void);
+// connect(2) to `address` (6 bytes, little-endian as the kernel stores it) on `psm`, filling a
+// sockaddr_l2 whose psm is converted to little-endian here. 0, or -1 with errno set
+// (EINPROGRESS on a non-blocking socket: the connection goes on).
+int CEarshotLinux_l2cap_connect(int fd, const uint8_t *address, uint16_t psm);
+// connect(2) to `address` (as above) on RFCOMM `channel`, filling a sockaddr_rc.
+int CEarshotLinux_rfcomm_connect(int fd, const uint8_t *address, uint8_t channel);

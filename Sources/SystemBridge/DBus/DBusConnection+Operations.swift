@@ -108,6 +108,12 @@ extension DBusConnection {
         }
     }
 
+    /// Whether messages on this connection can carry file descriptors (`h` values): agreed
+    /// with the bus when connecting (Unix socket transport, and the bus accepts).
+    public func canPassFileDescriptors() async throws(DBusError) -> Bool {
+        try await onBusThread { bus in sd_bus_can_send(bus, CChar(UInt8(ascii: "h"))) > 0 }
+    }
+
     /// Serves every method call to `path` with `handler` (on the bus thread). The handler
     /// answers through `call.reply`, now or later, from any thread; it also answers
     /// `org.freedesktop.DBus.Introspectable` itself.

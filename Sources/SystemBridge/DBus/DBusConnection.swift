@@ -75,6 +75,9 @@ public final class DBusConnection: @unchecked Sendable {
         guard result >= 0, let created else { return result }
         result = sd_bus_set_address(created, address)
         if result >= 0 { result = sd_bus_set_bus_client(created, 1) }
+        // Unix fd passing (`h`): sd-bus asks for it by default; said here since BlueZ's
+        // Profile1.NewConnection depends on it. sd_bus_open_user/system do the same.
+        if result >= 0 { result = sd_bus_negotiate_fds(created, 1) }
         if result >= 0 { result = sd_bus_start(created) }
         guard result >= 0 else {
             sd_bus_unref(created)

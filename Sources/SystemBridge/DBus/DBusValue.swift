@@ -19,6 +19,9 @@ public indirect enum DBusValue: Sendable, Hashable {
     case dictEntry(DBusValue, DBusValue)
     case structure([DBusValue])
     case variant(DBusValue)
+    /// `h`: a file descriptor passed along the message (BlueZ's `Profile1.NewConnection`).
+    /// Its owner closes it unless someone `take()`s it; equal only to the same object.
+    case fileDescriptor(DBusFileDescriptor)
 
     /// The value's D-Bus type signature (`s`, `a{sv}`, `(so)`, …).
     public var signature: String {
@@ -39,6 +42,7 @@ public indirect enum DBusValue: Sendable, Hashable {
         case .dictEntry(let key, let value): "{" + key.signature + value.signature + "}"
         case .structure(let fields): "(" + fields.map(\.signature).joined() + ")"
         case .variant: "v"
+        case .fileDescriptor: "h"
         }
     }
 }
@@ -85,6 +89,12 @@ extension DBusValue {
         case .uint64(let value): Int64(exactly: value)
         default: nil
         }
+    }
+
+    /// The descriptor of an `h` value.
+    public var fileDescriptor: DBusFileDescriptor? {
+        if case .fileDescriptor(let descriptor) = self { return descriptor }
+        return nil
     }
 
     /// The elements of an array.

@@ -1,4 +1,5 @@
 import CSystemdBus
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -55,7 +56,13 @@ enum SDBusMessageCodec {
         case UInt8(ascii: "b"): return .boolean(try read(Int32(0)) != 0)
         case UInt8(ascii: "n"): return .int16(try read(Int16(0)))
         case UInt8(ascii: "q"): return .uint16(try read(UInt16(0)))
-        case UInt8(ascii: "i"), UInt8(ascii: "h"): return .int32(try read(Int32(0)))
+        case UInt8(ascii: "i"): return .int32(try read(Int32(0)))
+        case UInt8(ascii: "h"):
+            // The message owns (and will close) the descriptor it returns: keep a duplicate.
+            let borrowed = try read(Int32(-1))
+            do throws(SystemError) { return .fileDescriptor(try DBusFileDescriptor(duplicating: borrowed)) } catch {
+                throw .failed(operation: "duplicating a received file descriptor", errno: error.code)
+            }
         case UInt8(ascii: "u"): return .uint32(try read(UInt32(0)))
         case UInt8(ascii: "x"): return .int64(try read(Int64(0)))
         case UInt8(ascii: "t"): return .uint64(try read(UInt64(0)))
@@ -103,6 +110,12 @@ enum SDBusMessageCodec {
         case .dictEntry(let key, let item): try container("e", key.signature + item.signature, [key, item])
         case .structure(let fields): try container("r", fields.map(\.signature).joined(), fields)
         case .variant(let inner): try container("v", inner.signature, [inner])
+        case .fileDescriptor(let descriptor):
+            // sd-bus appends a duplicate, so the value keeps its own.
+            try descriptor.withDescriptor { (owned: FileDescriptor?) throws(DBusError) in
+                guard let owned else { throw .failed(operation: "writing a file descriptor that was taken", errno: EBADF) }
+                try basic("h", owned.rawValue)
+            }
         }
     }
 

@@ -15,9 +15,25 @@ final class PollThread: Sendable {
     private let thread: Mutex<pthread_t?>
 
     /// Starts the thread. `name` (up to 15 bytes) names it in `ps -L` and /proc.
-    init(watching descriptor: Int32, name: String, onReadable: @escaping @Sendable () -> Void) throws(SystemError) {
+    convenience init(watching descriptor: Int32, name: String, onReadable: @escaping @Sendable () -> Void) throws(SystemError) {
+        try self.init(watching: descriptor, name: name, untilEnd: false) { _ in
+            onReadable()
+            return true
+        }
+    }
+
+    /// For a descriptor that can end (a socket whose peer goes away): `onReady` runs when the
+    /// descriptor is readable and also when poll reports only an error or a hang-up, so the
+    /// owner reads the end or the error and reports it; it returns false to end the thread
+    /// (`stop()` then just joins it). `hungUp` says poll reported POLLHUP, POLLERR or POLLNVAL:
+    /// a read that finds nothing then is the end, not a spurious wake-up.
+    convenience init(watchingUntilEnd descriptor: Int32, name: String, onReady: @escaping @Sendable (_ hungUp: Bool) -> Bool) throws(SystemError) {
+        try self.init(watching: descriptor, name: name, untilEnd: true, onReady: onReady)
+    }
+
+    private init(watching descriptor: Int32, name: String, untilEnd: Bool, onReady: @escaping @Sendable (_ hungUp: Bool) -> Bool) throws(SystemError) {
         let wake = try FileDescriptor(rawValue: retryingOnInterrupt("eventfd") { CEarshotLinux_eventfd() })
-        let body = Body(descriptor: descriptor, wake: wake.rawValue, name: name, onReadable: onReadable)
+        let body = Body(descriptor: descriptor, wake: wake.rawValue, name: name, untilEnd: untilEnd, onReady: onReady)
         var thread = pthread_t()
         let context = Unmanaged.passRetained(body).toOpaque()
         let created = pthread_create(&thread, nil, { context in
@@ -54,13 +70,15 @@ final class PollThread: Sendable {
         let descriptor: Int32
         let wake: Int32
         let name: String
-        let onReadable: @Sendable () -> Void
+        let untilEnd: Bool
+        let onReady: @Sendable (_ hungUp: Bool) -> Bool
 
-        init(descriptor: Int32, wake: Int32, name: String, onReadable: @escaping @Sendable () -> Void) {
+        init(descriptor: Int32, wake: Int32, name: String, untilEnd: Bool, onReady: @escaping @Sendable (_ hungUp: Bool) -> Bool) {
             self.descriptor = descriptor
             self.wake = wake
             self.name = name
-            self.onReadable = onReadable
+            self.untilEnd = untilEnd
+            self.onReady = onReady
         }
 
         func run() {
@@ -72,8 +90,10 @@ final class PollThread: Sendable {
                     return
                 }
                 if descriptors[1].revents != 0 { return }
-                guard descriptors[0].revents & Int16(POLLIN) != 0 else { return }  // POLLERR, POLLNVAL
-                onReadable()
+                // POLLERR, POLLHUP, POLLNVAL without data: the end, which only `untilEnd` reports.
+                let events = descriptors[0].revents
+                guard events & Int16(POLLIN) != 0 || untilEnd else { return }
+                if !onReady(events & Int16(POLLHUP | POLLERR | POLLNVAL) != 0) { return }
             }
         }
     }
