@@ -242,6 +242,11 @@ public final class PipeWireSandbox: @unchecked Sendable {
             return processes
         }
         for process in running.reversed() { process.stop() }
+        // EARSHOT_KEEP_SANDBOX=1 keeps every daemon's whole log for a post-mortem.
+        if ProcessInfo.processInfo.environment["EARSHOT_KEEP_SANDBOX"] == "1" {
+            print("sandbox kept: \(root.path)")
+            return
+        }
         try? FileManager.default.removeItem(at: root)
     }
 

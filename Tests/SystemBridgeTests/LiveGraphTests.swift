@@ -180,7 +180,7 @@ struct LiveGraphTests {
             _ = try await connection.waitUntil("written to the other's") { $0.metadata[theirs]?[0, "k"]?.value == "1" }
             #expect(connection.snapshot().metadata[ours]?[0, "k"] == nil)
             // Withdrawn and not yet removed from the registry: still not the one to write to.
-            #expect(connection.withdrawProvidedMetadata(named: "earshot-test"))
+            #expect(await connection.withdrawProvidedMetadata(named: "earshot-test"))
             try await connection.setMetadata("earshot-test", key: "k", value: "2")
             _ = try await connection.waitUntil("written to the other's again") { $0.metadata[theirs]?[0, "k"]?.value == "2" }
         }

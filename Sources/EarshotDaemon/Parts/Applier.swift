@@ -99,8 +99,15 @@ final class ApplyStage {
     let writer: DefaultSinkWriter
     private let cooperative: CooperativeApplier
     private let standalone: StandaloneApplier
+    private let logger: Logger
+    /// The session manager just went: the first standalone apply checks first that PipeWire
+    /// still answers Earshot (a session manager dying while Earshot's bind of its metadata
+    /// was pending leaves Earshot's connection unanswered for ever: it is then ended, and the
+    /// reconnection takes over).
+    private var responsivenessCheckDue = false
 
     init(logger: Logger) {
+        self.logger = logger
         writer = DefaultSinkWriter(logger: logger)
         cooperative = CooperativeApplier(writer: writer, logger: logger)
         standalone = StandaloneApplier(writer: writer, logger: logger)
@@ -108,6 +115,7 @@ final class ApplyStage {
 
     /// A new connection.
     func reset() {
+        responsivenessCheckDue = false
         writer.reset()
         cooperative.reset()
         standalone.reset()
@@ -116,6 +124,7 @@ final class ApplyStage {
     /// The mode changed (a session manager came or went): a write in flight may never echo.
     func modeChanged(to mode: ApplyMode) {
         if mode == .cooperative { writer.sessionManagerArrived() } else { writer.reset() }
+        responsivenessCheckDue = mode == .standalone
     }
 
     nonisolated(nonsending) func apply(
@@ -127,7 +136,7 @@ final class ApplyStage {
             cooperative.pinsPinnedStreams = sessionManager?.movesPinnedStreams ?? false
             // Standalone's metadata and links go back first: they must never outlive the
             // session manager's arrival longer than its own linking takes.
-            standalone.removeOwnMetadata(graph, on: connection)
+            await standalone.removeOwnMetadata(graph, on: connection)
             await cooperative.apply(target, graph: graph, on: connection)
             // Streams Earshot linked before the session manager came: only once its metadata
             // holds the decision, so they never play elsewhere first.
@@ -135,7 +144,15 @@ final class ApplyStage {
                 await standalone.handBackStreams(
                     graph, to: target, sessionManagerRelinks: sessionManager?.relinksFreedStreams ?? false, on: connection)
             }
-        case .standalone: await standalone.apply(target, graph: graph, on: connection)
+        case .standalone:
+            if responsivenessCheckDue {
+                responsivenessCheckDue = false
+                guard await connection.isResponsive(within: .seconds(2)) else {
+                    logger.warning("PipeWire stopped answering Earshot's connection as the session manager went (a PipeWire fault with a bind pending): connecting again")
+                    return
+                }
+            }
+            await standalone.apply(target, graph: graph, on: connection)
         case .disconnected: return
         }
     }

@@ -60,12 +60,12 @@ final class StandaloneApplier: Applier {
     /// start uses it instead of making its own (WirePlumber 0.4 and 0.5, measured): then
     /// Earshot's stays, as the desktop's. One that makes its own gets the field: Earshot's
     /// goes the moment the other one shows, so two never stay.
-    func removeOwnMetadata(_ graph: Graph, on connection: any PipeWireCommands) {
+    nonisolated(nonsending) func removeOwnMetadata(_ graph: Graph, on connection: any PipeWireCommands) async {
         guard createdMetadata else { return }
         let ours = connection.createdDefaultMetadataIDs()
         guard graph.metadata.values.contains(where: { $0.name == "default" && !ours.contains($0.id) }) else { return }
         createdMetadata = false
-        if connection.removeCreatedDefaultMetadata() {
+        if await connection.removeCreatedDefaultMetadata() {
             logger.info("removed the default metadata Earshot provided: the session manager provides its own")
         }
     }

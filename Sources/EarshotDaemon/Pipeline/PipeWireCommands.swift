@@ -18,7 +18,10 @@ public protocol PipeWireCommands: AnyObject, Sendable {
     func createdDefaultMetadataIDs() -> Set<ObjectID>
     /// Stops providing the `default` metadata (a session manager brought its own): the object
     /// goes. Returns whether there was one.
-    func removeCreatedDefaultMetadata() -> Bool
+    func removeCreatedDefaultMetadata() async -> Bool
+    /// Whether PipeWire still answers this connection within `timeout`; one that does not is
+    /// ended and reported disconnected (the daemon connects again).
+    func isResponsive(within timeout: Duration) async -> Bool
     /// Gives a stream one DSP output port per channel.
     func configureDSPPorts(ofNode id: ObjectID, channels: [String]) async throws(PipeWireError)
     /// Make before break: each move's new links, then (once they exist) its obsolete ones go.
@@ -42,8 +45,13 @@ extension PipeWireConnection: PipeWireCommands {
         providedMetadataIDs(named: "default")
     }
 
-    public func removeCreatedDefaultMetadata() -> Bool {
-        withdrawProvidedMetadata(named: "default")
+    public func removeCreatedDefaultMetadata() async -> Bool {
+        await withdrawProvidedMetadata(named: "default")
+    }
+
+    public func isResponsive(within timeout: Duration) async -> Bool {
+        do { try await sync(timeout: timeout) } catch { return false }
+        return true
     }
 
     public func configureDSPPorts(ofNode id: ObjectID, channels: [String]) async throws(PipeWireError) {

@@ -27,12 +27,12 @@ extension PipeWireConnection {
 extension PipeWireConnection {
     /// Provides the `default` metadata (standalone: no session manager does) from a connection
     /// of its own, and returns once this connection's graph shows it. That connection is the
-    /// object's only owner: `withdrawProvidedMetadata()` closes it and the object goes, as a
-    /// session manager's goes when it exits. (Destroying an exported object in place, on a
-    /// connection that stays, was seen to stall that connection's events, one time in three:
-    /// PipeWire 0.3.65 and 1.4.2, a session manager restarting.)
+    /// object's only owner (it binds nothing, and exports on its own core):
+    /// `withdrawProvidedMetadata()` destroys the object and closes it, as a
+    /// session manager's goes when it exits.
     public func provideMetadata(named name: String = "default") async throws(PipeWireError) {
-        let provider = try await PipeWireConnection.connect(remote: remoteArgument, applicationName: "earshot [\(name) metadata]")
+        let provider = try await PipeWireConnection.connect(
+            remote: remoteArgument, applicationName: "earshot [\(name) metadata]", tracksGraph: false)
         provider.loop.withLock { provider.eventQueue.discards = true }
         let id: ObjectID
         do {
@@ -56,14 +56,26 @@ extension PipeWireConnection {
 
     /// Closes the connection that provides the metadata named `name`: the object goes with it.
     /// Returns whether there was one.
+    ///
+    /// The object goes first, destroyed through the registry; only then the provider closes.
+    /// PipeWire marks a client that binds a metadata object another client exports "busy"
+    /// (its messages wait) until the exporter answers a ping. When the exporter's side goes
+    /// first (it closes), a bind still pending is never cleared (the metadata module drops the
+    /// binding's hook before it runs): that client stays busy for ever. Seen live, one
+    /// hand-over in four: a returning WirePlumber binding Earshot's metadata as Earshot closed
+    /// the provider hung for good, and so did every client binding WirePlumber's metadata
+    /// after it. Destroying the global clears every pending bind first (0.3.65 and 1.4.2).
     @discardableResult
-    public func withdrawProvidedMetadata(named name: String = "default") -> Bool {
-        let provider = loop.withLock { () -> PipeWireConnection? in
+    public func withdrawProvidedMetadata(named name: String = "default") async -> Bool {
+        let withdrawn = loop.withLock { () -> (connection: PipeWireConnection, id: ObjectID)? in
             guard let withdrawn = providers.removeValue(forKey: name) else { return nil }
             if graph.metadata[withdrawn.id] != nil { withdrawnMetadataIDs.insert(withdrawn.id) }
-            return withdrawn.connection
+            return withdrawn
         }
-        provider?.close()
-        return provider != nil
+        guard let withdrawn else { return false }
+        // Fails only when this connection is gone: closing the provider is all that is left.
+        try? await destroy([withdrawn.id])
+        withdrawn.connection.close()
+        return true
     }
 }

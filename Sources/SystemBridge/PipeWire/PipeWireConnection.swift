@@ -50,8 +50,17 @@ public final class PipeWireConnection: @unchecked Sendable {
     /// Connects, then waits until the daemon has sent every existing object and its info.
     /// `remote` overrides the socket name; by default libpipewire honours `PIPEWIRE_REMOTE`,
     /// `PIPEWIRE_RUNTIME_DIR` and `XDG_RUNTIME_DIR` like every PipeWire client.
-    public static func connect(remote: String? = nil, applicationName: String = "earshot") async throws(PipeWireError) -> PipeWireConnection {
-        let connection = try PipeWireConnection(remote: remote, applicationName: applicationName)
+    /// - Parameter tracksGraph: false for a connection that only provides objects: it binds
+    ///   nothing. (A client that binds a metadata object another client exports and goes
+    ///   before the exporter answered the server's ping leaves that object's pending count
+    ///   raised for ever on PipeWire 0.3.65: from then on the server forwards none of its
+    ///   changes to anyone. Earshot's provider connection did exactly that when it closed
+    ///   right after a returning WirePlumber's metadata appeared, and every later write to
+    ///   WirePlumber's metadata looked lost.)
+    public static func connect(
+        remote: String? = nil, applicationName: String = "earshot", tracksGraph: Bool = true
+    ) async throws(PipeWireError) -> PipeWireConnection {
+        let connection = try PipeWireConnection(remote: remote, applicationName: applicationName, tracksGraph: tracksGraph)
         do {
             // The first round trip delivers every global (and binds it); the second, the
             // info of every bound object.
@@ -66,7 +75,7 @@ public final class PipeWireConnection: @unchecked Sendable {
         return connection
     }
 
-    private init(remote: String?, applicationName: String) throws(PipeWireError) {
+    private init(remote: String?, applicationName: String, tracksGraph: Bool) throws(PipeWireError) {
         remoteArgument = remote
         remoteName = remote ?? getenv("PIPEWIRE_REMOTE").map { String(cString: $0) } ?? "pipewire-0"
         coreHook.initialize(to: spa_hook())
@@ -91,6 +100,7 @@ public final class PipeWireConnection: @unchecked Sendable {
             self.core = core
             let me = Unmanaged.passUnretained(self).toOpaque()
             try check(CPipeWire_core_add_listener(core, coreHook, CallbackTables.core, me), "pw_core_add_listener")
+            guard tracksGraph else { return }
             guard let registry = CPipeWire_core_get_registry(core) else {
                 throw PipeWireError.requestFailed(operation: "pw_core_get_registry", code: -errno, message: "cannot get the registry")
             }
@@ -130,10 +140,10 @@ public final class PipeWireConnection: @unchecked Sendable {
             self.registry = nil
         }
         // pw_core_disconnect always returns 0 (it destroys the proxy and frees the core).
-        if let exportCore {
+        if let exportCore, exportCore != core {
             pw_core_disconnect(exportCore)
-            self.exportCore = nil
         }
+        exportCore = nil
         if let core {
             CPipeWire_hook_remove(coreHook)
             pw_core_disconnect(core)
@@ -208,7 +218,14 @@ public final class PipeWireConnection: @unchecked Sendable {
     // MARK: Commands
 
     /// A round trip to the daemon: everything sent before it has been processed.
-    public func sync() async throws(PipeWireError) {
+    ///
+    /// A round trip that gets no answer within `timeout` ends the connection (reported as a
+    /// disconnection, so its owner connects again): the daemon is no longer processing this
+    /// client's messages. PipeWire does that to a client whose bind of another client's
+    /// metadata is pending when that client dies (the binder stays "busy" for ever; seen with
+    /// WirePlumber killed right after it started, on 0.3.65 and 1.4.2), and nothing sent on
+    /// such a connection will ever be done.
+    public func sync(timeout: Duration = .seconds(10)) async throws(PipeWireError) {
         let promise = try loop.withLock { () throws(PipeWireError) -> LoopPromise<Void> in
             try checkUsable()
             let seq = try check(CPipeWire_core_sync(core, UInt32(PW_ID_CORE), 0), "pw_core_sync")
@@ -216,7 +233,16 @@ public final class PipeWireConnection: @unchecked Sendable {
             pendingSyncs[seq] = promise
             return promise
         }
-        try await promise.value(on: loop, what: "a round trip to PipeWire")
+        do {
+            try await promise.value(on: loop, timeout: timeout, what: "a round trip to PipeWire")
+        } catch {
+            if case .timedOut = error {
+                loop.withLock {
+                    failEverything(with: .disconnected("PipeWire stopped answering this connection (no reply to a round trip in \(timeout))"), report: true)
+                }
+            }
+            throw error
+        }
     }
 
     /// Sets (or with a nil value, removes) one key of the metadata object named `metadataName`,
@@ -384,6 +410,8 @@ public final class PipeWireConnection: @unchecked Sendable {
         guard let implementation = pw_context_create_metadata(context, name, props, 0) else {
             throw PipeWireError.requestFailed(operation: "create metadata \"\(name)\"", code: -errno, message: "pw_context_create_metadata failed")
         }
+        // A connection that binds nothing exports on its own core (see `exportCore`).
+        if registry == nil { exportCore = core }
         if exportCore == nil {
             var settings = ["application.name": "earshot [export]"]
             if remoteName.hasPrefix("/") || getenv("PIPEWIRE_REMOTE") == nil { settings["remote.name"] = remoteName }

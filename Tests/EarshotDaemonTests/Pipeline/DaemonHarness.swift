@@ -65,7 +65,12 @@ final class FakePipeWire: PipeWireCommands {
         state.withLock { $0.createdMetadata ? [Self.createdMetadataID] : [] }
     }
 
-    func removeCreatedDefaultMetadata() -> Bool {
+    func isResponsive(within timeout: Duration) async -> Bool {
+        log.append("round trip")
+        return true
+    }
+
+    func removeCreatedDefaultMetadata() async -> Bool {
         log.append("remove default metadata")
         return state.withLock { state in
             defer { state.createdMetadata = false }
