@@ -153,6 +153,10 @@ struct ConfigTests {
         custom.playback.pauseWhenRemoved = false
         custom.playback.resumeWhenWorn = false
         custom.playback.resumeWindow = 9
+        custom.drivers.aap = false
+        custom.drivers.galaxyBuds = false
+        custom.drivers.inEar = .both
+        custom.drivers.ignore = [BluetoothAddress("66:55:44:33:22:11")!]
         var loaded = try PolicyConfigLoader.parse(ConfigRenderer.toml(custom), file: "custom.toml")
         loaded.file = nil
         #expect(loaded == custom)

@@ -86,6 +86,22 @@ public struct ConfigKey: Sendable {
                 render: { ConfigRenderer.list($0[keyPath: keyPath].map(\.description)) }))
     }
 
+    static func wearRule(_ path: String, _ keyPath: WritableKeyPath<PolicyConfig, EarbudWearRule> & Sendable, _ meaning: String) -> ConfigKey {
+        let names = EarbudWearRule.allCases.map(\.rawValue)
+        return ConfigKey(
+            path: path, type: "string", range: names.map { "\"\($0)\"" }.joined(separator: ", "), meaning: meaning,
+            field: Field(
+                read: { reader, value, at, config in
+                    guard let text = reader.string(value, at) else { return }
+                    guard let rule = EarbudWearRule(rawValue: text) else {
+                        reader.fail(at, "\(ConfigReader.dotted(at)) must be one of \(names.joined(separator: ", ")), not \"\(text)\"")
+                        return
+                    }
+                    config[keyPath: keyPath] = rule
+                },
+                render: { "\"\($0[keyPath: keyPath].rawValue)\"" }))
+    }
+
     static func tiers(_ path: String, _ keyPath: WritableKeyPath<PolicyConfig, [RankTier]> & Sendable, _ meaning: String) -> ConfigKey {
         ConfigKey(
             path: path, type: "array of strings", range: "every tier exactly once: \(RankTier.allCases.map(\.rawValue).joined(separator: ", "))",
@@ -124,6 +140,12 @@ public enum ConfigSchema {
         .milliseconds(
             "playback.resume-window-ms", \.playback.resumeWindow, in: 0...3_600_000,
             "How long after the pause a return still resumes; after it the paused players are forgotten."),
+        .boolean("drivers.aap", \.drivers.aap, "Run the built-in AirPods/Beats driver (AAP): connected AirPods report whether they are worn, with no reporter to set up."),
+        .boolean("drivers.galaxy-buds", \.drivers.galaxyBuds, "Run the built-in Samsung Galaxy Buds driver (RFCOMM through BlueZ)."),
+        .wearRule("drivers.in-ear", \.drivers.inEar, "When earbuds count as in the ear: \"either\" while at least one bud is, \"both\" only while both are."),
+        .hostAddresses(
+            "drivers.ignore", \.drivers.ignore,
+            "Devices the drivers leave alone (another program reads them, or your own reporter reports them)."),
         ConfigKey(element: "rule[].match", type: "table, or array of tables", defaultValue: "—",
                   range: "property = glob (* and ?), \"~regex\", \"!\" before either, or false (not set) / true (set); at least one",
                   meaning: "Nodes whose properties (node, then device) all match (see Match values); e.g. { \"node.name\" = \"alsa_output.*hdmi*\" }; with [{ … }, { … }] any one table may match."),

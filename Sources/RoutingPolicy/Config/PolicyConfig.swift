@@ -100,6 +100,26 @@ public struct PlaybackConfig: Sendable, Hashable {
     public init() {}
 }
 
+/// When a pair of earbuds counts as in the ear (docs/drivers.md).
+public enum EarbudWearRule: String, Sendable, Hashable, CaseIterable {
+    /// While at least one bud is in an ear.
+    case either
+    /// Only while both are.
+    case both
+}
+
+/// The built-in headset drivers (docs/drivers.md): which families run, and how they read wear.
+public struct DriversConfig: Sendable, Hashable {
+    /// AirPods and Beats (AAP over L2CAP).
+    public var aap = true
+    /// Samsung Galaxy Buds (RFCOMM through BlueZ).
+    public var galaxyBuds = true
+    public var inEar: EarbudWearRule = .either
+    /// Devices no driver touches (another program reads them, or the user reports them).
+    public var ignore: [BluetoothAddress] = []
+    public init() {}
+}
+
 /// Everything the policy can be told. The built-in defaults are `PolicyConfig()`.
 public struct PolicyConfig: Sendable, Hashable {
     public var hostAddresses: [BluetoothAddress] = []
@@ -111,6 +131,7 @@ public struct PolicyConfig: Sendable, Hashable {
     /// The ranking's tiers, compared in this order (docs/policy.md §2): every tier exactly once.
     public var tierOrder: [RankTier] = RankTier.defaultOrder
     public var playback = PlaybackConfig()
+    public var drivers = DriversConfig()
     public var rules: [NodeRule] = []
     public var accessories: [StaticAccessory] = []
     /// The file it came from; nil for the built-in defaults.
