@@ -167,6 +167,26 @@ struct ControlMessageTests {
             Self.address, reporter: "org.example.r", AccessoryConfiguration(capabilities: [.audioSwitching, .placement], placement: .offHead))))
     }
 
+    @Test("reporter names under org.earshot.driver. are refused on the socket and on D-Bus: they are the built-in drivers'")
+    func builtInDriverNamesAreReserved() throws {
+        let lines = [
+            #"{"op":"register","id":1,"accessory":"AA:BB:CC:DD:EE:FF","reporter":"org.earshot.driver.aap","capabilities":["placement"]}"#,
+            #"{"op":"update","id":2,"accessory":"AA:BB:CC:DD:EE:FF","reporter":"org.earshot.driver.galaxy-buds","placement":"in-ear"}"#,
+            #"{"op":"unregister","id":3,"accessory":"AA:BB:CC:DD:EE:FF","reporter":"org.earshot.driver.aap"}"#,
+        ]
+        for line in lines {
+            guard case .failure(let failure) = ControlWire.request(from: Data(line.utf8)) else {
+                Issue.record("accepted: \(line)")
+                continue
+            }
+            #expect(failure.error.code == .invalidRequest)
+            #expect(failure.error.message.contains("reserved"))
+        }
+        let dbus = EarshotBusRequests.register([.string("AA:BB:CC:DD:EE:FF"), .string("org.earshot.driver.aap"), .strings(["placement"]), .properties([:])])
+        guard case .failure(let error) = dbus else { throw Failure("D-Bus accepted a built-in driver's name") }
+        #expect(error.message.contains("reserved"))
+    }
+
     @Test("the direct JSONValue encoding (D-Bus) is the JSON a client reads from the line")
     func directEncoding() throws {
         func same(_ value: some Encodable, _ sourceLocation: Testing.SourceLocation = #_sourceLocation) throws {

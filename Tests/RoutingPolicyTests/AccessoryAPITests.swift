@@ -17,6 +17,7 @@ struct AccessoryAPITests {
     static let registerHP = #"{"register":{"accessory":"AA:BB:CC:DD:EE:FF","reporter":"org.example.reporter","capabilities":["audio-switching","placement"],"placement":"off-head"}}"#
     static let registerSwitchOnly = #"{"register":{"accessory":"aa:bb:cc:dd:ee:ff","reporter":"org.example.reporter","capabilities":["audio-switching"]}}"#
     static let registerPlacementOnly = #"{"register":{"accessory":"AA:BB:CC:DD:EE:FF","reporter":"org.example.reporter","capabilities":["placement"]}}"#
+    static let registerByDriver = #"{"register":{"accessory":"AA:BB:CC:DD:EE:FF","reporter":"org.earshot.driver.aap","capabilities":["audio-switching","placement"],"placement":"in-ear"}}"#
     static let onlyOtherReporter: PolicyConfig = {
         var config = PolicyConfig()
         var entry = StaticAccessory()
@@ -50,6 +51,12 @@ struct AccessoryAPITests {
         Case(name: "already registered by another reporter", setup: [registerHP],
              request: #"{"register":{"accessory":"AA:BB:CC:DD:EE:FF","reporter":"org.example.other","capabilities":[]}}"#, code: .invalidRequest),
         Case(name: "the config reserves it for another reporter", request: registerHP, code: .invalidRequest, config: onlyOtherReporter),
+        Case(name: "a built-in driver's registration gives way to the user's own reporter", setup: [registerByDriver],
+             request: registerHP, code: nil),
+        Case(name: "a built-in driver cannot take a registration from another reporter", setup: [registerHP],
+             request: registerByDriver, code: .invalidRequest),
+        Case(name: "a built-in driver cannot update what another reporter took from it", setup: [registerByDriver, registerHP],
+             request: #"{"update":{"accessory":"AA:BB:CC:DD:EE:FF","reporter":"org.earshot.driver.aap","placement":"in-ear"}}"#, code: .invalidRequest),
         Case(name: "the same reporter may register again", setup: [registerHP], request: registerHP, code: nil),
         Case(name: "update after unregister is invalidated",
              setup: [registerHP, #"{"unregister":{"accessory":"AA:BB:CC:DD:EE:FF"}}"#],

@@ -94,6 +94,9 @@ public enum ControlWire {
         case .status: command = .success(.status)
         case .subscribe: command = .success(.subscribe)
         }
+        if case .success(.accessory(let request)) = command, let reporter = request.reporter, ReporterName.isBuiltInDriver(reporter) {
+            return fail(ReporterName.reservedError(reporter))
+        }
         switch command {
         case .success(let command): return .success(ControlRequest(id: id, command: command))
         case .failure(let error): return fail(error)

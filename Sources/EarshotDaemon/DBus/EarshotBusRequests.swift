@@ -19,7 +19,7 @@ enum EarshotBusRequests {
         return body(fields, method: .register, positional: [
             Key.accessory.stringValue: .string(accessory), Key.reporter.stringValue: .string(reporter),
             ControlWire.Configuration.CodingKeys.capabilities.stringValue: .array(capabilities.map(JSONValue.string)),
-        ]).flatMap { AccessoryRequestDecoder.register($0).mapError(spokenForDBus) }
+        ]).flatMap { AccessoryRequestDecoder.register($0).mapError(spokenForDBus) }.flatMap(refusingBuiltInDriverNames)
     }
 
     static func update(_ arguments: [DBusValue]) -> Result<AccessoryRequest, AccessoryError> {
@@ -28,7 +28,7 @@ enum EarshotBusRequests {
         else { return .failure(malformed(.update)) }
         return body(changes, method: .update, positional: [
             Key.accessory.stringValue: .string(accessory), Key.reporter.stringValue: .string(reporter),
-        ]).flatMap { AccessoryRequestDecoder.update($0).mapError(spokenForDBus) }
+        ]).flatMap { AccessoryRequestDecoder.update($0).mapError(spokenForDBus) }.flatMap(refusingBuiltInDriverNames)
     }
 
     /// Unregister names the accessory and the reporter that owns it.
@@ -38,7 +38,7 @@ enum EarshotBusRequests {
         }
         return AccessoryRequestDecoder.unregister(.object([
             Key.accessory.stringValue: .string(accessory), Key.reporter.stringValue: .string(reporter),
-        ]))
+        ])).flatMap(refusingBuiltInDriverNames)
     }
 
     /// The accessory of Current.
@@ -77,6 +77,12 @@ enum EarshotBusRequests {
     }
 
     /// The decoder speaks JSON ("null to clear it"); on D-Bus the empty string clears.
+    /// Names under org.earshot.driver. are the built-in drivers' only.
+    private static func refusingBuiltInDriverNames(_ request: AccessoryRequest) -> Result<AccessoryRequest, AccessoryError> {
+        guard let reporter = request.reporter, ReporterName.isBuiltInDriver(reporter) else { return .success(request) }
+        return .failure(ReporterName.reservedError(reporter))
+    }
+
     private static func spokenForDBus(_ error: AccessoryError) -> AccessoryError {
         AccessoryError(error.code, error.message.replacingOccurrences(of: "or null to clear it", with: "or \"\" to clear it"))
     }

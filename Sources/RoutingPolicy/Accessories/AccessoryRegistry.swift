@@ -64,7 +64,9 @@ public struct AccessoryRegistry: Sendable, Hashable {
 
     /// Checks a registration against the declared capabilities and the current owner.
     func validateRegister(_ identity: AccessoryIdentity, reporter: String, _ configuration: AccessoryConfiguration) -> AccessoryError? {
-        if let owner = entries[identity]?.registration.reporter, owner != reporter {
+        // A built-in driver's registration gives way to any other reporter (the user's own).
+        if let owner = entries[identity]?.registration.reporter, owner != reporter,
+            !(ReporterName.isBuiltInDriver(owner) && !ReporterName.isBuiltInDriver(reporter)) {
             return AccessoryError(.invalidRequest, "\(identity) is already registered by \(owner): that reporter must unregister it first")
         }
         if entries[identity] == nil {

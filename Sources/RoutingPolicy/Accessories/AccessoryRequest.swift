@@ -204,6 +204,18 @@ public enum AccessoryRequestDecoder {
 
 /// Reporters name themselves in reverse-DNS form, like External Accessory protocol names.
 public enum ReporterName {
+    /// The names of Earshot's built-in headset drivers (`org.earshot.driver.aap`, …): reserved
+    /// on the control socket and D-Bus, and a registration under one gives way to any other
+    /// reporter's (docs/drivers.md: your own reporter wins).
+    public static let builtInDriverPrefix = "org.earshot.driver."
+
+    public static func isBuiltInDriver(_ name: String) -> Bool { name.hasPrefix(builtInDriverPrefix) }
+
+    /// The refusal a transport gives a client that names itself as a built-in driver.
+    public static func reservedError(_ name: String) -> AccessoryError {
+        AccessoryError(.invalidRequest, "reporter \(name) is reserved: names under \(builtInDriverPrefix) are Earshot's built-in drivers'; choose your own reverse-DNS name")
+    }
+
     public static func isValid(_ name: String) -> Bool {
         let labels = name.split(separator: ".", omittingEmptySubsequences: false)
         return labels.count >= 2 && labels.allSatisfy { label in

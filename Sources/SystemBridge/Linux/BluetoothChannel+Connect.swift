@@ -59,3 +59,37 @@ extension BluetoothChannel {
         }
     }
 }
+
+extension BluetoothChannel {
+    /// Connects to a Unix socket at `path` that stands in for a device's channel (SEQPACKET for
+    /// `.packets`, STREAM for `.stream`): `earshot daemon --bluetooth-loopback DIR` uses this so
+    /// the drivers can be driven with no radio, by tests and by protocol work. A refused or
+    /// missing socket classifies like the radio's (`channelBusy`, `deviceUnreachable`).
+    public static func connectLoopback(path: String, kind: Kind) throws(BluetoothError) -> BluetoothChannel {
+        let peer = "loopback \(path)"
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            throw BluetoothError(SystemError("connect", path: path, detail: "longer than a socket address holds", errno: .fileNameTooLong), peer: peer)
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        let type = kind == .packets ? Int32(SOCK_SEQPACKET.rawValue) : Int32(SOCK_STREAM.rawValue)
+        let raw = Glibc.socket(AF_UNIX, type | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard raw >= 0 else { throw BluetoothError(SystemError("socket", path: path, errno: .current), peer: peer) }
+        let channel = BluetoothChannel(adopting: FileDescriptor(rawValue: raw), kind: kind, peer: peer)
+        let result = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(raw, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard result == 0 else {
+            let error = Errno.current
+            // No socket file: nothing there to connect to, as a device out of range.
+            let kind: BluetoothError.Kind = error == .noSuchFileOrDirectory ? .deviceUnreachable : BluetoothError.kind(of: error)
+            throw BluetoothError(kind: kind, peer: peer, systemError: SystemError("connect", path: path, errno: error))
+        }
+        return channel
+    }
+}
