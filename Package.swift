@@ -50,7 +50,7 @@ let package = Package(
         .target(
             name: "EarshotDaemon",
             dependencies: [
-                "AudioGraph", "SystemBridge", "RoutingPolicy",
+                "AudioGraph", "SystemBridge", "RoutingPolicy", "AccessoryDrivers",
                 .product(name: "Logging", package: "swift-log"),
                 // The control socket (Unix domain, JSON Lines).
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -29,6 +29,20 @@ struct DaemonCommand: AsyncParsableCommand {
     @Flag(help: "Log every decision's full explanation, not just its summary.")
     var verbose = false
 
+    @Option(
+        help: ArgumentHelp(
+            "Log every packet the headset drivers send and receive to this file, as hex lines for a bug report (earshot driver decode reads them).",
+            valueName: "file"),
+        completion: .file())
+    var logDriverPackets: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Connect the headset drivers to Unix sockets in this directory, named after each device (AA_BB_CC_DD_EE_FF.aap, AA_BB_CC_DD_EE_FF.galaxy-buds), instead of the radio: for tests and protocol work.",
+            valueName: "dir"),
+        completion: .directory)
+    var bluetoothLoopback: String?
+
     func validate() throws {
         // Without a runtime directory the daemon would make /run/user/UID itself (as root) and
         // leave it behind; the session's own is the only right place for its socket and lock.
@@ -45,7 +59,8 @@ struct DaemonCommand: AsyncParsableCommand {
             configPath: config, remote: remote,
             socketPath: socket ?? ControlSocketPath.default(environment: environment),
             statePath: state ?? StateStore.defaultPath(environment: environment),
-            environment: environment, verbose: verbose)
+            environment: environment, verbose: verbose
+        ).with(bluetoothLoopback: bluetoothLoopback, driverPacketLog: logDriverPackets)
         var logger = Logger(label: "earshot") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = verbose ? .debug : .info
         // EARSHOT_LOG=trace also logs every input the daemon takes (for debugging).

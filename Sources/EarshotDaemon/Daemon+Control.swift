@@ -46,7 +46,11 @@ extension Daemon: DaemonControl {
             connected: session.connection != nil, sessionManager: session.sessionManager?.name,
             sessionManagerVersion: session.sessionManager?.version, decision: decisions.forStatus,
             subscribers: events.subscriberCount, hostAddresses: engine.knownHostAddresses, stateProblem: persister.problem)
+            .with(drivers: environment.driverBoard.snapshot)
     }
+
+    /// `[drivers]` of the config in force.
+    public var driversConfig: DriversConfig { engine.config.drivers }
 
     public func reporter(of identity: AccessoryIdentity) async -> String? {
         engine.accessories[identity]?.registration.reporter

@@ -40,6 +40,7 @@ public actor Daemon {
     }
 
     var logger: Logger { environment.logger }
+    public nonisolated var driverBoard: DriverBoard { environment.driverBoard }
     var now: Milliseconds { environment.clock.now }
 
     public var configDescription: String { configSource.description }
@@ -90,4 +91,6 @@ struct DaemonEnvironment: Sendable {
     let options: DaemonOptions
     let logger: Logger
     let clock: any DaemonClock
+    /// What the built-in headset drivers are doing, for status (they write it, status reads).
+    let driverBoard = DriverBoard()
 }

@@ -78,6 +78,8 @@ public struct DaemonStatus: Sendable {
     public var hostAddresses: [HostAddress]
     /// Why registrations and history are not being saved (the state file), if they are not.
     public var stateProblem: String?
+    /// The built-in headset drivers' devices (docs/drivers.md).
+    public var drivers: [DriverBoard.Entry] = []
 
     public init(
         mode: ApplyMode, remote: String, connected: Bool, sessionManager: String?, sessionManagerVersion: String? = nil, decision: Decision?, subscribers: Int = 0,
@@ -172,5 +174,14 @@ public struct AccessoryChange: Sendable, Hashable {
         self.accessory = accessory
         self.reporter = reporter
         self.configuration = configuration
+    }
+}
+
+extension DaemonStatus {
+    /// This status with the drivers' devices.
+    func with(drivers: [DriverBoard.Entry]) -> DaemonStatus {
+        var status = self
+        status.drivers = drivers
+        return status
     }
 }

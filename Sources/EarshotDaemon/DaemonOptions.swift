@@ -9,6 +9,11 @@ public struct DaemonOptions: Sendable {
     public var environment: [String: String]
     /// Log every decision's full explanation, not just its summary.
     public var verbose: Bool
+    /// `--bluetooth-loopback DIR`: the headset drivers connect to Unix sockets in DIR named
+    /// after each device (`AA_BB_CC_DD_EE_FF.aap`, `….galaxy-buds`) instead of the radio.
+    public var bluetoothLoopback: String?
+    /// `--log-driver-packets FILE`: every packet the drivers send and receive, as hex lines.
+    public var driverPacketLog: String?
 
     public init(configPath: String?, remote: String?, socketPath: String, statePath: String, environment: [String: String], verbose: Bool) {
         self.configPath = configPath
@@ -17,5 +22,12 @@ public struct DaemonOptions: Sendable {
         self.statePath = statePath
         self.environment = environment
         self.verbose = verbose
+    }
+
+    public func with(bluetoothLoopback: String?, driverPacketLog: String?) -> DaemonOptions {
+        var options = self
+        options.bluetoothLoopback = bluetoothLoopback
+        options.driverPacketLog = driverPacketLog
+        return options
     }
 }

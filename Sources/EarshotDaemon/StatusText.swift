@@ -12,6 +12,7 @@ public enum StatusText {
         lines.append("pipewire: \(status.remote), " + (status.connected ? "connected" : "not connected"))
         lines.append("host addresses: " + (status.hostAddresses.isEmpty ? "none known" : status.hostAddresses.map(hostAddress).joined(separator: ", ")))
         if let state = status.state { lines.append("state: \(state)") }
+        for driver in status.drivers ?? [] { lines.append("driver: " + Self.driver(driver)) }
         // The decision's shape is DecisionRecord's (RoutingPolicy), read here as JSON.
         guard let decision = status.decision?.json, decision != .null else {
             lines.append("default: no decision yet")
@@ -32,6 +33,20 @@ public enum StatusText {
             lines += DecisionText.explanationLines(record, detail: explain ? .full : .summary)
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// `AA:BB:CC:DD:EE:FF aap (AirPods Pro) connected, battery left 80% right 75% case 50%, 12 packets`
+    public static func driver(_ driver: ControlWire.DriverEntry) -> String {
+        var text = "\(driver.address) \(driver.family)" + (driver.name.map { " (\($0))" } ?? "") + " \(driver.connection)"
+        if let battery = driver.battery {
+            let parts = ["left", "right", "case", "headset"].compactMap { part in battery[part].map { "\(part) \($0)%" } }
+            text += ", battery " + parts.joined(separator: " ")
+        }
+        text += ", \(driver.packets) packet\(driver.packets == 1 ? "" : "s")"
+        if driver.skipped > 0 { text += " (\(driver.skipped) skipped)" }
+        if let last = driver.lastPacket { text += ", last at \(last)" }
+        if let problem = driver.problem { text += ": \(problem)" }
+        return text
     }
 
     /// `11:22:33:44:55:66 (config, bluez hci0)`: one entry of `host-addresses`, also in

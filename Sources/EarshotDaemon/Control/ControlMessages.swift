@@ -269,8 +269,11 @@ extension ControlWire {
         public var hostAddresses: [HostAddressEntry]
         /// `ok`, or `not saved (REASON)` while registrations and history cannot be saved.
         public var state: String?
+        /// The built-in drivers' devices; absent from a daemon older than them.
+        public var drivers: [DriverEntry]?
 
         public init(_ status: DaemonStatus) {
+            drivers = status.drivers.map(DriverEntry.init)
             state = status.stateProblem.map { "not saved (\($0))" } ?? "ok"
             mode = status.mode.rawValue
             remote = status.remote
@@ -287,6 +290,7 @@ extension ControlWire {
             case sessionManager = "session-manager"
             case sessionManagerVersion = "session-manager-version"
             case hostAddresses = "host-addresses"
+            case drivers
         }
 
         public func encode(to encoder: any Encoder) throws {
@@ -300,6 +304,48 @@ extension ControlWire {
             try container.encode(subscribers, forKey: .subscribers)
             try container.encode(hostAddresses, forKey: .hostAddresses)
             try container.encode(state, forKey: .state)
+            try container.encode(drivers ?? [], forKey: .drivers)
+        }
+    }
+
+    /// One device a built-in driver drives, in `status`.
+    public struct DriverEntry: Codable, Sendable, Hashable {
+        public var address: String
+        /// `aap` or `galaxy-buds`.
+        public var family: String
+        public var name: String?
+        /// `connecting`, `connected`, `held`, `unreachable`, `unavailable`, `yielded`, `failed`.
+        public var connection: String
+        public var problem: String?
+        /// Battery percentages by part (`left`, `right`, `case`, `headset`); absent when unknown.
+        public var battery: [String: Int]?
+        /// When the last packet came (ISO 8601), if any did.
+        public var lastPacket: String?
+        public var packets: Int
+        /// Packets or frames skipped (unknown, malformed, bad CRC, oversized).
+        public var skipped: Int
+
+        enum CodingKeys: String, CodingKey {
+            case address, family, name, connection, problem, battery, packets, skipped
+            case lastPacket = "last-packet"
+        }
+
+        public init(_ entry: DriverBoard.Entry) {
+            address = entry.address.description
+            family = entry.family
+            name = entry.name
+            connection = entry.connection.rawValue
+            problem = entry.problem
+            var levels: [String: Int] = [:]
+            if let battery = entry.battery {
+                for (part, level) in [("left", battery.left), ("right", battery.right), ("case", battery.chargingCase), ("headset", battery.headset)] {
+                    if let level { levels[part] = level.percent }
+                }
+            }
+            battery = levels.isEmpty ? nil : levels
+            lastPacket = entry.lastPacket.map { $0.formatted(.iso8601) }
+            packets = entry.packets
+            skipped = entry.skipped
         }
     }
 

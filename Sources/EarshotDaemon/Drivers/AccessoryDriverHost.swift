@@ -1,0 +1,90 @@
+import AccessoryDrivers
+import Logging
+import RoutingPolicy
+
+/// Starts a driver for each connected device of a known family and stops it when the device
+/// disconnects, the family is turned off, or the address is in `drivers.ignore`. Fed by the
+/// BlueZ mirror (device lists) and the config; each driver speaks to the daemon through
+/// `DaemonControl` like any reporter.
+actor AccessoryDriverHost {
+    /// At most this many devices are driven at once (a hostile bus cannot start thousands).
+    static let maximumDrivers = 16
+
+    private let control: any DaemonControl
+    private let transports: any DriverTransports
+    private let board: DriverBoard
+    private let packetLog: (any DriverPacketRecording)?
+    private let logger: Logger
+    private var config: DriversConfig
+    private var devices: [DriverDevice] = []
+    private var drivers: [BluetoothAddress: (driver: DeviceDriver, family: AccessoryFamily)] = [:]
+    private var toldCap = false
+
+    init(
+        control: any DaemonControl, transports: any DriverTransports, board: DriverBoard, packetLog: (any DriverPacketRecording)?,
+        config: DriversConfig, logger: Logger
+    ) {
+        self.control = control
+        self.transports = transports
+        self.board = board
+        self.packetLog = packetLog
+        self.config = config
+        self.logger = logger
+    }
+
+    func devicesChanged(_ devices: [DriverDevice]) async {
+        self.devices = devices
+        await reconcile()
+    }
+
+    func configChanged(_ config: DriversConfig) async {
+        guard config != self.config else { return }
+        let ruleChanged = config.inEar != self.config.inEar
+        self.config = config
+        // A new in-ear rule applies from the next connection: restart the drivers.
+        if ruleChanged { await stopAll() }
+        await reconcile()
+    }
+
+    func stop() async {
+        devices = []
+        await stopAll()
+    }
+
+    /// Which devices should have a driver now, and with which family.
+    func wanted() -> [BluetoothAddress: (DriverDevice, AccessoryFamily)] {
+        var wanted: [BluetoothAddress: (DriverDevice, AccessoryFamily)] = [:]
+        for device in devices where device.connected && !config.ignore.contains(device.address) {
+            guard let family = AccessoryFamily.identify(modalias: device.modalias, uuids: device.uuids, name: device.name),
+                DriverFamily(family).isEnabled(in: config)
+            else { continue }
+            wanted[device.address] = (device, family)
+        }
+        return wanted
+    }
+
+    private func reconcile() async {
+        let wanted = wanted()
+        for (address, running) in drivers where wanted[address].map({ $0.1 != running.family || $0.0.path != running.driver.device.path }) ?? true {
+            drivers[address] = nil
+            await running.driver.stop()
+        }
+        let context = DeviceDriver.Context(
+            control: control, transports: transports, board: board, packetLog: packetLog, rule: WearRule(config.inEar), logger: logger)
+        for (address, (device, family)) in wanted.sorted(by: { $0.key < $1.key }) where drivers[address] == nil {
+            guard drivers.count < Self.maximumDrivers else {
+                if !toldCap { logger.warning("more than \(Self.maximumDrivers) headsets to drive: the rest are left alone") }
+                toldCap = true
+                break
+            }
+            logger.info("\(DriverFamily(family).productName) \(address) (\(device.name ?? "unnamed")) connected: the \(DriverFamily(family).rawValue) driver reads whether it is worn")
+            drivers[address] = (DeviceDriver(device: device, family: family, context: context), family)
+        }
+    }
+
+    private func stopAll() async {
+        let running = drivers.values.map(\.driver)
+        drivers = [:]
+        for driver in running { await driver.stop() }
+    }
+}

@@ -1,0 +1,44 @@
+import AccessoryDrivers
+import RoutingPolicy
+import SystemBridge
+
+/// One built-in driver family: the protocol, the reporter name it registers under, how its
+/// channel is opened, and the config switch that turns it off (docs/drivers.md).
+enum DriverFamily: String, Sendable, Hashable, CaseIterable {
+    case aap
+    case galaxyBuds = "galaxy-buds"
+
+    init(_ family: AccessoryFamily) {
+        switch family {
+        case .aap: self = .aap
+        case .galaxyBuds: self = .galaxyBuds
+        }
+    }
+
+    /// The reporter name: a registration under it gives way to any other reporter's.
+    var reporter: String { ReporterName.builtInDriverPrefix + rawValue }
+
+    /// AAP is packets on L2CAP; Samsung's protocol is a byte stream on RFCOMM.
+    var channelKind: BluetoothChannel.Kind { self == .aap ? .packets : .stream }
+
+    /// Who else is likely to hold the channel, for the one log line that says so.
+    var likelyHolder: String { self == .aap ? "LibrePods or MagicPods" : "GalaxyBudsClient or Gadgetbridge" }
+
+    var productName: String { self == .aap ? "AirPods" : "Galaxy Buds" }
+
+    func isEnabled(in config: DriversConfig) -> Bool {
+        switch self {
+        case .aap: config.aap
+        case .galaxyBuds: config.galaxyBuds
+        }
+    }
+}
+
+extension WearRule {
+    init(_ rule: EarbudWearRule) {
+        switch rule {
+        case .either: self = .either
+        case .both: self = .both
+        }
+    }
+}

@@ -1,0 +1,12 @@
+import AccessoryDrivers
+import RoutingPolicy
+
+/// Where a driver writes each packet it sends and receives (`--log-driver-packets FILE`).
+protocol DriverPacketRecording: Sendable {
+    func record(address: BluetoothAddress, family: String, incoming: Bool, bytes: [UInt8])
+}
+
+extension DriverCounters {
+    /// Every packet or frame skipped, whatever the reason.
+    var skippedTotal: Int { unknownOpcodes + malformed + badCRC + oversized }
+}

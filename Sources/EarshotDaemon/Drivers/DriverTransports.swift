@@ -1,0 +1,53 @@
+import AccessoryDrivers
+import Dispatch
+import SystemBridge
+
+/// How a driver reaches its device: a connected channel, or why not.
+protocol DriverTransports: Sendable {
+    func open(_ device: DriverDevice, family: AccessoryFamily) async throws(DriverTransportError) -> BluetoothChannel
+}
+
+/// The real ways: AAP over a raw L2CAP socket on PSM 0x1001 (as the AirPods expect), Galaxy
+/// Buds over RFCOMM handed over by BlueZ (`ProfileManager1.RegisterProfile`, then
+/// `Device1.ConnectProfile`, then `Profile1.NewConnection`). With `loopbackDirectory` set
+/// (`earshot daemon --bluetooth-loopback DIR`) both connect instead to Unix sockets named after
+/// the device (`DIR/AA_BB_CC_DD_EE_FF.aap`, `….galaxy-buds`), for tests and protocol work.
+struct LiveDriverTransports: DriverTransports {
+    static let aapPSM: UInt16 = 0x1001
+
+    let loopbackDirectory: String?
+    let profiles: BlueZProfileBroker?
+
+    func open(_ device: DriverDevice, family: AccessoryFamily) async throws(DriverTransportError) -> BluetoothChannel {
+        let kind = DriverFamily(family)
+        if let loopbackDirectory {
+            let path = "\(loopbackDirectory)/\(device.address.description.replacingOccurrences(of: ":", with: "_")).\(kind.rawValue)"
+            return try await Self.blocking { () throws(BluetoothError) in try BluetoothChannel.connectLoopback(path: path, kind: kind.channelKind) }
+        }
+        switch family {
+        case .aap:
+            let address = device.address.description
+            return try await Self.blocking { () throws(BluetoothError) in try BluetoothChannel.connectL2CAP(to: address, psm: Self.aapPSM) }
+        case .galaxyBuds:
+            guard let profiles else { throw .unavailable("no D-Bus system bus: BlueZ cannot hand over the Galaxy Buds' RFCOMM channel") }
+            guard let uuid = family.rfcommServiceUUID else { throw .failed("no RFCOMM service known for \(family)") }
+            let descriptor = try await profiles.connect(devicePath: device.path, uuid: uuid)
+            return BluetoothChannel(adopting: descriptor, kind: .stream, peer: "\(device.address) RFCOMM (BlueZ)")
+        }
+    }
+
+    /// A connect blocks its thread up to its deadline: never on the cooperative pool.
+    private static func blocking(_ body: @escaping @Sendable () throws(BluetoothError) -> BluetoothChannel) async throws(DriverTransportError) -> BluetoothChannel {
+        let result: Result<BluetoothChannel, BluetoothError> = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                do throws(BluetoothError) { continuation.resume(returning: .success(try body())) } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+        }
+        switch result {
+        case .success(let channel): return channel
+        case .failure(let error): throw DriverTransportError(error)
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import AccessoryDrivers
+
+/// Either family's session behind one face: bytes in, outputs out (AccessoryDrivers holds the
+/// protocols; this only dispatches).
+struct ProtocolSession {
+    private enum Session {
+        case aap(AAPSession)
+        case galaxyBuds(GalaxyBudsSession)
+    }
+
+    private var session: Session
+
+    init(_ family: AccessoryFamily, rule: WearRule) {
+        switch family {
+        case .aap: session = .aap(AAPSession(rule: rule))
+        case .galaxyBuds(let model): session = .galaxyBuds(GalaxyBudsSession(model: model, rule: rule))
+        }
+    }
+
+    /// What to send first, once the channel is open.
+    mutating func start() -> [DriverOutput] {
+        switch session {
+        case .aap(var aap):
+            defer { session = .aap(aap) }
+            return aap.start()
+        case .galaxyBuds(var buds):
+            defer { session = .galaxyBuds(buds) }
+            return buds.start()
+        }
+    }
+
+    /// One read: a packet (AAP) or a chunk of the stream (Galaxy Buds).
+    mutating func receive(_ bytes: [UInt8]) -> [DriverOutput] {
+        switch session {
+        case .aap(var aap):
+            defer { session = .aap(aap) }
+            return aap.receive(packet: bytes)
+        case .galaxyBuds(var buds):
+            defer { session = .galaxyBuds(buds) }
+            return buds.receive(bytes: bytes)
+        }
+    }
+
+    var counters: DriverCounters {
+        switch session {
+        case .aap(let aap): aap.counters
+        case .galaxyBuds(let buds): buds.counters
+        }
+    }
+}
