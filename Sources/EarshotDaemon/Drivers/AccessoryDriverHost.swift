@@ -63,11 +63,15 @@ actor AccessoryDriverHost {
         return wanted
     }
 
+    /// The running driver of `address`, if any (tests wait on it).
+    func driver(for address: BluetoothAddress) -> DeviceDriver? { drivers[address]?.driver }
+
     private func reconcile() async {
         let wanted = wanted()
         for (address, running) in drivers where wanted[address].map({ $0.1 != running.family || $0.0.path != running.driver.device.path }) ?? true {
             drivers[address] = nil
             await running.driver.stop()
+            board.end(address)
         }
         let context = DeviceDriver.Context(
             control: control, transports: transports, board: board, packetLog: packetLog, rule: WearRule(config.inEar), logger: logger)
@@ -83,8 +87,11 @@ actor AccessoryDriverHost {
     }
 
     private func stopAll() async {
-        let running = drivers.values.map(\.driver)
+        let running = drivers
         drivers = [:]
-        for driver in running { await driver.stop() }
+        for (address, (driver, _)) in running {
+            await driver.stop()
+            board.end(address)
+        }
     }
 }

@@ -71,7 +71,13 @@ final class DeviceDriver: Sendable {
             retry = min(retry * 2, longestRetry)
         }
         await reporter.gone(to: context.control)
-        context.board.end(device.address)
+        // Stopped: the device went. Given up (no Bluetooth here): the entry stays to say why.
+        if Task.isCancelled { context.board.end(device.address) }
+    }
+
+    /// Returns once the driver ended (stopped, or given up because nothing could help).
+    func finished() async {
+        await task.value
     }
 
     /// Runs the session until the channel ends or the driver is stopped; true when at least

@@ -35,8 +35,23 @@ public final class DriverBoard: Sendable {
     }
 
     private let entries = Mutex<[BluetoothAddress: Entry]>([:])
+    private let watchers = Mutex<[UInt64: AsyncStream<Void>.Continuation]>([:])
+    private let nextWatcher = Atomic<UInt64>(0)
 
     public init() {}
+
+    /// Yields after each change (changes in between coalesce), until the stream is dropped.
+    public func changes() -> AsyncStream<Void> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let token = nextWatcher.add(1, ordering: .relaxed).newValue
+        watchers.withLock { $0[token] = continuation }
+        continuation.onTermination = { [weak self] _ in _ = self?.watchers.withLock { $0.removeValue(forKey: token) } }
+        return stream
+    }
+
+    private func changed() {
+        for watcher in watchers.withLock({ Array($0.values) }) { watcher.yield() }
+    }
 
     public var snapshot: [Entry] {
         entries.withLock { $0.values.sorted { $0.address < $1.address } }
@@ -50,6 +65,7 @@ public final class DriverBoard: Sendable {
         entries.withLock {
             $0[device.address] = Entry(address: device.address, family: family.rawValue, name: device.name, connection: .connecting)
         }
+        changed()
     }
 
     func update(_ address: BluetoothAddress, _ change: (inout Entry) -> Void) {
@@ -58,9 +74,11 @@ public final class DriverBoard: Sendable {
             change(&entry)
             entries[address] = entry
         }
+        changed()
     }
 
     func end(_ address: BluetoothAddress) {
         _ = entries.withLock { $0.removeValue(forKey: address) }
+        changed()
     }
 }
