@@ -15,22 +15,56 @@ private func threadNames() -> [String] {
     }
 }
 
-/// Collects what a watcher reports, and waits for it with a deadline.
+/// Collects what a watcher reports, and waits for it (woken by each report) with a deadline.
 private final class Reports: Sendable {
-    private let seen = Mutex<[String]>([])
+    private struct State {
+        var seen: [String] = []
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
 
-    func add(_ report: String) { seen.withLock { $0.append(report) } }
+    private let state = Mutex(State())
 
-    var all: [String] { seen.withLock { $0 } }
+    func add(_ report: String) {
+        wake { $0.seen.append(report) }
+    }
 
-    /// Waits until a report satisfies `predicate`; false after `timeout`.
-    func wait(timeout: Duration = .seconds(5), until predicate: (String) -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if all.contains(where: predicate) { return true }
-            try? await Task.sleep(for: .milliseconds(10))
+    private func wake(_ change: (inout State) -> Void = { _ in }) {
+        let waiters = state.withLock { state in
+            change(&state)
+            defer { state.waiters = [] }
+            return state.waiters
         }
-        return false
+        for waiter in waiters { waiter.resume() }
+    }
+
+    var all: [String] { state.withLock { $0.seen } }
+
+    /// Waits until a report satisfies `predicate`; false after `timeout` (generous: the machine
+    /// is shared, and a loaded run once took over 5 s to schedule the watcher's thread). The
+    /// predicate runs outside the lock (it may read `all`).
+    func wait(timeout: Duration = .seconds(30), until predicate: @escaping @Sendable (String) -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let seen = all
+            if seen.contains(where: predicate) { return true }
+            guard ContinuousClock.now < deadline else { return false }
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    await withCheckedContinuation { continuation in
+                        let newer = self.state.withLock { state in
+                            if state.seen.count > seen.count { return true }
+                            state.waiters.append(continuation)
+                            return false
+                        }
+                        if newer { continuation.resume() }
+                    }
+                }
+                group.addTask { try? await Task.sleep(for: deadline - ContinuousClock.now) }
+                await group.next()
+                group.cancelAll()
+                self.wake()  // a waiter the timer left behind
+            }
+        }
     }
 }
 
