@@ -117,7 +117,7 @@ struct AccessoryShowCommand: ParsableCommand {
         if let accessory {
             let request = ControlWire.AccessoryField(accessory: accessory)
             try ControlActions.exchange(socket: socket.path, .current, request, reply: ControlWire.AccessoryResult.self) { reply in
-                json ? ControlWire.text(reply.accessory) : ControlText.accessory(reply.accessory)
+                json ? ControlWire.text(reply.accessory) : ControlText.accessory(reply)
             }.emit()
         } else {
             try ControlActions.listAll(socket: socket.path) { accessories in

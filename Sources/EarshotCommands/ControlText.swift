@@ -13,17 +13,27 @@ enum ControlText {
 
     /// An entry of `list`: the accessory with its reporter, whether it is stale and its sinks.
     static func accessory(_ entry: ControlWire.ListedAccessory) -> String {
-        block(entry.accessory, reporter: entry.reporter, stale: entry.stale, sinks: entry.sinks)
+        block(entry.accessory, reporter: entry.reporter, stale: entry.stale, sinks: entry.sinks, driver: entry.driver)
+    }
+
+    /// A current reply: the accessory with its reporter and, when a built-in driver reads it,
+    /// the driver's state.
+    static func accessory(_ result: ControlWire.AccessoryResult) -> String {
+        guard let accessory = result.accessory else { return "none" }
+        return block(accessory, reporter: result.reporter, stale: false, sinks: nil, driver: result.driver)
     }
 
     static func accessories(_ entries: [ControlWire.ListedAccessory]) -> String {
         entries.isEmpty ? "no accessories registered" : entries.map(accessory).joined(separator: "\n")
     }
 
-    private static func block(_ accessory: ControlWire.Accessory, reporter: String?, stale: Bool, sinks: [String]?) -> String {
+    private static func block(
+        _ accessory: ControlWire.Accessory, reporter: String?, stale: Bool, sinks: [String]?, driver: ControlWire.DriverEntry? = nil
+    ) -> String {
         let configuration = accessory.configuration
         var lines = [accessory.accessory]
         if let reporter { lines.append("  reporter: \(reporter)") }
+        if let driver { lines.append("  driver: " + StatusText.driver(driver)) }
         lines.append("  capabilities: \(list(configuration.capabilities, empty: "none"))")
         var placement = configuration.placement ?? "unknown"
         if stale { placement += " (restored from disk, not yet confirmed by its reporter)" }

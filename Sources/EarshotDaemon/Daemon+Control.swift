@@ -35,8 +35,10 @@ extension Daemon: DaemonControl {
                 case .nodeName(let name): sink.name == name
                 }
             }.compactMap(\.name)
-            return AccessoryStatus(
+            var status = AccessoryStatus(
                 registration: registration, isStale: persister.staleAccessories.contains(registration.identity), sinks: sinks)
+            if case .address(let address) = registration.identity { status.driver = environment.driverBoard.entry(for: address) }
+            return status
         }
     }
 
@@ -47,6 +49,11 @@ extension Daemon: DaemonControl {
             sessionManagerVersion: session.sessionManager?.version, decision: decisions.forStatus,
             subscribers: events.subscriberCount, hostAddresses: engine.knownHostAddresses, stateProblem: persister.problem)
             .with(drivers: environment.driverBoard.snapshot)
+    }
+
+    public nonisolated func driver(of identity: AccessoryIdentity) async -> DriverBoard.Entry? {
+        guard case .address(let address) = identity else { return nil }
+        return environment.driverBoard.entry(for: address)
     }
 
     /// `[drivers]` of the config in force.

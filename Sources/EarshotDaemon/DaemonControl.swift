@@ -21,6 +21,8 @@ public protocol DaemonControl: Sendable {
     func warnings(after request: AccessoryRequest) async -> [String]
     /// The reporter that registered `identity` (nil when none): `current` replies name it.
     func reporter(of identity: AccessoryIdentity) async -> String?
+    /// The built-in driver driving `identity`'s device, if one does: `current` replies show it.
+    func driver(of identity: AccessoryIdentity) async -> DriverBoard.Entry?
     /// `perform` without waiting for the disk (see the extension).
     func performUnsaved(_ request: AccessoryRequest) async -> (Result<AccessoryConfiguration?, AccessoryError>, (@Sendable () async -> Void)?)
 }
@@ -34,6 +36,7 @@ extension DaemonControl {
 
     public func warnings(after request: AccessoryRequest) async -> [String] { [] }
     public func reporter(of identity: AccessoryIdentity) async -> String? { nil }
+    public func driver(of identity: AccessoryIdentity) async -> DriverBoard.Entry? { nil }
 }
 
 /// One registration as `list` and `accessory show` report it.
@@ -43,6 +46,8 @@ public struct AccessoryStatus: Sendable, Hashable {
     public var isStale: Bool
     /// The sinks this accessory matches now (node.name).
     public var sinks: [String]
+    /// The built-in driver that drives it, if one does (docs/drivers.md).
+    public var driver: DriverBoard.Entry?
 
     public init(registration: AccessoryRegistration, isStale: Bool, sinks: [String]) {
         self.registration = registration

@@ -82,20 +82,24 @@ extension ControlWire {
         /// A current reply's reporter (the one that registered the accessory). Left out of
         /// other replies.
         public var reporter: String?
+        /// A current reply's driver: the built-in driver reading the device, when one does.
+        public var driver: DriverEntry?
 
-        public init(_ accessory: Accessory?, warnings: [String]? = nil, reporter: String? = nil) {
+        public init(_ accessory: Accessory?, warnings: [String]? = nil, reporter: String? = nil, driver: DriverEntry? = nil) {
             self.accessory = accessory
             self.warnings = warnings
             self.reporter = reporter
+            self.driver = driver
         }
 
-        enum CodingKeys: String, CodingKey { case accessory, warnings, reporter }
+        enum CodingKeys: String, CodingKey { case accessory, warnings, reporter, driver }
 
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encode(accessory, forKey: .accessory)
             try container.encodeIfPresent(warnings, forKey: .warnings)
             try container.encodeIfPresent(reporter, forKey: .reporter)
+            try container.encodeIfPresent(driver, forKey: .driver)
         }
     }
 
@@ -219,21 +223,24 @@ extension ControlWire {
         public var reporter: String
         public var stale: Bool
         public var sinks: [String]
+        /// The built-in driver reading the device, when one does.
+        public var driver: DriverEntry?
 
-        public init(accessory: Accessory, reporter: String, stale: Bool, sinks: [String]) {
+        public init(accessory: Accessory, reporter: String, stale: Bool, sinks: [String], driver: DriverEntry? = nil) {
             self.accessory = accessory
             self.reporter = reporter
             self.stale = stale
             self.sinks = sinks
+            self.driver = driver
         }
 
         public init(_ status: AccessoryStatus) {
             self.init(
                 accessory: Accessory(status.registration.identity, status.registration.configuration), reporter: status.registration.reporter,
-                stale: status.isStale, sinks: status.sinks)
+                stale: status.isStale, sinks: status.sinks, driver: status.driver.map(DriverEntry.init))
         }
 
-        enum CodingKeys: String, CodingKey { case reporter, stale, sinks }
+        enum CodingKeys: String, CodingKey { case reporter, stale, sinks, driver }
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -241,6 +248,7 @@ extension ControlWire {
             reporter = try container.decode(String.self, forKey: .reporter)
             stale = try container.decode(Bool.self, forKey: .stale)
             sinks = try container.decode([String].self, forKey: .sinks)
+            driver = try container.decodeIfPresent(DriverEntry.self, forKey: .driver)
         }
 
         public func encode(to encoder: any Encoder) throws {
@@ -249,6 +257,7 @@ extension ControlWire {
             try container.encode(reporter, forKey: .reporter)
             try container.encode(stale, forKey: .stale)
             try container.encode(sinks, forKey: .sinks)
+            try container.encodeIfPresent(driver, forKey: .driver)
         }
     }
 

@@ -162,7 +162,9 @@ final class ControlSession: Sendable {
         case .current(let identity):
             switch await control.current(identity) {
             case .success(let configuration):
-                return (reply(ControlWire.AccessoryResult(ControlWire.Accessory(identity, configuration), reporter: await control.reporter(of: identity))), nil)
+                return (reply(ControlWire.AccessoryResult(
+                    ControlWire.Accessory(identity, configuration), reporter: await control.reporter(of: identity),
+                    driver: await control.driver(of: identity).map(ControlWire.DriverEntry.init))), nil)
             case .failure(let error):
                 return (refusal(error), nil)
             }
