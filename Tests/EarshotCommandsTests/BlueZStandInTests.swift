@@ -165,8 +165,8 @@ struct BlueZStandInTests {
             try await bluez.budsGarbage(Self.buds, count: 40)
             #expect(try await Self.receiveBytes(events, count: 40).count == 40)
 
-            // Earshot closes its end: the peer says so; a new connection works, and a device
-            // disconnect closes it from the stand-in's side.
+            // Earshot closes its end: the peer says so; a new connection works, and DisconnectProfile
+            // or a device disconnect closes it from the stand-in's side.
             mark = bluez.logMark()
             channel.close()
             try await bluez.waitForLine(containing: "buds \(Self.buds) closed", since: mark)
@@ -178,8 +178,16 @@ struct BlueZStandInTests {
             var second = GalaxyBudsSession(model: .secondGenerationOrLater)
             let oneBud = try await Self.receive(againEvents, into: &second) { $0.contains(.placement(.inEar)) }
             #expect(oneBud.outputs.contains(.battery(BatteryReport(left: BatteryLevel(percent: 80, isCharging: nil), chargingCase: BatteryLevel(percent: 60, isCharging: nil)))))
-            try await bluez.disconnect(Self.buds)
+            // DisconnectProfile closes the stand-in's end (of that UUID only).
+            #expect(await Self.remoteError { try await Self.disconnectProfile(bus, Self.buds, BlueZStandIn.aapUUID) } == "org.bluez.Error.NotConnected")
+            try await Self.disconnectProfile(bus, Self.buds, uuid)
             #expect(try await Self.next(againEvents) == .ended(nil))
+            try await Self.connectProfile(bus, Self.buds, uuid)
+            let third = BluetoothChannel(adopting: try #require(await handed.first { _ in true }?.take()), kind: .stream, peer: "stand-in buds")
+            defer { third.close() }
+            let thirdEvents = try third.incoming()
+            try await bluez.disconnect(Self.buds)
+            #expect(try await Self.next(thirdEvents) == .ended(nil))
 
             // The owner leaving the bus drops its registration (as BlueZ watches it).
             bus.close()
@@ -306,6 +314,10 @@ struct BlueZStandInTests {
 
     static func connectProfile(_ bus: DBusConnection, _ address: String, _ uuid: String) async throws {
         _ = try await bus.call(destination: "org.bluez", path: path(address), interface: DeviceKeys.interface, member: "ConnectProfile", [.string(uuid)])
+    }
+
+    static func disconnectProfile(_ bus: DBusConnection, _ address: String, _ uuid: String) async throws {
+        _ = try await bus.call(destination: "org.bluez", path: path(address), interface: DeviceKeys.interface, member: "DisconnectProfile", [.string(uuid)])
     }
 
     /// The D-Bus error name `body` failed with; nil if it succeeded or failed otherwise.
