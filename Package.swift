@@ -80,6 +80,6 @@ let package = Package(
         .testTarget(
             name: "EarshotDaemonTests", dependencies: ["EarshotDaemon", "RoutingPolicy", "AudioGraph", "PipeWireTestSupport", "SystemBridge"],
             resources: [.copy("Fixtures")], swiftSettings: strict),
-        .testTarget(name: "EarshotCommandsTests", dependencies: ["EarshotCommands", "EarshotDaemon", "RoutingPolicy", "SystemBridge", "PipeWireTestSupport", "AudioGraph"], swiftSettings: strict),
+        .testTarget(name: "EarshotCommandsTests", dependencies: ["EarshotCommands", "EarshotDaemon", "RoutingPolicy", "SystemBridge", "PipeWireTestSupport", "AudioGraph", "AccessoryDrivers"], swiftSettings: strict),
     ]
 )
