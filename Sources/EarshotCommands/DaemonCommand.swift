@@ -38,7 +38,7 @@ struct DaemonCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Connect the headset drivers to Unix sockets in this directory, named after each device (AA_BB_CC_DD_EE_FF.aap, AA_BB_CC_DD_EE_FF.galaxy-buds), instead of the radio: for tests and protocol work.",
+            "Connect the AirPods driver to Unix sockets in this directory, named after each device (AA_BB_CC_DD_EE_FF.aap), instead of an L2CAP socket: for tests and protocol work without a radio.",
             valueName: "dir"),
         completion: .directory)
     var bluetoothLoopback: String?

@@ -9,8 +9,8 @@ public struct DaemonOptions: Sendable {
     public var environment: [String: String]
     /// Log every decision's full explanation, not just its summary.
     public var verbose: Bool
-    /// `--bluetooth-loopback DIR`: the headset drivers connect to Unix sockets in DIR named
-    /// after each device (`AA_BB_CC_DD_EE_FF.aap`, `….galaxy-buds`) instead of the radio.
+    /// `--bluetooth-loopback DIR`: the AirPods driver connects to a Unix socket in DIR named
+    /// after each device (`AA_BB_CC_DD_EE_FF.aap`) instead of an L2CAP socket.
     public var bluetoothLoopback: String?
     /// `--log-driver-packets FILE`: every packet the drivers send and receive, as hex lines.
     public var driverPacketLog: String?

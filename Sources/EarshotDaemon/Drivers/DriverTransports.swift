@@ -10,8 +10,10 @@ protocol DriverTransports: Sendable {
 /// The real ways: AAP over a raw L2CAP socket on PSM 0x1001 (as the AirPods expect), Galaxy
 /// Buds over RFCOMM handed over by BlueZ (`ProfileManager1.RegisterProfile`, then
 /// `Device1.ConnectProfile`, then `Profile1.NewConnection`). With `loopbackDirectory` set
-/// (`earshot daemon --bluetooth-loopback DIR`) both connect instead to Unix sockets named after
-/// the device (`DIR/AA_BB_CC_DD_EE_FF.aap`, `….galaxy-buds`), for tests and protocol work.
+/// (`earshot daemon --bluetooth-loopback DIR`) AAP connects instead to a Unix SEQPACKET socket
+/// named after the device (`DIR/AA_BB_CC_DD_EE_FF.aap`), for tests and protocol work: the raw
+/// L2CAP socket is the one piece that needs a radio (Galaxy Buds' channel comes from BlueZ,
+/// which a stand-in can hand over).
 struct LiveDriverTransports: DriverTransports {
     static let aapPSM: UInt16 = 0x1001
 
@@ -19,13 +21,12 @@ struct LiveDriverTransports: DriverTransports {
     let profiles: BlueZProfileBroker?
 
     func open(_ device: DriverDevice, family: AccessoryFamily) async throws(DriverTransportError) -> BluetoothChannel {
-        let kind = DriverFamily(family)
-        if let loopbackDirectory {
-            let path = "\(loopbackDirectory)/\(device.address.description.replacingOccurrences(of: ":", with: "_")).\(kind.rawValue)"
-            return try await Self.blocking { () throws(BluetoothError) in try BluetoothChannel.connectLoopback(path: path, kind: kind.channelKind) }
-        }
         switch family {
         case .aap:
+            if let loopbackDirectory {
+                let path = "\(loopbackDirectory)/\(device.address.description.replacingOccurrences(of: ":", with: "_")).aap"
+                return try await Self.blocking { () throws(BluetoothError) in try BluetoothChannel.connectLoopback(path: path, kind: .packets) }
+            }
             let address = device.address.description
             return try await Self.blocking { () throws(BluetoothError) in try BluetoothChannel.connectL2CAP(to: address, psm: Self.aapPSM) }
         case .galaxyBuds:
