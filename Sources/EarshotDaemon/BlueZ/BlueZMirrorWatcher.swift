@@ -43,12 +43,16 @@ final class BlueZMirrorWatcher: Sendable {
         onDevices: @escaping @Sendable ([BluetoothDeviceInfo]) async -> Void
     ) async -> BlueZMirrorWatcher? {
         // Handlers run on the bus thread; one stream keeps the signals in the order they came.
+        // Unbounded, but only BlueZ's own signals are queued (`BlueZSignalFilter`).
         let (stream, inputs) = AsyncStream.makeStream(of: Input.self, bufferingPolicy: .unbounded)
+        let filter = BlueZSignalFilter()
         let connection: DBusConnection
         do {
             connection = try DBusConnection(.system, onDisconnect: { inputs.yield(.busLost) })
             for rule in BlueZInterface.matchRules {
-                try await connection.addMatch(rule) { inputs.yield(.signal($0)) }
+                try await connection.addMatch(rule) { signal in
+                    if filter.admits(signal) { inputs.yield(.signal(signal)) }
+                }
             }
         } catch {
             logger.info("no D-Bus system bus (\(error)): this host's Bluetooth addresses are the config's host-addresses only")
@@ -56,7 +60,7 @@ final class BlueZMirrorWatcher: Sendable {
             return nil
         }
         let outputs = Outputs(logger: logger, onHostAddresses: onHostAddresses, onDevices: onDevices)
-        let task = Task { await follow(stream, on: connection, logger: logger, outputs: outputs) }
+        let task = Task { await follow(stream, on: connection, filter: filter, logger: logger, outputs: outputs) }
         return BlueZMirrorWatcher(connection: connection, inputs: inputs, task: task)
     }
 
@@ -87,9 +91,11 @@ final class BlueZMirrorWatcher: Sendable {
         }
     }
 
-    private static func follow(_ inputs: AsyncStream<Input>, on connection: DBusConnection, logger: Logger, outputs: Outputs) async {
+    private static func follow(
+        _ inputs: AsyncStream<Input>, on connection: DBusConnection, filter: BlueZSignalFilter, logger: Logger, outputs: Outputs
+    ) async {
         var mirror = BlueZMirror()
-        await outputs.hand(await read(&mirror, on: connection, logger: logger, announceAbsence: true))
+        await outputs.hand(await read(&mirror, on: connection, filter: filter, logger: logger, announceAbsence: true))
         for await input in inputs {
             var step: BlueZMirror.Step
             switch input {
@@ -102,19 +108,24 @@ final class BlueZMirrorWatcher: Sendable {
                 if hadOwner, mirror.owner == nil {
                     logger.info("BlueZ left the system bus: this host's Bluetooth addresses are the config's host-addresses only")
                 }
-                if step.reread { step = await read(&mirror, on: connection, logger: logger, announceAbsence: false) }
+                if step.reread { step = await read(&mirror, on: connection, filter: filter, logger: logger, announceAbsence: false) }
             }
             await outputs.hand(step)
         }
     }
 
     /// Asks the bus who owns org.bluez, then BlueZ for its adapters and devices.
-    private static func read(_ mirror: inout BlueZMirror, on connection: DBusConnection, logger: Logger, announceAbsence: Bool) async -> BlueZMirror.Step {
+    private static func read(
+        _ mirror: inout BlueZMirror, on connection: DBusConnection, filter: BlueZSignalFilter, logger: Logger, announceAbsence: Bool
+    ) async -> BlueZMirror.Step {
         do throws(DBusError) {
             let owner = try await connection.call(
                 destination: BlueZInterface.busDriver, path: BlueZInterface.busDriverPath, interface: BlueZInterface.busDriver,
                 member: "GetNameOwner", [.string(BlueZInterface.service)], timeout: .seconds(5))
             guard let name = owner.first?.string else { return mirror.absent() }
+            // Before GetManagedObjects: the owner's signals from now on are queued, and what
+            // it said before is in the reply.
+            filter.owner(is: name)
             let objects = try await connection.call(
                 destination: name, path: BlueZInterface.objectManagerPath, interface: BlueZInterface.objectManager,
                 member: "GetManagedObjects", timeout: .seconds(5))
