@@ -2,8 +2,8 @@ import Logging
 import SystemBridge
 
 /// The daemon's place on the desktop's buses: the session bus (Earshot's D-Bus service, MPRIS
-/// players) and the system bus (BlueZ adapters). Each part is optional: without a bus the
-/// daemon still routes, and says why once in the log.
+/// players) and the system bus (BlueZ's adapters and devices). Each part is optional: without a
+/// bus the daemon still routes, and says why once in the log.
 final class DesktopIntegration: Sendable {
     /// The session bus, shared by the D-Bus service and the MPRIS controller; nil when none.
     let sessionBus: DBusConnection?
@@ -11,11 +11,11 @@ final class DesktopIntegration: Sendable {
     let busService: EarshotBusService?
     /// MPRIS pause/resume's players; nil without a session bus.
     let mediaPlayers: MPRISPlayers?
-    /// This host's Bluetooth adapters from BlueZ, on a system-bus connection of its own; nil
-    /// without a system bus.
-    let bluez: BlueZAdapterWatcher?
+    /// BlueZ's adapters and devices, on the one system-bus connection (`bluez.connection`,
+    /// for the Bluetooth drivers' calls too); nil without a system bus.
+    let bluez: BlueZMirrorWatcher?
 
-    private init(sessionBus: DBusConnection?, busService: EarshotBusService?, mediaPlayers: MPRISPlayers?, bluez: BlueZAdapterWatcher?) {
+    private init(sessionBus: DBusConnection?, busService: EarshotBusService?, mediaPlayers: MPRISPlayers?, bluez: BlueZMirrorWatcher?) {
         self.sessionBus = sessionBus
         self.busService = busService
         self.mediaPlayers = mediaPlayers
@@ -24,7 +24,13 @@ final class DesktopIntegration: Sendable {
 
     /// Throws `DBusError.nameTaken` when another earshot owns the D-Bus name: like a second
     /// daemon at the control socket, this one must not start (both would route the same audio).
-    static func start(daemon: Daemon, options: DaemonOptions, logger: Logger) async throws(DBusError) -> DesktopIntegration {
+    ///
+    /// `onDevices` gets BlueZ's device list each time it changes (see
+    /// `BlueZMirrorWatcher.start`), on the watcher's task; by default nobody listens yet.
+    static func start(
+        daemon: Daemon, options: DaemonOptions, logger: Logger,
+        onDevices: @escaping @Sendable ([BluetoothDeviceInfo]) async -> Void = { _ in }
+    ) async throws(DBusError) -> DesktopIntegration {
         var sessionBus: DBusConnection?
         do {
             sessionBus = try DBusConnection(.session)
@@ -38,9 +44,10 @@ final class DesktopIntegration: Sendable {
         }
         var mediaPlayers: MPRISPlayers?
         if let sessionBus { mediaPlayers = await MPRISPlayers.start(on: sessionBus, for: daemon, logger: logger) }
-        let bluez = await BlueZAdapterWatcher.start(logger: logger) { adapters in
-            await daemon.adapterAddressesChanged(adapters)
-        }
+        let bluez = await BlueZMirrorWatcher.start(
+            logger: logger,
+            onHostAddresses: { adapters in await daemon.adapterAddressesChanged(adapters) },
+            onDevices: onDevices)
         return DesktopIntegration(sessionBus: sessionBus, busService: busService, mediaPlayers: mediaPlayers, bluez: bluez)
     }
 
