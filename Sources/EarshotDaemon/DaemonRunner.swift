@@ -48,7 +48,10 @@ public enum DaemonRunner {
         let configDescription = await daemon.configDescription
         logger.info("earshot daemon: control socket \(options.socketPath), config \(configDescription), state \(options.statePath)")
         let watcher = ConfigWatcher(paths: daemon.watchedConfigPaths) { cause in
-            Task { await daemon.reloadConfig(because: cause) }
+            Task {
+                await daemon.reloadConfig(because: cause)
+                await desktop.drivers.configChanged(await daemon.driversConfig)
+            }
         }
         if let failure = watcher.fileWatchFailure {
             logger.warning("config: not watching the file for changes (\(failure)); SIGHUP still reloads it")

@@ -14,8 +14,16 @@ final class DesktopIntegration: Sendable {
     /// BlueZ's adapters and devices, on the one system-bus connection (`bluez.connection`,
     /// for the Bluetooth drivers' calls too); nil without a system bus.
     let bluez: BlueZMirrorWatcher?
+    /// The built-in headset drivers, fed with BlueZ's devices.
+    let drivers: DriverIntegration
+    private let driverFeed: Task<Void, Never>
 
-    private init(sessionBus: DBusConnection?, busService: EarshotBusService?, mediaPlayers: MPRISPlayers?, bluez: BlueZMirrorWatcher?) {
+    private init(
+        sessionBus: DBusConnection?, busService: EarshotBusService?, mediaPlayers: MPRISPlayers?, bluez: BlueZMirrorWatcher?,
+        drivers: DriverIntegration, driverFeed: Task<Void, Never>
+    ) {
+        self.drivers = drivers
+        self.driverFeed = driverFeed
         self.sessionBus = sessionBus
         self.busService = busService
         self.mediaPlayers = mediaPlayers
@@ -24,13 +32,7 @@ final class DesktopIntegration: Sendable {
 
     /// Throws `DBusError.nameTaken` when another earshot owns the D-Bus name: like a second
     /// daemon at the control socket, this one must not start (both would route the same audio).
-    ///
-    /// `onDevices` gets BlueZ's device list each time it changes (see
-    /// `BlueZMirrorWatcher.start`), on the watcher's task; by default nobody listens yet.
-    static func start(
-        daemon: Daemon, options: DaemonOptions, logger: Logger,
-        onDevices: @escaping @Sendable ([BluetoothDeviceInfo]) async -> Void = { _ in }
-    ) async throws(DBusError) -> DesktopIntegration {
+    static func start(daemon: Daemon, options: DaemonOptions, logger: Logger) async throws(DBusError) -> DesktopIntegration {
         var sessionBus: DBusConnection?
         do {
             sessionBus = try DBusConnection(.session)
@@ -44,14 +46,27 @@ final class DesktopIntegration: Sendable {
         }
         var mediaPlayers: MPRISPlayers?
         if let sessionBus { mediaPlayers = await MPRISPlayers.start(on: sessionBus, for: daemon, logger: logger) }
+        // Only the newest device list matters: a driver host busy starting a driver skips the
+        // lists that came meanwhile.
+        let (devices, deviceInput) = AsyncStream.makeStream(of: [BluetoothDeviceInfo].self, bufferingPolicy: .bufferingNewest(1))
         let bluez = await BlueZMirrorWatcher.start(
             logger: logger,
             onHostAddresses: { adapters in await daemon.adapterAddressesChanged(adapters) },
-            onDevices: onDevices)
-        return DesktopIntegration(sessionBus: sessionBus, busService: busService, mediaPlayers: mediaPlayers, bluez: bluez)
+            onDevices: { deviceInput.yield($0) })
+        let drivers = await DriverIntegration.start(
+            daemon: daemon, systemBus: bluez?.connection, options: options, packetLog: nil, logger: logger)
+        let driverFeed = Task {
+            for await list in devices { await drivers.devicesChanged(list.map(DriverDevice.init)) }
+        }
+        return DesktopIntegration(
+            sessionBus: sessionBus, busService: busService, mediaPlayers: mediaPlayers, bluez: bluez, drivers: drivers, driverFeed: driverFeed)
     }
 
+    /// The drivers stop first, keeping their registrations (a restart must not move audio; each
+    /// driver registers again when its device connects), then the buses close.
     func stop() async {
+        driverFeed.cancel()
+        await drivers.stop()
         busService?.stop()
         sessionBus?.close()
         await bluez?.stop()

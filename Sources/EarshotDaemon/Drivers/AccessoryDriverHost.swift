@@ -46,9 +46,11 @@ actor AccessoryDriverHost {
         await reconcile()
     }
 
+    /// The daemon stops: every driver stops, keeping its registration (a restart must not
+    /// move audio; each registers again when its device connects).
     func stop() async {
         devices = []
-        await stopAll()
+        await stopAll(unregister: false)
     }
 
     /// Which devices should have a driver now, and with which family.
@@ -86,11 +88,11 @@ actor AccessoryDriverHost {
         }
     }
 
-    private func stopAll() async {
+    private func stopAll(unregister: Bool = true) async {
         let running = drivers
         drivers = [:]
         for (address, (driver, _)) in running {
-            await driver.stop()
+            await driver.stop(unregister: unregister)
             board.end(address)
         }
     }

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import RoutingPolicy
 import SystemBridge
+import Synchronization
 
 /// Drives one connected device: opens its channel, runs the protocol session over it, and
 /// reports what it decodes. A failed open or a dropped channel is retried with backoff while
@@ -24,19 +25,30 @@ final class DeviceDriver: Sendable {
 
     let device: DriverDevice
     private let task: Task<Void, Never>
+    /// Whether stopping ends the registration (the device went) or keeps it (the daemon stops).
+    private let unregisterOnStop: StopChoice
+
+    /// Set before the task is cancelled, read once it ends.
+    final class StopChoice: Sendable {
+        let unregister = Mutex(true)
+    }
 
     init(device: DriverDevice, family: AccessoryFamily, context: Context) {
         self.device = device
-        task = Task { await Self.run(device: device, family: family, context: context) }
+        let unregisterOnStop = StopChoice()
+        self.unregisterOnStop = unregisterOnStop
+        task = Task { await Self.run(device: device, family: family, context: context, unregisterOnStop: unregisterOnStop) }
     }
 
-    /// Stops it (cancels the channel's reads) and waits until it unregistered.
-    func stop() async {
+    /// Stops it (cancels the channel's reads) and waits until it ended; with `unregister` its
+    /// registration ends too (the device disconnected), else it stays for the next start.
+    func stop(unregister: Bool = true) async {
+        unregisterOnStop.unregister.withLock { $0 = unregister }
         task.cancel()
         await task.value
     }
 
-    private static func run(device: DriverDevice, family: AccessoryFamily, context: Context) async {
+    private static func run(device: DriverDevice, family: AccessoryFamily, context: Context, unregisterOnStop: StopChoice) async {
         let kind = DriverFamily(family)
         let label = "\(kind.productName) \(device.address)"
         var reporter = DriverReporter(address: device.address, family: kind, logger: context.logger)
@@ -70,7 +82,7 @@ final class DeviceDriver: Sendable {
             try? await Task.sleep(for: retry)
             retry = min(retry * 2, longestRetry)
         }
-        await reporter.gone(to: context.control)
+        if unregisterOnStop.unregister.withLock({ $0 }) { await reporter.gone(to: context.control) }
         // Stopped: the device went. Given up (no Bluetooth here): the entry stays to say why.
         if Task.isCancelled { context.board.end(device.address) }
     }

@@ -21,3 +21,10 @@ public struct DriverDevice: Sendable, Hashable {
         self.modalias = modalias
     }
 }
+
+extension DriverDevice {
+    /// What the BlueZ mirror knows of a `Device1`.
+    init(_ info: BluetoothDeviceInfo) {
+        self.init(path: info.path, address: info.address, name: info.alias ?? info.name, connected: info.connected, uuids: info.uuids, modalias: info.modalias)
+    }
+}

@@ -1,0 +1,109 @@
+import AudioGraph
+@testable import EarshotCommands
+import Foundation
+import PipeWireTestSupport
+import Testing
+
+/// The built-in headset drivers with nothing set up: real PipeWire + WirePlumber + mpv, a
+/// stand-in BlueZ on a private system bus with a fake AirPods or Galaxy Buds, and the fake
+/// device's end of the channel played by the stand-in (AAP over a loopback socket, Galaxy Buds
+/// over the socket BlueZ hands over in Profile1.NewConnection). No `earshot accessory` command
+/// and no reporter anywhere: the wear cycle moves mpv and pauses and resumes it.
+@Suite("Built-in drivers end to end", .serialized, .timeLimit(.minutes(3)))
+struct DriverEndToEndTests {
+    typealias D = DaemonFixture
+
+    /// How the fake device says where its buds are.
+    struct Wear {
+        let both: @Sendable (BlueZStandIn) async throws -> Void
+        let oneOut: @Sendable (BlueZStandIn) async throws -> Void
+        let noneIn: @Sendable (BlueZStandIn) async throws -> Void
+    }
+
+    static let airPods = Wear(
+        both: { try await $0.aapEar(D.address, primary: .inEar, secondary: .inEar) },
+        oneOut: { try await $0.aapEar(D.address, primary: .inEar, secondary: .outOfEar) },
+        noneIn: { try await $0.aapEar(D.address, primary: .outOfEar, secondary: .inCase) })
+    static let galaxyBuds = Wear(
+        both: { try await $0.budsStatus(D.address, left: .wearing, right: .wearing) },
+        oneOut: { try await $0.budsSplit(D.address, left: .wearing, right: .idle) },
+        noneIn: { try await $0.budsStatus(D.address, left: .idle, right: .inCase) })
+
+    @Test("AirPods (AAP): both in → mpv on the headphones; one out → stays; both out → after the grace the speakers, paused; back in → resumed there")
+    func airPodsWearCycle() async throws {
+        try await wearCycle(family: "aap", reporter: "org.earshot.driver.aap", wear: Self.airPods) { bluez in
+            try await bluez.addAirPods(D.address)
+        } connected: { bluez, mark in
+            // The handshake and the notification request came before any ear report.
+            _ = try await bluez.waitForLine(containing: "aap \(D.address) received 00000400010002000000000000000000", since: mark)
+            _ = try await bluez.waitForLine(containing: "aap \(D.address) received 040004000f00", since: mark)
+        }
+    }
+
+    @Test("Galaxy Buds: the same cycle over the RFCOMM channel BlueZ hands over")
+    func galaxyBudsWearCycle() async throws {
+        try await wearCycle(family: "galaxy-buds", reporter: "org.earshot.driver.galaxy-buds", wear: Self.galaxyBuds) { bluez in
+            try await bluez.addGalaxyBuds(D.address)
+        } connected: { bluez, mark in
+            _ = try await bluez.waitForLine(containing: "buds \(D.address) connected", since: mark)
+        }
+    }
+
+    private func wearCycle(
+        family: String, reporter: String, wear: Wear, add: (BlueZStandIn) async throws -> Void,
+        connected: (BlueZStandIn, Int) async throws -> Void
+    ) async throws {
+        try await withSandbox(.init(wirePlumber: true, sinks: [.speakers(), .headphones()], systemBus: true)) { sandbox in
+            try DaemonReliabilityTests.writeConfig(sandbox, "[timing]\noff-grace-ms = 300\n")
+            let loopback = sandbox.root.appendingPathComponent("bluetooth").path
+            try FileManager.default.createDirectory(atPath: loopback, withIntermediateDirectories: true)
+            let bluez = try BlueZStandIn(sandbox: sandbox, adapters: ["hci0": "11:22:33:44:55:66"], loopbackDir: loopback)
+            defer { bluez.stop() }
+            try await bluez.waitUntilReady()
+            let (mpvProcess, mpv) = try await sandbox.startPlayer(name: "mpv")
+            defer { mpvProcess.stop() }
+            let daemon = try D.start(in: sandbox, arguments: ["--bluetooth-loopback", loopback])
+            defer { daemon.process.stop() }
+            let events = try EventSubscription(socket: daemon.socketPath)
+            try await add(bluez)
+            let mark = bluez.logMark()
+            try await bluez.connect(D.address)
+            try await connected(bluez, mark)
+
+            // Out at first: registered off-head by the driver, the speakers keep the output.
+            try await wear.noneIn(bluez)
+            let registered = try await events.next("accessory") { $0["accessory"] == .string(D.address) }
+            #expect(registered["reporter"] == .string(reporter))
+            try await daemon.waitForRoute(to: D.speakers, streams: [mpv.id])
+            // Both in: the output and mpv move to the headphones.
+            try await wear.both(bluez)
+            try await daemon.waitForRoute(to: D.headphones, streams: [mpv.id])
+            // One out: still worn (the either rule); the next route change is the removal's.
+            let fromHere = try EventSubscription(socket: daemon.socketPath)
+            try await wear.oneOut(bluez)
+            try await wear.noneIn(bluez)
+            let paused = try await events.next("playback") { $0["action"] == .string("paused") }
+            #expect(paused["reason"] == .string("accessory-removed"))
+            #expect(paused["accessory"] == .string(D.address))
+            try await daemon.waitForRoute(to: D.speakers, streams: [mpv.id])
+            let removal = try await fromHere.next("route-change")
+            #expect(removal["current"] == .string(D.speakers), "one bud out moved nothing")
+            // Back in: the headphones again, and mpv resumed.
+            try await wear.both(bluez)
+            let resumed = try await events.next("playback") { $0["action"] == .string("resumed") }
+            #expect(resumed["reason"] == .string("accessory-returned"))
+            try await daemon.waitForRoute(to: D.headphones, streams: [mpv.id])
+
+            let status = try daemon.earshot("status").output
+            #expect(status.contains("driver: \(D.address) \(family)"), "\(status)")
+            #expect(status.contains("connected"))
+            let shown = try daemon.earshot("accessory", "show", D.address).output
+            #expect(shown.contains("reporter: \(reporter)"), "\(shown)")
+            #expect(shown.contains("driver: \(D.address) \(family)"))
+
+            // The device disconnects: the driver ends the registration.
+            try await bluez.disconnect(D.address)
+            _ = try await events.next("accessory") { $0["accessory"] == .string(D.address) && $0["change"] == .string("unregistered") }
+        }
+    }
+}
