@@ -18,7 +18,7 @@ final class DriverIntegration: Sendable {
     ) async -> DriverIntegration {
         let config = await daemon.driversConfig
         if systemBus == nil, options.bluetoothLoopback == nil {
-            logger.info("no D-Bus system bus: the built-in headset drivers stay idle (no BlueZ to tell which headsets are connected)")
+            logger.info("the built-in headset drivers stay idle: without the system bus there is no BlueZ to say which headsets are connected")
         }
         let transports = LiveDriverTransports(
             loopbackDirectory: options.bluetoothLoopback, profiles: systemBus.map { BlueZProfileBroker(bus: $0, logger: logger) })
