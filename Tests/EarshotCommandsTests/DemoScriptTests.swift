@@ -4,10 +4,11 @@ import Testing
 
 /// The scripted demo `scripts/run` plays where no PipeWire runs (README's first command), played
 /// for real: scripts/sandbox starts its own PipeWire, WirePlumber, session bus and mpv, and
-/// scripts/demo drives the test build's `earshot` through on-head, off-head and back.
+/// scripts/demo drives the test build's `earshot` through a fake AirPods' wear cycle (a
+/// stand-in BlueZ, the built-in AirPods driver, no reporter).
 @Suite("scripts/demo", .timeLimit(.minutes(2)))
 struct DemoScriptTests {
-    @Test("the demo moves mpv to the headphones and back, pauses it when they come off and resumes it when they go back on")
+    @Test("the demo's AirPods move mpv to the headphones and back, pause it when they come out and resume it when they go back in")
     func demo() throws {
         guard let binary = EarshotBinary.url?.path else { throw CocoaError(.fileNoSuchFile) }
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-demo-\(UUID().uuidString.prefix(8))")
@@ -31,13 +32,21 @@ struct DemoScriptTests {
         let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
         #expect(status == 0, "\(output)")
         let steps = output.components(separatedBy: "\n== ")
-        let on = try #require(steps.first { $0.hasPrefix("headphones on") })
+        // The real path: the stand-in BlueZ's AirPods, the built-in driver, no reporter.
+        let found = try #require(steps.first { $0.hasPrefix("AirPods appear") })
+        #expect(found.contains("accessory registered AA:BB:CC:DD:EE:FF  placement off-head"), "\(found)")
+        let on = try #require(steps.first { $0.hasPrefix("both buds in") })
         #expect(on.contains("placement-changed  alsa_output.sandbox.analog-stereo -> bluez_output.AA_BB_CC_DD_EE_FF.1"), "\(on)")
-        let off = try #require(steps.first { $0.hasPrefix("headphones off") })
+        let oneOut = try #require(steps.first { $0.hasPrefix("one bud out") })
+        #expect(oneOut.contains("driver: AA:BB:CC:DD:EE:FF aap (AirPods Pro) connected"), "\(oneOut)")
+        let off = try #require(steps.first { $0.hasPrefix("both out") })
         #expect(off.contains("mpv (MPRIS): Paused"), "\(off)")
         #expect(off.contains("mpv                  → alsa_output.sandbox.analog-stereo"), "\(off)")
-        let back = try #require(steps.first { $0.hasPrefix("headphones back on") })
+        let back = try #require(steps.first { $0.hasPrefix("back in") })
         #expect(back.contains("mpv (MPRIS): Playing"), "\(back)")
         #expect(back.contains("mpv                  → bluez_output.AA_BB_CC_DD_EE_FF.1"), "\(back)")
+        let who = try #require(steps.first { $0.hasPrefix("who reports them") })
+        #expect(who.contains("reporter: org.earshot.driver.aap"), "\(who)")
+        #expect(!output.contains("warning"), "\(output)")
     }
 }
