@@ -91,3 +91,43 @@ struct FuzzTests {
         #expect(session.counters.skippedBytes == 0)
     }
 }
+
+/// A million random frames per codec (issue 13's "survive 1M random frames"): no crash, the
+/// counters add up, buffering stays under its cap, and no random AAP packet turns into a
+/// placement unless it is a well-formed ear-detection message with known states.
+struct MillionFrameFuzzTests {
+    static let frames = 1_000_000
+
+    @Test func aapMillionRandomPackets() {
+        var random = LCG(seed: 0x0A_A9_1000)
+        var session = AAPSession()
+        var placements = 0
+        for _ in 0..<Self.frames {
+            // Mostly pure noise, some with the AAP header in front of noise.
+            var packet = random.bytes(1 + random.below(24))
+            if random.below(4) == 0 { packet = [0x04, 0x00, 0x04, 0x00] + packet }
+            let outputs = session.receive(packet: packet)
+            if outputs.contains(where: { if case .placement = $0 { true } else { false } }) {
+                placements += 1
+                let wellFormed = packet.count >= 8 && packet.starts(with: [0x04, 0x00, 0x04, 0x00, 0x06, 0x00]) && packet[6] <= 2 && packet[7] <= 2
+                #expect(wellFormed, "a placement from \(packet)")
+            }
+        }
+        #expect(session.counters.packets == Self.frames)
+        #expect(session.counters.isConsistent)
+        #expect(placements < Self.frames / 1000, "placements only from the rare well-formed packet")
+    }
+
+    @Test(arguments: GalaxyBudsModel.allCases)
+    func galaxyMillionRandomChunks(model: GalaxyBudsModel) {
+        var random = LCG(seed: 0x6A1A_1000 + UInt64(model.rawValue.count))
+        var session = GalaxyBudsSession(model: model)
+        for _ in 0..<Self.frames {
+            var chunk = random.bytes(1 + random.below(24))
+            if random.below(8) == 0 { chunk[0] = model.framing.startMarker }
+            _ = session.receive(bytes: chunk)
+        }
+        #expect(session.bufferedByteCount <= DriverLimits.maxGalaxyBufferedBytes)
+        #expect(session.counters.isConsistent)
+    }
+}
