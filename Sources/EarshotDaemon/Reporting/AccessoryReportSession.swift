@@ -35,6 +35,8 @@ public struct AccessoryReportSession: Sendable, Hashable {
     public private(set) var unregisterOwed = false
 
     private var checkedExisting = false
+    /// The accessory disconnected: nothing but the unregister is owed until the next `owe`.
+    private var dormant = false
     private var attempts = 0
 
     /// Attempts per round.
@@ -110,16 +112,18 @@ public struct AccessoryReportSession: Sendable, Hashable {
         owed = placement
         registrationRefused = false
         unregisterOwed = false
+        dormant = false
     }
 
-    /// The accessory disconnected: withdraw the registration (if one was made) and forget the
-    /// placements.
+    /// The accessory disconnected: withdraw the registration (if one was made), forget the
+    /// placements and owe nothing more until the next `owe`.
     public mutating func disconnectAccessory() {
         // A placement still owed may be on its way in a registration now.
         unregisterOwed = registered || registrations > 0 || owed != nil
         owed = nil
         delivered = nil
         registrationRefused = false
+        dormant = true
     }
 
     /// The connection to the daemon is gone (outside a request too): the next one registers
@@ -140,7 +144,7 @@ public struct AccessoryReportSession: Sendable, Hashable {
     /// True while something is owed: a registration, a placement or an unregister.
     public var hasWork: Bool {
         if unregisterOwed { return true }
-        if registrationRefused { return false }
+        if registrationRefused || dormant { return false }
         return !registered || owed != nil
     }
 
@@ -151,7 +155,7 @@ public struct AccessoryReportSession: Sendable, Hashable {
     public func nextAction() -> Action? {
         guard !roundExhausted else { return nil }
         if unregisterOwed { return .unregister }
-        guard !registrationRefused else { return nil }
+        guard !registrationRefused, !dormant else { return nil }
         if !registered {
             let placement = owed ?? delivered
             if placement == nil, !checkedExisting { return .checkExisting }
