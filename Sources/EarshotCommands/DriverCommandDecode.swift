@@ -20,7 +20,7 @@ enum DriverDecodeActions {
         defer { file.close() }
         var decoder = PacketLineDecoder(family: family)
         var splitter = LineSplitter(maximum: maximumLineBytes)
-        let emit = { (records: [PacketLineDecoder.Record]) in
+        func emit(_ records: [PacketLineDecoder.Record]) {
             for record in records { write(record.jsonLine) }
         }
         while true {

@@ -114,7 +114,8 @@ struct PacketDecodeTests {
         var bad = GalaxyBudsFrame.encode(id: 0x60, payload: Self.status(placement: 0x11), framing: .current)
         bad[bad.count - 2] ^= 0xFF
         #expect(decoder.receive(bytes: [0x00, 0x01] + bad) == [
-            .malformed(why: "dropped 1 frame with a bad CRC"), .malformed(why: "skipped 2 bytes outside any frame"),
+            // Two bytes of garbage, then the damaged frame but its start marker.
+            .malformed(why: "dropped 1 frame with a bad CRC"), .malformed(why: "skipped 15 bytes outside any frame"),
         ])
         #expect(decoder.receive(bytes: GalaxyBudsFrame.encode(id: 0x77, payload: [1, 2], framing: .current)) == [.unknown(opcode: 0x77)])
         #expect(decoder.receive(bytes: GalaxyBudsFrame.encode(id: 0x60, payload: [1, 2], framing: .current))

@@ -49,9 +49,9 @@ struct DriverDecodeTests {
         // Without --family, each line's prefix names the family; the two devices' halves interleave.
         let output = Self.decode(["\(left) \(head)", "\(right) \(head)", "\(left) \(tail)", "\(right) \(tail) \(hex)"], family: nil)
         #expect(output == [
-            expected.replacingOccurrences(of: "\"kind\"", with: "\"accessory\":\"11:11:11:11:11:11\",\"kind\"").replacingOccurrences(of: "N", with: "3"),
-            expected.replacingOccurrences(of: "\"kind\"", with: "\"accessory\":\"22:22:22:22:22:22\",\"kind\"").replacingOccurrences(of: "N", with: "4"),
-            expected.replacingOccurrences(of: "\"kind\"", with: "\"accessory\":\"22:22:22:22:22:22\",\"kind\"").replacingOccurrences(of: "N", with: "4"),
+            expected.replacingOccurrences(of: "{\"components\"", with: "{\"accessory\":\"11:11:11:11:11:11\",\"components\"").replacingOccurrences(of: "N", with: "3"),
+            expected.replacingOccurrences(of: "{\"components\"", with: "{\"accessory\":\"22:22:22:22:22:22\",\"components\"").replacingOccurrences(of: "N", with: "4"),
+            expected.replacingOccurrences(of: "{\"components\"", with: "{\"accessory\":\"22:22:22:22:22:22\",\"components\"").replacingOccurrences(of: "N", with: "4"),
         ])
         // Bare hex needs --family.
         #expect(Self.decode([hex], family: nil) == [
@@ -60,8 +60,11 @@ struct DriverDecodeTests {
         var bad = frame
         bad[bad.count - 2] ^= 0x01
         #expect(Self.decode([PacketLogLine.hexPairs(bad), "FD 03 00 77 00 00 DD"], family: .galaxyBuds(.secondGenerationOrLater)) == [
+            // Only the start marker is given up: the rest of the damaged frame is skipped.
             #"{"kind":"malformed","packet":1,"why":"dropped 1 frame with a bad CRC"}"#,
+            #"{"kind":"malformed","packet":1,"why":"skipped 13 bytes outside any frame"}"#,
             #"{"kind":"malformed","packet":2,"why":"dropped 1 frame with a bad CRC"}"#,
+            #"{"kind":"malformed","packet":2,"why":"skipped 6 bytes outside any frame"}"#,
         ])
         let unknown = PacketLogLine.hexPairs(GalaxyBudsFrame.encode(id: 0x77, payload: [], framing: .current))
         #expect(Self.decode([unknown], family: .galaxyBuds(.plusLiveOrPro)) == [#"{"kind":"unknown","opcode":"0x77","packet":1}"#])
@@ -92,14 +95,14 @@ struct DriverDecodeCLITests {
             11:22:33:44:55:66 galaxy-buds 2026-11-22T23:04:06.000Z < \(PacketLogLine.hexPairs(frame))
             zz
             \(String(repeating: "00", count: 40_000))
-            04000400060000
+            0400040006000000
 
             """)
         let result = try EarshotBinary.run(["driver", "decode", file])
         #expect(result.status == 0, "\(result.standardError)")
         let objects = try result.standardOutput.split(separator: "\n").map { try JSONValue.parse(String($0)) }
         try #require(objects.count == 6)
-        #expect(objects.map { $0["packet"] } == (1...6).map { .number(Double($0)) })
+        #expect(objects.map { $0["packet"] } == (1...6).map { .integer(Int64($0)) })
         #expect(objects[0]["kind"] == .string("sent"))
         #expect(objects[1]["placement"] == .string("off-head"))
         #expect(objects[1]["primary"] == .string("out-of-ear"))

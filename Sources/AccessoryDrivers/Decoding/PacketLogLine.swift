@@ -60,7 +60,8 @@ public struct PacketLogLine: Sendable, Hashable {
     public static func parse(_ line: some StringProtocol) -> Result<PacketLogLine, ParseError> {
         var tokens = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" })[...]
         var parsed = PacketLogLine(bytes: [])
-        if let first = tokens.first, first.contains(":") {
+        // An address has colons; a time has them too, but also a "T".
+        if let first = tokens.first, first.contains(":"), !first.contains("T") {
             guard let address = BluetoothAddress(first) else { return .failure(ParseError("\"\(first)\" is not a Bluetooth address")) }
             tokens.removeFirst()
             guard let name = tokens.first, let family = AccessoryFamily(logName: name) else {
@@ -148,8 +149,9 @@ public struct PacketLogLine: Sendable, Hashable {
             let digits = units.count - 21
             guard units[19] == UInt8(ascii: "."), (1...9).contains(digits), let value = number(20..<(units.count - 1)) else { return nil }
             fraction = value
-            for _ in digits..<3 { fraction *= 10 }
-            for _ in 3..<max(3, digits) { fraction /= 10 }
+            var scale = digits
+            while scale < 3 { fraction *= 10; scale += 1 }
+            while scale > 3 { fraction /= 10; scale -= 1 }
         } else if units.count != 20 {
             return nil
         }

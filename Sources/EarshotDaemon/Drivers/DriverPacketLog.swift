@@ -54,7 +54,12 @@ public final class DriverPacketLog: Sendable {
         let failure: String? = state.withLock { state in
             guard !state.failed, !state.closed else { return nil }
             do throws(SystemError) {
-                var file = try state.file ?? FileSystem.openForAppending(path)
+                var file: AppendingFile
+                if let open = state.file {
+                    file = open
+                } else {
+                    file = try FileSystem.openForAppending(path)
+                }
                 state.file = nil
                 if file.size > 0, file.size + bytes.count > cap {
                     try? file.close()

@@ -82,7 +82,7 @@ struct DriverPacketLogTests {
         let directory = try Self.directory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         // A regular file where the directory should be: not writable, even for root.
-        FileManager.default.createFile(atPath: directory + "/not-a-directory", contents: Data())
+        #expect(FileManager.default.createFile(atPath: directory + "/not-a-directory", contents: Data()))
         let problems = Problems()
         let log = DriverPacketLog(path: directory + "/not-a-directory/packets.log", problem: problems.report)
         for _ in 0..<3 { log.record(.received, [0x01], device: Self.device) }

@@ -194,21 +194,30 @@ struct AccessoryReportSessionTests {
         func subscribe() async -> AsyncStream<DaemonEvent> { AsyncStream { $0.finish() } }
     }
 
-    @Test("a daemon that forgets the accessory again right after registering: dropped, no loop")
-    func deliverDropsAfterRepeatedInvalidation() async {
+    @Test("invalidated over DaemonControl: registers again with the newest placement, one round")
+    func deliverRegistersAgainAfterInvalidation() async {
         let gone = AccessoryError(.invalidated, "dropped by a config reload")
-        let control = ScriptedControl([.success(nil), .failure(gone), .success(nil), .failure(gone)])
+        let control = ScriptedControl([.success(nil), .failure(gone), .success(nil)])
         var session = Self.session()
         session.owe(.onHead)
         #expect(await session.deliver(over: control) == [])
         session.owe(.offHead)
-        #expect(await session.deliver(over: control) == [
-            .registrationGone(.invalidated, .offHead), .registeredAgain(.offHead),
-            .registrationGone(.invalidated, .offHead), .droppedAfterRegisteringAgain(.offHead),
+        #expect(await session.deliver(over: control) == [.registrationGone(.invalidated, .offHead), .registeredAgain(.offHead)])
+        #expect(await control.performed == [
+            .register(Self.accessory, reporter: "org.earshot.driver.aap", AccessoryConfiguration(capabilities: Self.capabilities, placement: .onHead)),
+            .update(Self.accessory, AccessoryUpdate(placement: .set(.offHead)), reporter: "org.earshot.driver.aap"),
+            .register(Self.accessory, reporter: "org.earshot.driver.aap", AccessoryConfiguration(capabilities: Self.capabilities, placement: .offHead)),
         ])
-        #expect(await control.performed.count == 4)
-        // The next round registers again (with the last placement accepted).
-        #expect(await session.deliver(over: control) == [.registeredAgain(.offHead)])
+        #expect(await session.deliver(over: control) == [])
+        #expect(await control.performed.count == 3)
+        // A refused registration stops the session until a new placement.
+        let owned = AccessoryError(.invalidRequest, "owned by org.example.other")
+        let refusing = ScriptedControl([.failure(owned)])
+        var refused = Self.session()
+        refused.owe(.onHead)
+        #expect(await refused.deliver(over: refusing) == [.registrationRefused(owned)])
+        #expect(await refused.deliver(over: refusing) == [])
+        #expect(await refusing.performed.count == 1)
     }
 
     @Test("the reporter actor: placements in, unregister when the headset disconnects")
