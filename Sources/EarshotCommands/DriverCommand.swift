@@ -35,7 +35,7 @@ struct DriverDecodeCommand: ParsableCommand {
         completion: .list(AccessoryFamily.logNames))
     var family: String?
 
-    @Argument(help: ArgumentHelp("The packets: a file, a pipe, or - for stdin (the default).", valueName: "file"), completion: .file())
+    @Argument(help: ArgumentHelp("The packets: a file, a pipe, or - for stdin.", valueName: "file"), completion: .file())
     var input = "-"
 
     func validate() throws {
