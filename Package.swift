@@ -61,7 +61,7 @@ let package = Package(
         .target(
             name: "EarshotCommands",
             dependencies: [
-                "AudioGraph", "SystemBridge", "RoutingPolicy", "EarshotDaemon",
+                "AudioGraph", "SystemBridge", "RoutingPolicy", "EarshotDaemon", "AccessoryDrivers",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -78,8 +78,8 @@ let package = Package(
         .testTarget(name: "AccessoryDriversTests", dependencies: ["AccessoryDrivers", "RoutingPolicy"], swiftSettings: strict),
         .testTarget(name: "RoutingPolicyTests", dependencies: ["RoutingPolicy", "AudioGraph"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(
-            name: "EarshotDaemonTests", dependencies: ["EarshotDaemon", "RoutingPolicy", "AudioGraph", "PipeWireTestSupport", "SystemBridge"],
+            name: "EarshotDaemonTests", dependencies: ["EarshotDaemon", "AccessoryDrivers", "RoutingPolicy", "AudioGraph", "PipeWireTestSupport", "SystemBridge"],
             resources: [.copy("Fixtures")], swiftSettings: strict),
-        .testTarget(name: "EarshotCommandsTests", dependencies: ["EarshotCommands", "EarshotDaemon", "RoutingPolicy", "SystemBridge", "PipeWireTestSupport", "AudioGraph", "AccessoryDrivers"], swiftSettings: strict),
+        .testTarget(name: "EarshotCommandsTests", dependencies: ["EarshotCommands", "EarshotDaemon", "AccessoryDrivers", "RoutingPolicy", "SystemBridge", "PipeWireTestSupport", "AudioGraph"], swiftSettings: strict),
     ]
 )

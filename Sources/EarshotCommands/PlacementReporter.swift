@@ -68,13 +68,17 @@ final class PlacementReporter {
     private let now: () -> ContinuousClock.Instant
 
     private(set) var link: (any ReportLink)?
+    /// What is owed to the daemon and what to send next (shared with the built-in drivers).
+    private var session: AccessoryReportSession
+    /// The input line the owed placement came from.
+    private var pendingLine = 0
     /// Registered on the current connection (a new connection registers again).
-    private(set) var registered = false
+    var registered: Bool { session.registered }
     /// Sent (by register or update) and accepted by the daemon.
-    private(set) var delivered: Placement?
+    var delivered: Placement? { session.delivered }
     /// The newest placement not yet accepted, and the line it came from.
-    private(set) var pending: (placement: Placement, line: Int)?
-    private(set) var registrations = 0
+    var pending: (placement: Placement, line: Int)? { session.owed.map { ($0, pendingLine) } }
+    var registrations: Int { session.registrations }
     private var failedAttempts = 0
     private var unreachableSince: ContinuousClock.Instant?
     private var toldUnreachable = false
@@ -87,6 +91,9 @@ final class PlacementReporter {
         diagnose: @escaping (String) -> Void, now: @escaping () -> ContinuousClock.Instant = { .now }
     ) {
         self.options = options
+        session = AccessoryReportSession(
+            accessory: AccessoryIdentity(parsing: options.accessory) ?? .nodeName(options.accessory), reporter: options.reporter,
+            capabilities: AccessoryCapabilities(options.capabilities.compactMap(AccessoryCapability.init(rawValue:))))
         self.connect = connect
         self.diagnose = diagnose
         self.now = now
@@ -107,12 +114,14 @@ final class PlacementReporter {
         switch Self.parse(text) {
         case .ignored: break
         case .invalid(let why): diagnose("line \(number): \(why)")
-        case .placement(let placement): pending = (placement, number)
+        case .placement(let placement):
+            session.owe(placement)
+            pendingLine = number
         }
     }
 
     /// True while something is owed to the daemon: a registration or a placement.
-    var hasWork: Bool { !registered || pending != nil }
+    var hasWork: Bool { session.hasWork }
 
     /// The connection's descriptor was readable while idle: if the daemon went away, the next
     /// `flush()` reconnects and registers again.
@@ -124,27 +133,16 @@ final class PlacementReporter {
 
     /// Connects, registers and sends the pending placement, as far as the daemon lets it.
     func flush(inputEnded: Bool = false) -> Progress {
-        // invalidated/unknown once sends the registration again; twice in a row is a refusal.
-        for _ in 0..<2 {
+        // invalidated/unknown once sends the registration again; twice in a row is a refusal
+        // (the session's round: two attempts, each ended by such a reply or a lost connection).
+        session.beginRound()
+        while !session.roundExhausted {
             guard let link = link ?? openLink() else { return unreachable(inputEnded: inputEnded) }
             do {
-                if !registered {
-                    if let stop = try register(over: link) { return stop }
-                    registered = true
-                }
-                guard let (placement, line) = pending else { return .idle }
-                switch try link.update(ControlWire.UpdateRequest(accessory: options.accessory, placement: placement.rawValue)) {
-                case .success:
-                    delivered = placement
-                    pending = nil
-                    return .idle
-                case .failure(let error) where error.code == .invalidated || error.code == .unknown:
-                    diagnose("line \(line): the daemon no longer has \(options.accessory) (\(error.code.rawValue)); registering again")
-                    registered = false
-                case .failure(let error):
-                    diagnose("line \(line): refused: \(error.code.rawValue): \(error.message)")
-                    pending = nil
-                    return .idle
+                guard let action = session.nextAction() else { return .idle }
+                let notes = session.receive(try send(action, over: link), to: action)
+                for note in notes {
+                    if let stop = report(note) { return stop }
                 }
             } catch .protocolViolation(let path, let reason) {
                 diagnose(ControlClientError.protocolViolation(path: path, reason: reason).description)
@@ -156,11 +154,60 @@ final class PlacementReporter {
         }
         if link == nil { return unreachable(inputEnded: inputEnded) }
         // Registered, then told again that the registration is gone: not worth a tight loop.
-        if let (placement, line) = pending {
-            diagnose("line \(line): \(options.accessory) was refused as \(placement.rawValue) right after registering again; dropped")
-            pending = nil
-        }
         return .retry(after: Self.longestRetry)
+    }
+
+    /// One request over the connection, its answer in the session's terms.
+    private func send(_ action: AccessoryReportSession.Action, over link: any ReportLink) throws(ControlClientError) -> AccessoryReportSession.Reply {
+        let result: Result<Void, AccessoryError>
+        switch action {
+        case .checkExisting:
+            // Asks for this one accessory (`current`), not the whole list: the answer's size
+            // does not depend on how many accessories are registered.
+            switch try link.current(options.accessory) {
+            case .success(let result):
+                guard let accessory = result.accessory else { return .existing(reporter: nil, capabilities: nil) }
+                let names = accessory.configuration.capabilities
+                let known = names.compactMap(AccessoryCapability.init(rawValue:))
+                return .existing(reporter: result.reporter, capabilities: known.count == names.count ? AccessoryCapabilities(known) : nil)
+            case .failure(let error):
+                return .refused(error)
+            }
+        case .register(let placement):
+            result = try link.register(ControlActions.registerRequest(
+                accessory: options.accessory, capabilities: options.capabilities, placement: placement?.rawValue,
+                primarySource: nil, secondarySource: nil, reporter: options.reporter))
+        case .update(let placement):
+            result = try link.update(ControlWire.UpdateRequest(accessory: options.accessory, placement: placement.rawValue))
+        case .unregister:
+            // `report` never withdraws its registration (the session asks only after
+            // `disconnectAccessory`, which it does not call).
+            return .success
+        }
+        switch result {
+        case .success: return .success
+        case .failure(let error): return .refused(error)
+        }
+    }
+
+    /// Logs `note` in `report`'s words; a refused registration stops the reporter.
+    private func report(_ note: AccessoryReportSession.Note) -> Progress? {
+        switch note {
+        case .registeredAgain(let placement):
+            diagnose("registered \(options.accessory) again" + (placement.map { " (\($0.rawValue))" } ?? ""))
+        case .registrationGone(let code, _):
+            diagnose("line \(pendingLine): the daemon no longer has \(options.accessory) (\(code.rawValue)); registering again")
+        case .updateRefused(let error, _):
+            diagnose("line \(pendingLine): refused: \(error.code.rawValue): \(error.message)")
+        case .droppedAfterRegisteringAgain(let placement):
+            diagnose("line \(pendingLine): \(options.accessory) was refused as \(placement.rawValue) right after registering again; dropped")
+        case .registrationRefused(let error):
+            diagnose("cannot register \(options.accessory): refused: \(error.code.rawValue): \(error.message)")
+            return .stop(exitCode: ControlActions.refused)
+        case .unregisterRefused(let error):
+            diagnose("cannot unregister \(options.accessory): refused: \(error.code.rawValue): \(error.message)")
+        }
+        return nil
     }
 
     private func openLink() -> (any ReportLink)? {
@@ -168,7 +215,6 @@ final class PlacementReporter {
             let opened = try connect()
             if toldUnreachable { diagnose("the daemon is reachable again") }
             link = opened
-            registered = false
             failedAttempts = 0
             unreachableSince = nil
             toldUnreachable = false
@@ -184,7 +230,7 @@ final class PlacementReporter {
 
     private func dropLink() {
         link = nil
-        registered = false
+        session.connectionLost()
     }
 
     private func unreachable(inputEnded: Bool) -> Progress {
@@ -198,36 +244,5 @@ final class PlacementReporter {
         }
         let delay = Self.firstRetry * (1 << min(failedAttempts - 1, 10))
         return .retry(after: min(delay, Self.longestRetry))
-    }
-
-    /// Registers with the newest placement known (pending, else the last delivered). With none
-    /// known and a registration of this reporter with these capabilities already there (say,
-    /// restored by the daemon), it is left as it is instead of clearing its placement.
-    private func register(over link: any ReportLink) throws(ControlClientError) -> Progress? {
-        let placement = pending?.placement ?? delivered
-        if placement == nil, try isRegisteredAlready(over: link) { return nil }
-        let request = ControlActions.registerRequest(
-            accessory: options.accessory, capabilities: options.capabilities, placement: placement?.rawValue,
-            primarySource: nil, secondarySource: nil, reporter: options.reporter)
-        switch try link.register(request) {
-        case .success:
-            registrations += 1
-            if registrations > 1 { diagnose("registered \(options.accessory) again" + (placement.map { " (\($0.rawValue))" } ?? "")) }
-            if let placement {
-                delivered = placement
-                if pending?.placement == placement { pending = nil }
-            }
-            return nil
-        case .failure(let error):
-            diagnose("cannot register \(options.accessory): refused: \(error.code.rawValue): \(error.message)")
-            return .stop(exitCode: ControlActions.refused)
-        }
-    }
-
-    /// Asks for this one accessory (`current`), not the whole list: the answer's size does not
-    /// depend on how many accessories are registered.
-    private func isRegisteredAlready(over link: any ReportLink) throws(ControlClientError) -> Bool {
-        guard case .success(let result) = try link.current(options.accessory), let accessory = result.accessory else { return false }
-        return result.reporter == options.reporter && Set(accessory.configuration.capabilities) == Set(options.capabilities)
     }
 }

@@ -1,0 +1,249 @@
+import AccessoryDrivers
+import Foundation
+import RoutingPolicy
+import SystemBridge
+
+/// The logic of `earshot driver decode`: lines in (streamed, each bounded), JSON Lines out.
+enum DriverDecodeActions {
+    /// The input cannot be read: the exit code of the other commands' "cannot read".
+    static let inputError: Int32 = EvalActions.inputError
+    /// The longest line read; a longer one is reported malformed and skipped to its end.
+    static let maximumLineBytes = 64 << 10
+
+    static func run(path: String, family: AccessoryFamily?, write: (String) -> Void) -> CommandOutcome {
+        let file: ReadingFile
+        do {
+            file = try FileSystem.openForReading(path)
+        } catch {
+            return failure(path: path, error)
+        }
+        defer { file.close() }
+        var decoder = PacketLineDecoder(family: family)
+        var splitter = LineSplitter(maximum: maximumLineBytes)
+        func emit(_ records: [PacketLineDecoder.Record]) {
+            for record in records { write(record.jsonLine) }
+        }
+        while true {
+            let chunk: [UInt8]
+            do {
+                chunk = try file.read()
+            } catch {
+                return failure(path: path, error)
+            }
+            if chunk.isEmpty { break }
+            for line in splitter.take(chunk) { emit(decoder.decode(line)) }
+        }
+        if let last = splitter.finish() { emit(decoder.decode(last)) }
+        return CommandOutcome()
+    }
+
+    private static func failure(path: String, _ error: SystemError) -> CommandOutcome {
+        CommandOutcome(standardError: "earshot driver decode: cannot read \(InputFile.name(path)): \(error.reason)\n", exitCode: inputError)
+    }
+}
+
+/// Cuts a byte stream into lines of at most `maximum` bytes without holding more than that:
+/// the rest of a longer line is skipped and the line is reported as `.tooLong`.
+struct LineSplitter {
+    enum Line: Equatable {
+        case text([UInt8], number: Int)
+        case tooLong(number: Int)
+    }
+
+    let maximum: Int
+    private var current: [UInt8] = []
+    private var skipping = false
+    private var number = 0
+
+    init(maximum: Int) {
+        self.maximum = maximum
+    }
+
+    mutating func take(_ chunk: [UInt8]) -> [Line] {
+        var lines: [Line] = []
+        var start = chunk.startIndex
+        while start < chunk.endIndex {
+            let newline = chunk[start...].firstIndex(of: 0x0A)
+            let end = newline ?? chunk.endIndex
+            if !skipping {
+                if current.count + (end - start) > maximum {
+                    number += 1
+                    lines.append(.tooLong(number: number))
+                    current.removeAll()
+                    skipping = true
+                } else {
+                    current += chunk[start..<end]
+                }
+            }
+            guard let newline else { break }
+            if skipping {
+                skipping = false
+            } else {
+                number += 1
+                lines.append(.text(current, number: number))
+                current.removeAll(keepingCapacity: true)
+            }
+            start = newline + 1
+        }
+        return lines
+    }
+
+    /// The last line when the input did not end with a newline.
+    mutating func finish() -> Line? {
+        defer { current.removeAll() }
+        guard !skipping, !current.isEmpty else { return nil }
+        number += 1
+        return .text(current, number: number)
+    }
+}
+
+/// Decodes lines as `earshot driver decode` prints them: one `Record` per AAP packet, per
+/// Galaxy Buds message, per sent or malformed line. Galaxy Buds lines feed one decoder per
+/// accessory (address and model), so frames may span lines of one device in a mixed log.
+struct PacketLineDecoder {
+    /// `--family`: overrides the family a line's prefix names.
+    let family: AccessoryFamily?
+    private var packets = 0
+    private var galaxy: [String: GalaxyBudsDecoder] = [:]
+
+    init(family: AccessoryFamily?) {
+        self.family = family
+    }
+
+    mutating func decode(_ line: LineSplitter.Line) -> [Record] {
+        switch line {
+        case .tooLong(let number):
+            packets += 1
+            return [.malformed(packets, "line \(number): longer than \(DriverDecodeActions.maximumLineBytes) bytes; skipped")]
+        case .text(let bytes, let number):
+            return decode(String(decoding: bytes, as: UTF8.self), line: number)
+        }
+    }
+
+    mutating func decode(_ text: String, line: Int) -> [Record] {
+        var text = Substring(text)
+        if let hash = text.firstIndex(of: "#") { text = text[..<hash] }
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else { return [] }
+        packets += 1
+        let parsed: PacketLogLine
+        switch PacketLogLine.parse(trimmed) {
+        case .success(let line): parsed = line
+        case .failure(let error): return [.malformed(packets, "line \(line): \(error)")]
+        }
+        var base = Record(packet: packets, kind: "")
+        base.accessory = parsed.device?.address.description
+        if parsed.direction == .sent {
+            base.kind = "sent"
+            return [base]
+        }
+        guard let family = family ?? parsed.device?.family else {
+            return [.malformed(packets, "line \(line): no family: pass --family or prefix the line with an address and family")]
+        }
+        switch family {
+        case .aap:
+            return [Record(AAPPacket.decode(parsed.bytes), base: base, galaxy: false)]
+        case .galaxyBuds(let model):
+            let key = "\(parsed.device?.address.description ?? "-") \(model.rawValue)"
+            var decoder = galaxy[key] ?? GalaxyBudsDecoder(model: model)
+            let decoded = decoder.receive(bytes: parsed.bytes)
+            galaxy[key] = decoder
+            return decoded.map { Record($0, base: base, galaxy: true) }
+        }
+    }
+
+    /// One line of output. Absent fields are left out; keys are sorted.
+    struct Record: Encodable, Equatable {
+        var packet: Int
+        var kind: String
+        var accessory: String?
+        var primary: String?
+        var secondary: String?
+        var left: String?
+        var right: String?
+        var placement: String?
+        var components: [Component]?
+        var opcode: String?
+        var source: String?
+        var activity: String?
+        var why: String?
+
+        struct Component: Encodable, Equatable {
+            var component: String
+            var level: Int?
+            var status: String
+        }
+
+        init(packet: Int, kind: String) {
+            self.packet = packet
+            self.kind = kind
+        }
+
+        static func malformed(_ packet: Int, _ why: String) -> Record {
+            var record = Record(packet: packet, kind: "malformed")
+            record.why = why
+            return record
+        }
+
+        init(_ decoded: DecodedPacket, base: Record, galaxy: Bool) {
+            self = base
+            switch decoded {
+            case .earDetection(let buds, let components):
+                kind = "ear-detection"
+                if galaxy {
+                    (left, right) = (Self.name(buds.first), Self.name(buds.second))
+                } else {
+                    (primary, secondary) = (Self.name(buds.first), Self.name(buds.second))
+                }
+                placement = buds.placement(rule: .either)?.rawValue
+                if galaxy { self.components = components.map(Component.init) }
+            case .battery(let components):
+                kind = "battery"
+                self.components = components.map(Component.init)
+            case .audioSource(let audioSource):
+                kind = "audio-source"
+                source = audioSource.address.description
+                activity = audioSource.activity.map { "\($0)" }
+            case .ignored(let code):
+                kind = "ignored"
+                opcode = code.map { Self.hex($0, galaxy: galaxy) }
+            case .unknown(let code):
+                kind = "unknown"
+                opcode = Self.hex(code, galaxy: galaxy)
+            case .malformed(let reason):
+                kind = "malformed"
+                why = reason
+            }
+        }
+
+        var jsonLine: String {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            // Every field is a string, number or array of them: encoding cannot fail.
+            return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        }
+
+        private static func name(_ state: BudState) -> String {
+            switch state {
+            case .inEar: "in-ear"
+            case .outOfEar: "out-of-ear"
+            case .inCase: "in-case"
+            case .disconnected: "disconnected"
+            case .unrecognized: "unrecognized"
+            }
+        }
+
+        /// `0x0006` for AAP opcodes (16 bits), `0x61` for Galaxy Buds message ids.
+        private static func hex(_ value: UInt16, galaxy: Bool) -> String {
+            let digits = String(value, radix: 16, uppercase: true)
+            let width = galaxy ? 2 : 4
+            return "0x" + String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+    }
+}
+
+extension PacketLineDecoder.Record.Component {
+    init(_ component: BatteryComponent) {
+        self.init(component: component.kind.rawValue, level: component.level, status: component.status.rawValue)
+    }
+}
