@@ -53,8 +53,12 @@ final class DesktopIntegration: Sendable {
             logger: logger,
             onHostAddresses: { adapters in await daemon.adapterAddressesChanged(adapters) },
             onDevices: { deviceInput.yield($0) })
+        let packetLog = options.driverPacketLog.map { path in
+            DriverPacketLog(path: path) { problem in logger.warning("driver packet log \(path): \(problem); no more packets are logged") }
+        }
+        if let packetLog { logger.info("logging every headset driver packet to \(packetLog.path) (rotated at \(DriverPacketLog.defaultCap >> 20) MiB)") }
         let drivers = await DriverIntegration.start(
-            daemon: daemon, systemBus: bluez?.connection, options: options, packetLog: nil, logger: logger)
+            daemon: daemon, systemBus: bluez?.connection, options: options, packetLog: packetLog, logger: logger)
         let driverFeed = Task {
             for await list in devices { await drivers.devicesChanged(list.map(DriverDevice.init)) }
         }

@@ -62,7 +62,8 @@ struct DriverEndToEndTests {
             try await bluez.waitUntilReady()
             let (mpvProcess, mpv) = try await sandbox.startPlayer(name: "mpv")
             defer { mpvProcess.stop() }
-            let daemon = try D.start(in: sandbox, arguments: ["--bluetooth-loopback", loopback])
+            let packetLog = sandbox.root.appendingPathComponent("packets.log").path
+            let daemon = try D.start(in: sandbox, arguments: ["--bluetooth-loopback", loopback, "--log-driver-packets", packetLog])
             defer { daemon.process.stop() }
             let events = try EventSubscription(socket: daemon.socketPath)
             try await add(bluez)
@@ -100,6 +101,13 @@ struct DriverEndToEndTests {
             let shown = try daemon.earshot("accessory", "show", D.address).output
             #expect(shown.contains("reporter: \(reporter)"), "\(shown)")
             #expect(shown.contains("driver: \(D.address) \(family)"))
+
+            // The packet log replays through `earshot driver decode` (what a bug report sends).
+            let decoded = try daemon.earshot("driver", "decode", packetLog)
+            #expect(decoded.status == 0, "\(decoded.output)")
+            #expect(decoded.output.contains(#""kind":"ear-detection""#), "\(decoded.output)")
+            #expect(decoded.output.contains(#""placement":"in-ear""#))
+            #expect(decoded.output.contains(#""placement":"off-head""#))
 
             // The device disconnects: the driver ends the registration.
             try await bluez.disconnect(D.address)

@@ -106,7 +106,7 @@ final class DeviceDriver: Sendable {
             return false
         }
         // A stop cancels this task, which ends the iteration; `run` then closes the channel.
-        guard await apply(session.start(), channel: channel, device: device, kind: kind, label: label, reporter: &reporter, context: context) else {
+        guard await apply(session.start(), channel: channel, device: device, family: family, kind: kind, label: label, reporter: &reporter, context: context) else {
             return false
         }
         var received = false
@@ -115,7 +115,7 @@ final class DeviceDriver: Sendable {
             switch event {
             case .received(let bytes):
                 received = true
-                context.packetLog?.record(address: device.address, family: kind.rawValue, incoming: true, bytes: bytes)
+                context.packetLog?.record(address: device.address, family: family, incoming: true, bytes: bytes)
                 let before = session.counters
                 let outputs = session.receive(bytes)
                 let after = session.counters
@@ -124,7 +124,7 @@ final class DeviceDriver: Sendable {
                     $0.packets += 1
                     $0.skipped += max(0, after.skippedTotal - before.skippedTotal)
                 }
-                guard await apply(outputs, channel: channel, device: device, kind: kind, label: label, reporter: &reporter, context: context) else {
+                guard await apply(outputs, channel: channel, device: device, family: family, kind: kind, label: label, reporter: &reporter, context: context) else {
                     return received
                 }
             case .ended(let error):
@@ -137,13 +137,13 @@ final class DeviceDriver: Sendable {
 
     /// Acts on a session's outputs; false when a send failed (the channel is gone).
     private static func apply(
-        _ outputs: [DriverOutput], channel: BluetoothChannel, device: DriverDevice, kind: DriverFamily, label: String,
+        _ outputs: [DriverOutput], channel: BluetoothChannel, device: DriverDevice, family: AccessoryFamily, kind: DriverFamily, label: String,
         reporter: inout DriverReporter, context: Context
     ) async -> Bool {
         for output in outputs {
             switch output {
             case .send(let bytes):
-                context.packetLog?.record(address: device.address, family: kind.rawValue, incoming: false, bytes: bytes)
+                context.packetLog?.record(address: device.address, family: family, incoming: false, bytes: bytes)
                 do { try channel.send(bytes) } catch {
                     context.logger.info("\(label): cannot send: \(error)")
                     return false

@@ -3,7 +3,13 @@ import RoutingPolicy
 
 /// Where a driver writes each packet it sends and receives (`--log-driver-packets FILE`).
 protocol DriverPacketRecording: Sendable {
-    func record(address: BluetoothAddress, family: String, incoming: Bool, bytes: [UInt8])
+    func record(address: BluetoothAddress, family: AccessoryFamily, incoming: Bool, bytes: [UInt8])
+}
+
+extension DriverPacketLog: DriverPacketRecording {
+    func record(address: BluetoothAddress, family: AccessoryFamily, incoming: Bool, bytes: [UInt8]) {
+        record(incoming ? .received : .sent, bytes, device: PacketLogLine.Device(address: address, family: family))
+    }
 }
 
 extension DriverCounters {

@@ -1,95 +1,82 @@
 import Logging
 import RoutingPolicy
 
-/// A driver's side of the accessory API, in process: it registers the accessory it drives
-/// under its family's reporter name with audio-switching and placement, sends each placement,
-/// and unregisters when the device goes. It goes through `DaemonControl` like any reporter, so
-/// the policy cannot tell a driver from a user's reporter, except for one rule: a registration
-/// by another reporter (the user's own) wins, and the driver then leaves the accessory alone
-/// until that registration ends.
+/// A driver's side of the accessory API, in process: `earshot report`'s own logic
+/// (`AccessoryReportSession`: register with the newest placement, register again after
+/// invalidated/unknown, unregister when the device goes) driven over `DaemonControl`, so the
+/// policy cannot tell a driver from a user's reporter. One rule is the driver's own: a
+/// registration by another reporter (the user's) wins, and the driver then leaves the
+/// accessory alone, saying so once, until that registration ends.
 struct DriverReporter {
-    let identity: AccessoryIdentity
-    let reporter: String
+    private var session: AccessoryReportSession
     private let logger: Logger
-    private(set) var registered = false
-    /// Another reporter has the accessory: say so once, then keep quiet.
+    /// Another reporter has the accessory.
     private(set) var yieldedTo: String?
-    private var placement: Placement?
+    /// The host the device says it plays for (AAP), sent as the primary source.
     private var source: BluetoothAddress?
+    private var sentSource: BluetoothAddress?
 
     init(address: BluetoothAddress, family: DriverFamily, logger: Logger) {
-        identity = .address(address)
-        reporter = family.reporter
+        session = AccessoryReportSession(accessory: .address(address), reporter: family.reporter, capabilities: [.audioSwitching, .placement])
         self.logger = logger
     }
 
+    var identity: AccessoryIdentity { session.accessory }
+    var reporter: String { session.reporter }
+
     /// A placement the device reported.
     mutating func report(_ placement: Placement, to control: any DaemonControl) async {
-        self.placement = placement
-        await deliver(AccessoryUpdate(placement: .set(placement)), to: control)
+        session.owe(placement)
+        await deliver(to: control)
     }
 
-    /// The host the device plays for now (AAP tells it), as the accessory's primary source.
+    /// The host the device plays for now (nil: none), as the accessory's primary source.
     mutating func reportSource(_ address: BluetoothAddress?, to control: any DaemonControl) async {
-        guard address != source else { return }
         source = address
-        guard placement != nil else { return }  // sent with the registration
-        await deliver(AccessoryUpdate(primarySource: address.map { .set($0) } ?? .clear), to: control)
+        await sendSource(to: control)
     }
 
     /// The device disconnected: its registration ends (a user's, if it took over, stays).
     mutating func gone(to control: any DaemonControl) async {
-        defer {
-            registered = false
-            placement = nil
-        }
-        guard registered else { return }
-        _ = await control.perform(.unregister(identity, reporter: reporter))
+        session.disconnectAccessory()
+        sentSource = nil
+        // Another reporter's registration is not the driver's to end.
+        if yieldedTo != nil { return }
+        for note in await session.deliver(over: control) { logger.info("\(reporter): \(identity): \(note)") }
     }
 
-    private mutating func deliver(_ update: AccessoryUpdate, to control: any DaemonControl) async {
-        // Registering again once after invalidated/unknown; a refusal right after is final.
-        for _ in 0..<2 {
-            if !registered {
-                guard await register(with: control) else { return }
-                return
-            }
-            switch await control.perform(.update(identity, update, reporter: reporter)) {
-            case .success:
-                yieldedTo = nil
-                return
-            case .failure(let error) where error.code == .invalidated || error.code == .unknown:
-                registered = false
-            case .failure(let error):
-                await yieldIfTaken(error, control: control)
-                return
+    private mutating func deliver(to control: any DaemonControl) async {
+        let notes = await session.deliver(over: control)
+        var refused = false
+        for note in notes {
+            switch note {
+            case .registrationRefused: refused = true
+            case .updateRefused(let error, _) where error.code == .invalidRequest: refused = true
+            case .registeredAgain: break  // routine after the user's registration ended
+            default: logger.info("\(reporter): \(identity): \(note)")
             }
         }
-    }
-
-    /// Registers with what is known now; false when refused.
-    private mutating func register(with control: any DaemonControl) async -> Bool {
-        let configuration = AccessoryConfiguration(capabilities: [.audioSwitching, .placement], placement: placement, primarySource: source)
-        switch await control.perform(.register(identity, reporter: reporter, configuration)) {
-        case .success:
-            registered = true
+        if refused {
+            let owner = await control.reporter(of: identity)
+            if let owner, owner != reporter {
+                if yieldedTo != owner { logger.info("\(reporter): \(identity) is registered by \(owner): your own reporter wins, the driver leaves it alone") }
+                yieldedTo = owner
+                return
+            }
+            for note in notes { logger.warning("\(reporter): \(identity): \(note)") }
+        } else if session.registered {
             if yieldedTo != nil { logger.info("\(reporter): \(identity) is the driver's again (the other reporter's registration ended)") }
             yieldedTo = nil
-            return true
-        case .failure(let error):
-            await yieldIfTaken(error, control: control)
-            return false
         }
+        await sendSource(to: control)
     }
 
-    private mutating func yieldIfTaken(_ error: AccessoryError, control: any DaemonControl) async {
-        registered = false
-        let owner = await control.reporter(of: identity)
-        if let owner, owner != reporter {
-            if yieldedTo != owner { logger.info("\(reporter): \(identity) is registered by \(owner): your own reporter wins, the driver leaves it alone") }
-            yieldedTo = owner
-        } else {
-            logger.warning("\(reporter): \(identity) refused: \(error.code.rawValue): \(error.message)")
+    private mutating func sendSource(to control: any DaemonControl) async {
+        guard session.registered, yieldedTo == nil, source != sentSource else { return }
+        let update = AccessoryUpdate(primarySource: source.map { .set($0) } ?? .clear)
+        switch await control.perform(.update(identity, update, reporter: reporter)) {
+        case .success: sentSource = source
+        case .failure(let error): logger.info("\(reporter): \(identity): the audio source not sent: \(error.code.rawValue): \(error.message)")
         }
     }
 }

@@ -140,7 +140,7 @@ struct DriverHostTests {
         await rig.stop()
     }
 
-    @Test("your own reporter wins: the driver's registration gives way, and the driver leaves the accessory alone")
+    @Test("your own reporter wins: the driver's registration gives way and the driver leaves the accessory alone, until that registration ends")
     func usersReporterWins() async throws {
         let rig = try await Rig()
         await rig.host.devicesChanged([Self.airPods])
@@ -156,6 +156,12 @@ struct DriverHostTests {
         try await rig.until("the driver yielded") { rig.h.daemon.driverBoard.entry(for: Self.address)?.connection == .yielded }
         #expect(await rig.reporter() == "org.example.mine")
         #expect(await rig.placement() == .offHead, "the user's placement stands")
+        // The user's reporter ends its registration: the next report is the driver's again.
+        _ = await rig.h.daemon.perform(.unregister(.address(Self.address), reporter: "org.example.mine"))
+        try earbud.send(Self.ear(0x01, 0x01))
+        try await rig.until("the driver's again") { await rig.reporter() == "org.earshot.driver.aap" }
+        try await rig.until("off-head from the driver") { await rig.placement() == .offHead }
+        #expect(rig.h.daemon.driverBoard.entry(for: Self.address)?.connection == .connected)
         await rig.stop()
     }
 
