@@ -58,7 +58,10 @@ struct BluetoothChannelTests {
     @Test("a SEQPACKET socket adopted as .packets keeps packet boundaries both ways; the peer's close ends the stream once")
     func packets() async throws {
         let (near, far) = try unixSocketPair(Int32(SOCK_SEQPACKET.rawValue))
-        defer { _ = try? far.close() }
+        // Closed once: a second close would hit whatever descriptor took the number (another
+        // test's PipeWire loop, seen as a hung run).
+        var farClosed = false
+        defer { if !farClosed { _ = try? far.close() } }
         let channel = BluetoothChannel(adopting: near, kind: .packets, peer: "test packets")
         defer { channel.close() }
         var events = try channel.incoming(threadName: "bt-test-pkt").makeAsyncIterator()
@@ -83,6 +86,7 @@ struct BluetoothChannelTests {
         #expect(try receiveRaw(far) == [0x01])
         // The device goes away: one end, then the stream finishes.
         try far.close()
+        farClosed = true
         #expect(await events.next() == .ended(nil))
         #expect(await events.next() == nil)
     }
@@ -90,7 +94,10 @@ struct BluetoothChannelTests {
     @Test("a stream socket adopted as .stream delivers each write as it comes and every byte sent")
     func stream() async throws {
         let (near, far) = try unixSocketPair(Int32(SOCK_STREAM.rawValue))
-        defer { _ = try? far.close() }
+        // Closed once: a second close would hit whatever descriptor took the number (another
+        // test's PipeWire loop, seen as a hung run).
+        var farClosed = false
+        defer { if !farClosed { _ = try? far.close() } }
         let channel = BluetoothChannel(adopting: near, kind: .stream, peer: "test stream")
         defer { channel.close() }
         var events = try channel.incoming(threadName: "bt-test-str").makeAsyncIterator()
@@ -104,6 +111,7 @@ struct BluetoothChannelTests {
         while echoed.count < long.count { echoed += try receiveRaw(far) }
         #expect(echoed == long)
         try far.close()
+        farClosed = true
         #expect(await events.next() == .ended(nil))
         #expect(await events.next() == nil)
     }
