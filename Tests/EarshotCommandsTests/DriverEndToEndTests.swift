@@ -49,6 +49,36 @@ struct DriverEndToEndTests {
         }
     }
 
+    @Test("AirPods held by another program (LibrePods): one log line naming it, retried with backoff; released → the driver connects and reads them")
+    func heldChannel() async throws {
+        try await withSandbox(.init(wirePlumber: true, sinks: [.speakers(), .headphones()], systemBus: true)) { sandbox in
+            let loopback = sandbox.root.appendingPathComponent("bluetooth").path
+            try FileManager.default.createDirectory(atPath: loopback, withIntermediateDirectories: true)
+            let bluez = try BlueZStandIn(sandbox: sandbox, adapters: ["hci0": "11:22:33:44:55:66"], loopbackDir: loopback)
+            defer { bluez.stop() }
+            try await bluez.waitUntilReady()
+            let daemon = try D.start(in: sandbox, arguments: ["--bluetooth-loopback", loopback])
+            defer { daemon.process.stop() }
+            try await bluez.addAirPods(D.address)
+            try await bluez.connect(D.address)
+            try await bluez.aapHold(D.address)
+            let mark = bluez.logMark()
+            // The first attempt may have won the race with the hold: drop it, so the next is refused.
+            try await bluez.aapClose(D.address)
+            try await daemon.process.waitForLog(containing: "held by another program (probably LibrePods or MagicPods)", timeout: .seconds(20))
+            let status = try daemon.earshot("status").output
+            #expect(status.contains("driver: \(D.address) aap (AirPods Pro) held"), "\(status)")
+            try await bluez.aapRelease(D.address)
+            _ = try await bluez.waitForLine(containing: "aap \(D.address) connected", since: mark, timeout: .seconds(20))
+            let events = try EventSubscription(socket: daemon.socketPath)
+            try await bluez.aapEar(D.address, primary: .inEar, secondary: .inEar)
+            let registered = try await events.next("accessory") { $0["accessory"] == .string(D.address) }
+            #expect(registered["reporter"] == .string("org.earshot.driver.aap"))
+            let log = daemon.process.logTail(lines: 400)
+            #expect(log.components(separatedBy: "held by another program").count == 2, "said once: \(log)")
+        }
+    }
+
     private func wearCycle(
         family: String, reporter: String, wear: Wear, add: (BlueZStandIn) async throws -> Void,
         connected: (BlueZStandIn, Int) async throws -> Void

@@ -161,7 +161,36 @@ struct DriverHostTests {
         try earbud.send(Self.ear(0x01, 0x01))
         try await rig.until("the driver's again") { await rig.reporter() == "org.earshot.driver.aap" }
         try await rig.until("off-head from the driver") { await rig.placement() == .offHead }
-        #expect(rig.h.daemon.driverBoard.entry(for: Self.address)?.connection == .connected)
+        try await rig.until("the board says connected again") { rig.h.daemon.driverBoard.entry(for: Self.address)?.connection == .connected }
+        await rig.stop()
+    }
+
+    @Test("the daemon stopping keeps the driver's registration (a restart must not move audio); the device going ends it")
+    func shutdownKeepsRegistration() async throws {
+        let rig = try await Rig()
+        await rig.host.devicesChanged([Self.airPods])
+        let earbud = await rig.transports.nextEarbud()
+        try earbud.send(Self.ear(0x00, 0x00))
+        try await rig.until("registered") { await rig.reporter() == "org.earshot.driver.aap" }
+        await rig.host.stop()
+        #expect(await rig.reporter() == "org.earshot.driver.aap")
+        #expect(await rig.placement() == .inEar)
+        await rig.stop()
+    }
+
+    @Test("more devices than the cap: the first sixteen are driven, the rest left alone")
+    func deviceCap() async throws {
+        let rig = try await Rig()
+        let many = (0..<20).map { index in
+            var device = Self.airPods
+            device.address = BluetoothAddress(String(format: "AA:BB:CC:DD:EE:%02X", index))!
+            device.path = "/org/bluez/hci0/dev_\(index)"
+            return device
+        }
+        await rig.host.devicesChanged(many)
+        var driven = 0
+        for device in many where await rig.host.driver(for: device.address) != nil { driven += 1 }
+        #expect(driven == AccessoryDriverHost.maximumDrivers)
         await rig.stop()
     }
 
