@@ -20,6 +20,8 @@ final class BlueZStandIn {
     let process: ChildProcess
     /// Where AAP peers listen (`--loopback-dir`), if given.
     let loopbackDir: String?
+    /// The private system bus it is on.
+    let systemBusAddress: String?
     private var writeEnd: Int32
 
     /// Starts it with `adapters` (name → address); it owns org.bluez soon after, not at once
@@ -29,6 +31,7 @@ final class BlueZStandIn {
         defer { Glibc.close(readEnd) }
         self.writeEnd = writeEnd
         self.loopbackDir = loopbackDir
+        systemBusAddress = sandbox.environment["DBUS_SYSTEM_BUS_ADDRESS"]
         do {
             // /usr/bin/python3: the Debian interpreter that has python3-dbus and python3-gi.
             process = try sandbox.spawn(

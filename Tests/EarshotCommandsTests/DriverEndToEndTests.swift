@@ -2,7 +2,11 @@ import AudioGraph
 @testable import EarshotCommands
 import Foundation
 import PipeWireTestSupport
+import SystemBridge
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The built-in headset drivers with nothing set up: real PipeWire + WirePlumber + mpv, a
 /// stand-in BlueZ on a private system bus with a fake AirPods or Galaxy Buds, and the fake
@@ -46,6 +50,21 @@ struct DriverEndToEndTests {
             try await bluez.addGalaxyBuds(D.address)
         } connected: { bluez, mark in
             _ = try await bluez.waitForLine(containing: "buds \(D.address) connected", since: mark)
+            // Only BlueZ may hand a channel over: another client on the bus offering a socket of
+            // its own to Earshot's Profile1 object is refused.
+            let registered = try await bluez.waitForLine(containing: "registered by", since: mark)
+            let words = registered.split(separator: " ").map(String.init)
+            let owner = try #require(words.firstIndex(of: "by").map { words[$0 + 1] })
+            let path = try #require(words.last)
+            let intruder = try DBusConnection(.address(try #require(bluez.systemBusAddress)))
+            defer { intruder.close() }
+            let (mine, theirs) = try SocketPairForTests.make()
+            defer { Glibc.close(mine); Glibc.close(theirs) }
+            await #expect(throws: DBusError.self) {
+                _ = try await intruder.call(
+                    destination: owner, path: path, interface: "org.bluez.Profile1", member: "NewConnection",
+                    [.objectPath("/org/bluez/hci0/dev_AA_BB_CC_DD_EE_FF"), .fileDescriptor(try DBusFileDescriptor(duplicating: theirs)), .properties([:])])
+            }
         }
     }
 
@@ -143,5 +162,16 @@ struct DriverEndToEndTests {
             try await bluez.disconnect(D.address)
             _ = try await events.next("accessory") { $0["accessory"] == .string(D.address) && $0["change"] == .string("unregistered") }
         }
+    }
+}
+
+/// A connected Unix socket pair, for handing a descriptor over D-Bus.
+enum SocketPairForTests {
+    static func make() throws -> (Int32, Int32) {
+        var ends: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else {
+            throw FixtureError("socketpair: \(String(cString: strerror(errno)))")
+        }
+        return (ends[0], ends[1])
     }
 }

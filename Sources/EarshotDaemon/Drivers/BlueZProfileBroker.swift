@@ -21,6 +21,9 @@ actor BlueZProfileBroker {
     private var waiting: [String: CheckedContinuation<FileDescriptor?, Never>] = [:]
     /// A channel BlueZ handed over before its waiter was there (it answers ConnectProfile after).
     private var arrived: [String: FileDescriptor] = [:]
+    /// The unique bus name of BlueZ, read before each connection: a Profile1 call from anyone
+    /// else (another program on the system bus offering a socket of its own) is refused.
+    private var bluezOwner: String?
 
     init(bus: DBusConnection, logger: Logger) {
         self.bus = bus
@@ -35,6 +38,14 @@ actor BlueZProfileBroker {
     func connect(devicePath: String, uuid: String) async throws(DriverTransportError) -> FileDescriptor {
         try await register(uuid)
         guard waiting[devicePath] == nil else { throw .failed("a connection to \(devicePath) is already being made") }
+        do {
+            bluezOwner = try await bus.call(
+                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                member: "GetNameOwner", [.string(Self.service)], timeout: .seconds(5)
+            ).first?.string
+        } catch {
+            throw Self.classify(error, what: "GetNameOwner \(Self.service)")
+        }
         do {
             _ = try await bus.call(
                 destination: Self.service, path: devicePath, interface: "org.bluez.Device1", member: "ConnectProfile", [.string(uuid)],
@@ -52,6 +63,10 @@ actor BlueZProfileBroker {
 
     /// A Profile1 method call (BlueZ calls them on the object registered for a UUID).
     func handle(_ call: DBusMethodCall) {
+        guard let sender = call.sender, sender == bluezOwner else {
+            call.reply.fail(name: "org.freedesktop.DBus.Error.AccessDenied", message: "only BlueZ (org.bluez) may call \(Self.profileInterface)")
+            return
+        }
         switch call.member {
         case "NewConnection":
             guard call.arguments.count >= 2, let device = call.arguments[0].string, case .fileDescriptor(let handed) = call.arguments[1],
