@@ -47,7 +47,7 @@ final class ControlClient {
                     throw .protocolViolation(path: path, reason: error.description)
                 }
             case .failure(id: let replyID, let error) where replyID == id || replyID == nil: return .failure(error)
-            case .success, .failure, .event: continue
+            case .success, .failure, .event, .recorded: continue
             }
         }
     }
@@ -62,6 +62,14 @@ final class ControlClient {
     func nextEvent(until deadline: ContinuousClock.Instant? = nil) throws(ControlClientError) -> (event: ControlWire.Event, json: JSONValue) {
         while true {
             if case .event(let event, let json) = try nextMessage(deadline: deadline) { return (event, json) }
+        }
+    }
+
+    /// The next line of a recording (`record`); waits until `deadline` (nil: as long as it
+    /// takes). Throws `.timedOut` at the deadline, `.lost` when the daemon ends it.
+    func nextRecordedLine(until deadline: ContinuousClock.Instant? = nil) throws(ControlClientError) -> JSONValue {
+        while true {
+            if case .recorded(let line) = try nextMessage(deadline: deadline) { return line }
         }
     }
 

@@ -7,7 +7,7 @@ public struct Earshot: AsyncParsableCommand {
         commandName: "earshot",
         abstract: "Audio routing policy engine for PipeWire: the output follows the headset you wear.",
         version: EarshotVersion.current,
-        subcommands: [DaemonCommand.self, GraphCommand.self, ConfigCommand.self, EvalCommand.self, AccessoryCommand.self, ReportCommand.self, DriverCommand.self, StatusCommand.self, WatchCommand.self]
+        subcommands: [DaemonCommand.self, GraphCommand.self, ConfigCommand.self, EvalCommand.self, AccessoryCommand.self, ReportCommand.self, RecordCommand.self, DriverCommand.self, StatusCommand.self, WatchCommand.self]
     )
 
     public init() {}

@@ -56,6 +56,15 @@ extension Daemon: DaemonControl {
         return environment.driverBoard.entry(for: address)
     }
 
+    public func startRecording() async -> InputRecording? {
+        let registrations = engine.accessories.entries.values.map(\.registration).sorted { $0.identity < $1.identity }.map { registration in
+            let (verb, body) = AccessoryRequestEncoder.encode(.register(registration.identity, reporter: registration.reporter, registration.configuration))
+            return JSONValue.object(["at": .integer(0), verb: body])
+        }
+        guard let lines = events.recorder.begin(at: now, prefix: registrations) else { return nil }
+        return InputRecording(graph: PwDumpEncoder.encode(engine.graph), lines: lines)
+    }
+
     /// `[drivers]` of the config in force.
     public var driversConfig: DriversConfig { engine.config.drivers }
 

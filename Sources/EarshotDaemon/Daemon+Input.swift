@@ -30,6 +30,10 @@ extension Daemon {
             if case .success = answer.result {
                 turn.registrationsChanged = true
                 turn.durable = true
+                if events.recorder.isRecording {
+                    let (verb, body) = AccessoryRequestEncoder.encode(request)
+                    events.recorder.record(verb, body, at: now)
+                }
             }
             result = .accessory(answer.result)
             guard let outcome = answer.outcome else { return result }
@@ -89,6 +93,7 @@ extension Daemon {
     /// One graph change into the engine, the mode, the players' last sinks, and the echo
     /// filter: a configured default Earshot did not write is the user's pick.
     private func take(_ change: GraphChange) -> PolicyOutcome {
+        if events.recorder.isRecording { record(change) }
         switch change {
         case .metadataProperty(let id, 0, let key?, _, let value) where engine.graph.metadata[id]?.name == "default":
             logger.trace("default metadata \(id): \(key) = \(value ?? "nil") (in flight \(applier.writer.inFlight))")
@@ -123,6 +128,7 @@ extension Daemon {
                 // Someone else (wpctl, pavucontrol, GNOME) chose: follow, don't fight. The
                 // graph-change decision before it is superseded, never applied.
                 outcome = engine.handle(.userSelectedDefault(name), at: now)
+                if events.recorder.isRecording { events.recorder.record("select", .object(["node": .string(name)]), at: now) }
             }
         default:
             break
@@ -221,6 +227,23 @@ extension Daemon {
         persister.transitionsAfterRestore = engine.placementTransitions
         if !saved.registrations.isEmpty {
             logger.info("restored \(saved.registrations.count) registration(s) from \(persister.store.path) (stale until their reporters confirm)")
+        }
+    }
+
+    /// What a recording keeps of a graph change, in `earshot eval`'s terms: nodes and devices
+    /// as they appear or their properties change (a state change alone is not the policy's
+    /// input), and nodes going by name. Ports, links and clients are not the policy's inputs.
+    private func record(_ change: GraphChange) {
+        switch change {
+        case .node(let node) where engine.graph.nodes[node.id]?.props != node.props:
+            events.recorder.record("add", PwDumpEncoder.object(node), at: now)
+        case .device(let device) where engine.graph.devices[device.id]?.props != device.props:
+            events.recorder.record("add", PwDumpEncoder.object(device), at: now)
+        case .removed(let id):
+            guard let name = engine.graph.nodes[id]?.name else { return }
+            events.recorder.record("remove", .object(["node": .string(name)]), at: now)
+        default:
+            break
         }
     }
 }

@@ -23,6 +23,8 @@ public protocol DaemonControl: Sendable {
     func reporter(of identity: AccessoryIdentity) async -> String?
     /// The built-in driver driving `identity`'s device, if one does: `current` replies show it.
     func driver(of identity: AccessoryIdentity) async -> DriverBoard.Entry?
+    /// A recording of the inputs from now (`earshot record`); nil when too many run already.
+    func startRecording() async -> InputRecording?
     /// `perform` without waiting for the disk (see the extension).
     func performUnsaved(_ request: AccessoryRequest) async -> (Result<AccessoryConfiguration?, AccessoryError>, (@Sendable () async -> Void)?)
 }
@@ -37,6 +39,7 @@ extension DaemonControl {
     public func warnings(after request: AccessoryRequest) async -> [String] { [] }
     public func reporter(of identity: AccessoryIdentity) async -> String? { nil }
     public func driver(of identity: AccessoryIdentity) async -> DriverBoard.Entry? { nil }
+    public func startRecording() async -> InputRecording? { nil }
 }
 
 /// One registration as `list` and `accessory show` report it.
@@ -189,4 +192,11 @@ extension DaemonStatus {
         status.drivers = drivers
         return status
     }
+}
+
+/// A recording as it starts: the graph then (pw-dump), and the input lines from then on (the
+/// live registrations first, as `register` lines at 0), ending when the daemon stops.
+public struct InputRecording: Sendable {
+    public var graph: JSONValue
+    public var lines: AsyncStream<JSONValue>
 }

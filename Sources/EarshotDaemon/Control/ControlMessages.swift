@@ -12,7 +12,7 @@ extension ControlWire {
     /// The keys of the line itself: a reply's `id`, `ok` and `error`, an event's `event`, a
     /// request's `op` and `id`.
     enum LineKey: String, CodingKey {
-        case id, ok, error, event, op
+        case id, ok, error, event, op, record
     }
 
     // MARK: Replies
@@ -144,6 +144,19 @@ extension ControlWire {
     public struct SubscribeResult: Codable, Sendable, Hashable {
         public var subscribed: Bool
         public init(subscribed: Bool = true) { self.subscribed = subscribed }
+    }
+
+    /// The reply to `record`: the graph as `pw-dump` prints it, when the recording starts. The
+    /// recorded lines follow as `{"record": LINE}` messages, each an `earshot eval --events` line.
+    public struct RecordResult: Codable, Sendable, Hashable {
+        public var graph: JSONValue
+        public init(graph: JSONValue) { self.graph = graph }
+    }
+
+    /// One recorded input line.
+    public struct RecordLine: Codable, Sendable, Hashable {
+        public var record: JSONValue
+        public init(_ line: JSONValue) { record = line }
     }
 
     // MARK: Accessories

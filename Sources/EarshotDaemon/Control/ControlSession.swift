@@ -116,6 +116,18 @@ final class ControlSession: Sendable {
                         await startSubscription()
                     }
                     answered()
+                case .success(let request) where request.command == .record:
+                    await pending?.value
+                    pending = nil
+                    guard !subscribed, let recording = await control.startRecording() else {
+                        let why = subscribed ? "this connection already streams (subscribe or record): open another" : "too many recordings at once (\(InputRecorder.maximumRecordings)): stop one first"
+                        emit(ControlWire.line(ControlWire.failure(id: request.id, AccessoryError(.invalidRequest, why))))
+                        continue
+                    }
+                    lastWrite = write(ControlWire.success(id: request.id, ControlWire.RecordResult(graph: recording.graph)))
+                    subscribed = true
+                    startRecording(recording)
+                    answered()
                 case .success(let request):
                     let (reply, saved) = await answer(request, reporter: &reporter)
                     emit(reply, after: saved)
@@ -173,8 +185,8 @@ final class ControlSession: Sendable {
             return (reply(Self.page(accessories, after: after, limit: limit)), nil)
         case .status:
             return (reply(ControlWire.StatusResult(ControlWire.Status(await control.status()))), nil)
-        case .subscribe:
-            preconditionFailure("subscribe is answered by serve, which must order its reply before the events")
+        case .subscribe, .record:
+            preconditionFailure("subscribe and record are answered by serve, which must order the reply before what streams")
         }
     }
 
@@ -206,6 +218,18 @@ final class ControlSession: Sendable {
                 channel.writeAndFlush(ByteBuffer(bytes: ControlWire.line(ControlWire.event(event))), promise: nil)
             }
             // The daemon ended the stream (it is stopping): tell the subscriber by closing.
+            if !Task.isCancelled { try? await channel.close() }
+        }
+        adopt(streaming)
+    }
+
+    private func startRecording(_ recording: InputRecording) {
+        let channel = channel
+        let streaming = Task {
+            for await line in recording.lines {
+                channel.writeAndFlush(ByteBuffer(bytes: ControlWire.line(ControlWire.RecordLine(line))), promise: nil)
+            }
+            // The daemon stopped, or the reader fell too far behind: closing ends the recording.
             if !Task.isCancelled { try? await channel.close() }
         }
         adopt(streaming)

@@ -4,7 +4,7 @@ import RoutingPolicy
 
 /// The operations of the control protocol (docs/control-protocol.md).
 public enum ControlOperation: String, Sendable, Hashable, CaseIterable {
-    case register, current, update, unregister, list, status, subscribe
+    case register, current, update, unregister, list, status, subscribe, record
 }
 
 /// One request line, understood.
@@ -17,6 +17,8 @@ public struct ControlRequest: Sendable, Hashable {
         case list(after: AccessoryIdentity?, limit: Int?)
         case status
         case subscribe
+        /// A recording of the inputs from now (`earshot record`).
+        case record
     }
 
     /// The caller's `id`, echoed in the reply (any JSON value; nil when absent).
@@ -38,6 +40,8 @@ public enum ControlMessage: Sendable, Hashable {
     case failure(id: JSONValue?, AccessoryError)
     /// An event line: the event, and the JSON object as it was sent.
     case event(ControlWire.Event, json: JSONValue)
+    /// A recorded input line (`record`): an `earshot eval --events` line.
+    case recorded(JSONValue)
 }
 
 /// The JSON ⇄ Swift mapping of the control protocol, in one place for the server, the client
@@ -46,7 +50,7 @@ public enum ControlMessage: Sendable, Hashable {
 /// and absent values as null, so every line has every field and diffs cleanly.
 public enum ControlWire {
     /// Operations that take nothing but `op` and `id`.
-    private static let bareOperations: Set<ControlOperation> = [.status, .subscribe]
+    private static let bareOperations: Set<ControlOperation> = [.status, .subscribe, .record]
 
     // MARK: Requests
 
@@ -93,6 +97,7 @@ public enum ControlWire {
         case .list: command = listPage(fields)
         case .status: command = .success(.status)
         case .subscribe: command = .success(.subscribe)
+        case .record: command = .success(.record)
         }
         if case .success(.accessory(let request)) = command, let reporter = request.reporter, ReporterName.isBuiltInDriver(reporter) {
             return fail(ReporterName.reservedError(reporter))
@@ -163,6 +168,7 @@ public enum ControlWire {
     /// What tells a line apart: an event has `event`; a reply has `ok`, a refusal `error`.
     private struct Envelope: Decodable {
         var event: String?
+        var record: JSONValue?
         var id: JSONValue?
         var ok: Bool?
         var error: ErrorObject?
@@ -170,6 +176,7 @@ public enum ControlWire {
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: LineKey.self)
             event = try? container.decodeIfPresent(String.self, forKey: .event)
+            record = try? container.decodeIfPresent(JSONValue.self, forKey: .record)
             id = try container.decodeIfPresent(JSONValue.self, forKey: .id).flatMap { $0 == .null ? nil : $0 }
             ok = try? container.decodeIfPresent(Bool.self, forKey: .ok)
             error = try? container.decodeIfPresent(ErrorObject.self, forKey: .error)
@@ -182,6 +189,7 @@ public enum ControlWire {
         guard let envelope = try? JSONDecoder().decode(Envelope.self, from: line) else {
             throw ControlWireError("not a JSON object: \(quoted(80))")
         }
+        if let record = envelope.record { return .recorded(record) }
         if envelope.event != nil {
             do {
                 return .event(try JSONDecoder().decode(Event.self, from: line), json: try JSONDecoder().decode(JSONValue.self, from: line))

@@ -4,6 +4,8 @@ import Synchronization
 /// The subscribers of `watch`/`subscribe` (and the D-Bus signals), and what they were last
 /// told about this host's addresses. Thread-safe: a subscriber's stream ends on any thread.
 final class EventHub: Sendable {
+    /// The live recordings of inputs (`earshot record`): another kind of subscriber.
+    let recorder = InputRecorder()
     private struct State {
         var subscribers: [UInt64: AsyncStream<DaemonEvent>.Continuation] = [:]
         var nextToken: UInt64 = 0
@@ -56,8 +58,9 @@ final class EventHub: Sendable {
         return stream
     }
 
-    /// Ends every subscription (the daemon stops).
+    /// Ends every subscription and recording (the daemon stops).
     func close() {
+        recorder.close()
         let subscribers = state.withLock { state in
             state.closed = true
             defer { state.subscribers.removeAll() }

@@ -1,0 +1,83 @@
+import AudioGraph
+import EarshotDaemon
+import Foundation
+import SystemBridge
+
+/// `earshot record`: asks the daemon for a recording and writes it as the two files
+/// `earshot eval` reads — `graph.json` (the graph when it starts, as pw-dump prints it) and
+/// `events.jsonl` (every input from then on, one line each, appended as it comes). Each line is
+/// one write, so however the recording ends (Ctrl-C, --duration, the daemon stopping) both
+/// files are valid.
+enum RecordActions {
+    struct Outcome {
+        var lines = 0
+        var ended: String
+    }
+
+    /// Records into `directory` (created 0700) until `duration` passes or the daemon ends the
+    /// recording; `started` is told once the graph is written.
+    static func record(
+        socket: String?, directory: String, duration: Duration?, started: (String) -> Void
+    ) -> CommandOutcome {
+        let path = socket ?? ControlSocketPath.default()
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            return CommandOutcome(standardError: "earshot record: cannot create \(directory): \(error.localizedDescription)\n", exitCode: 1)
+        }
+        let client: ControlClient
+        let graph: JSONValue
+        do {
+            client = try ControlClient.connect(path: path)
+            switch try client.request(.record, reply: ControlWire.RecordResult.self) {
+            case .success(let result): graph = result.graph
+            case .failure(let error):
+                return CommandOutcome(standardError: "earshot record: refused: \(error.code.rawValue): \(error.message)\n", exitCode: ControlActions.refused)
+            }
+        } catch {
+            return CommandOutcome(standardError: "earshot record: \(error)\n", exitCode: ControlActions.unreachable)
+        }
+        let graphPath = "\(directory)/graph.json"
+        let eventsPath = "\(directory)/events.jsonl"
+        var events: AppendingFile
+        do {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            let text = try encoder.encode(graph) + Data("\n".utf8)
+            guard FileManager.default.createFile(atPath: graphPath, contents: text, attributes: [.posixPermissions: 0o600]) else {
+                return CommandOutcome(standardError: "earshot record: cannot write \(graphPath)\n", exitCode: 1)
+            }
+            events = try FileSystem.openForAppending(eventsPath)
+        } catch {
+            return CommandOutcome(standardError: "earshot record: \(error)\n", exitCode: 1)
+        }
+        defer { try? events.close() }
+        started(directory)
+        let deadline = duration.map { ContinuousClock.now + $0 }
+        var lines = 0
+        let ended: String
+        while true {
+            do {
+                let line = try client.nextRecordedLine(until: deadline)
+                try events.write(Array((line.canonicalText + "\n").utf8))
+                lines += 1
+            } catch let error as ControlClientError {
+                if case .timedOut = error { ended = "--duration reached" } else { ended = "the daemon ended the recording (\(error))" }
+                break
+            } catch {
+                return CommandOutcome(standardError: "earshot record: \(error); \(lines) input(s) kept in \(eventsPath)\n", exitCode: 1)
+            }
+        }
+        return CommandOutcome(standardError: "earshot record: \(ended); \(lines) input(s) in \(eventsPath), graph in \(graphPath)\n")
+    }
+
+    /// `90s`, `10m`, `2h`, `500ms`: nil when it is none of these.
+    static func duration(_ text: String) -> Duration? {
+        let units: [(String, Duration)] = [("ms", .milliseconds(1)), ("s", .seconds(1)), ("m", .seconds(60)), ("h", .seconds(3600))]
+        for (suffix, unit) in units where text.hasSuffix(suffix) {
+            guard let count = Int(text.dropLast(suffix.count)), count > 0, count <= 1_000_000 else { return nil }
+            return unit * count
+        }
+        return nil
+    }
+}

@@ -1,0 +1,78 @@
+import AudioGraph
+@testable import EarshotCommands
+import Foundation
+import PipeWireTestSupport
+import Testing
+
+/// `earshot record` on a live session (real PipeWire + WirePlumber + mpv): placement changes,
+/// a default picked by hand, a sink arriving and leaving. Replaying the recording with the
+/// config the daemon ran gives, at every checkpoint, the default the daemon chose.
+@Suite("earshot record end to end", .serialized, .timeLimit(.minutes(3)))
+struct RecordEndToEndTests {
+    typealias D = DaemonFixture
+
+    @Test("a live session recorded with earshot record replays through earshot eval to the same defaults, change by change")
+    func recordAndReplay() async throws {
+        try await withSandbox(.init(wirePlumber: true, sinks: [.speakers(), .headphones()])) { sandbox in
+            // No off-grace: each off-head is a transition at once (the replay runs the same config).
+            try DaemonReliabilityTests.writeConfig(sandbox, "[timing]\noff-grace-ms = 0\n")
+            let config = sandbox.configDir.appendingPathComponent("earshot/earshot.toml").path
+            let (player, mpv) = try await sandbox.startPlayer()
+            defer { player.stop() }
+            let daemon = try D.start(in: sandbox)
+            defer { daemon.process.stop() }
+            try daemon.register(placement: "off-head")
+            try await daemon.waitForRoute(to: D.speakers, streams: [mpv.id])
+            let events = try EventSubscription(socket: daemon.socketPath)
+
+            let directory = sandbox.root.appendingPathComponent("recording").path
+            let recorder = try sandbox.spawn("earshot-record", [daemon.binary, "record", "--output", directory, "--socket", daemon.socketPath])
+            defer { recorder.stop() }
+            try await recorder.waitForLog(containing: "recording to")
+
+            var daemonDefaults: [String] = []
+            func route(to sink: String) async throws {
+                let change = try await events.next("route-change") { $0["current"] == .string(sink) }
+                daemonDefaults.append(sink)
+                _ = change
+            }
+            try daemon.place("on-head")
+            try await route(to: D.headphones)
+            // A default picked by hand: followed, not fought.
+            let speakers = try #require(sandbox.observer.snapshot().node(named: D.speakers))
+            #expect(try await offPool { try sandbox.run(["wpctl", "set-default", String(speakers.id)]) }.status == 0)
+            try await route(to: D.speakers)
+            // A placement transition ends the override.
+            try daemon.place("off-head")
+            _ = try await events.next("accessory") { $0["configuration"]?["placement"] == .string("off-head") }
+            try daemon.place("on-head")
+            try await route(to: D.headphones)
+            // A sink arrives (a USB DAC) and leaves.
+            let dac = VirtualSink(name: "alsa_output.usb-Sandbox_DAC-00.analog-stereo", description: "Sandbox DAC", formFactor: "speaker", bus: "usb")
+            _ = try await sandbox.createSink(dac)
+            _ = try? await events.next("route-change", timeout: .seconds(2))
+            try await sandbox.destroySink(named: dac.name)
+            try daemon.place("off-head")
+            try await route(to: D.speakers)
+            let finalStatus = try daemon.earshot("status", "--json").output
+
+            recorder.signal(SIGINT)
+            _ = recorder.waitForExit(timeout: .seconds(10))
+            let graph = "\(directory)/graph.json", script = "\(directory)/events.jsonl"
+            #expect(FileManager.default.fileExists(atPath: graph) && FileManager.default.fileExists(atPath: script))
+            let replay = try daemon.earshot("eval", "--graph", graph, "--events", script, "--config", config, "--format", "json")
+            #expect(replay.status == 0, "\(replay.output)")
+            let decisions = replay.output.split(separator: "\n").compactMap { try? JSONValue.parse(String($0)) }
+            // Checkpoint 0: the replay starts where the daemon was.
+            #expect(decisions.first?["default"] == .string(D.speakers))
+            // Every change the daemon made, the replay made too, in order (no more, no fewer).
+            let replayed = decisions.filter { $0["changed"] == .bool(true) }.compactMap { decision -> String? in if case .string(let name)? = decision["default"] { name } else { nil } }
+            let collapsed = daemonDefaults.reduce(into: [String]()) { if $0.last != $1 { $0.append($1) } }
+            let recorded = (try? String(contentsOfFile: script, encoding: .utf8)) ?? ""
+            #expect(replayed.filter { $0 != "alsa_output.usb-Sandbox_DAC-00.analog-stereo" } == collapsed, "replay \(replayed), daemon \(daemonDefaults)\n\(recorded)")
+            // The last checkpoint: the daemon's default now.
+            let status = try JSONValue.parse(finalStatus)
+            #expect(decisions.last?["default"] == status["decision"]?["default"])
+        }
+    }
+}
