@@ -231,13 +231,14 @@ extension Daemon {
     }
 
     /// What a recording keeps of a graph change, in `earshot eval`'s terms: nodes and devices
-    /// as they appear or their properties change (a state change alone is not the policy's
-    /// input), and nodes going by name. Ports, links and clients are not the policy's inputs.
+    /// as they appear, and nodes going by name. A later change of an object's properties or
+    /// state is left out (eval adds an id once; PipeWire 1.4 updates a stream's properties as
+    /// it runs); ports, links and clients are not the policy's inputs.
     private func record(_ change: GraphChange) {
         switch change {
-        case .node(let node) where engine.graph.nodes[node.id]?.props != node.props:
+        case .node(let node) where engine.graph.nodes[node.id] == nil:
             events.recorder.record("add", PwDumpEncoder.object(node), at: now)
-        case .device(let device) where engine.graph.devices[device.id]?.props != device.props:
+        case .device(let device) where engine.graph.devices[device.id] == nil:
             events.recorder.record("add", PwDumpEncoder.object(device), at: now)
         case .removed(let id):
             guard let name = engine.graph.nodes[id]?.name else { return }
