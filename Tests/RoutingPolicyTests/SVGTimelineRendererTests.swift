@@ -118,6 +118,27 @@ struct SVGTimelineRendererTests {
         #expect(svg.all("text", class: "footnote").isEmpty)
     }
 
+    @Test func placementsWornAreFilledAndOffHollow() throws {
+        let timeline = TimelineBuilder.build([
+            TimelineStep(at: 0, defaultSink: "a", previous: nil, reason: "initial", cause: .placement(accessory: "a", text: "on-head", worn: true)),
+            TimelineStep(at: 500, defaultSink: "a", previous: "a", reason: nil, cause: .placement(accessory: "a", text: "off-head", worn: false)),
+        ])
+        let circles = try Self.parse(SVGTimelineRenderer.render(timeline)).all("circle")
+        #expect(circles.map { $0.attributes["fill"] } == ["#6a3d9a", "#ffffff"])
+    }
+
+    @Test func aRunWithoutADefaultIsStillAPicture() throws {
+        let svg = try Self.parse(SVGTimelineRenderer.render(TimelineBuilder.build([
+            TimelineStep(at: 0, defaultSink: nil, previous: nil, reason: nil, cause: .other),
+        ])))
+        #expect(svg.all("g", class: "lane").isEmpty)
+        #expect(svg.all("text", class: "empty").first?.text == "no sink held the default")
+        #expect(svg.all("text", class: "reason").map(\.text) == ["initial"])
+        let nothing = try Self.parse(SVGTimelineRenderer.render(TimelineBuilder().finish()))
+        #expect(nothing.all("g", class: "timeline").count == 1)
+        #expect(try Self.parse(SVGTimelineRenderer.render([])).name == "svg")
+    }
+
     @Test func nodeNamesAreEscaped() throws {
         let text = SVGTimelineRenderer.render(Self.timeline)
         #expect(text.contains("alsa_output.a&amp;b&lt;c&gt;&quot;d&apos;e"))
@@ -195,7 +216,7 @@ struct SVGTimelineRendererTests {
         #expect(svg.all("text", class: "reason").count < 200)
         let notes = svg.all("text", class: "footnote").map(\.text)
         #expect(notes.contains { $0.contains("route-change labels left out where they would overlap") }, "\(notes)")
-        #expect(notes.contains { $0.contains("markers after the first 200 not drawn") }, "\(notes)")
+        #expect(notes.contains { $0.contains("200 of 1667 markers drawn, evenly spread over the run") }, "\(notes)")
         #expect(svg.all("g", class: "lane").allSatisfy { $0.all("g", class: "marker").count <= 200 })
     }
 }

@@ -55,6 +55,7 @@ struct TimelineTests {
         #expect(headphones.markers.allSatisfy { $0.kind == .placement })
         #expect(headphones.markers[1].text == "AA:BB:CC:DD:EE:FF on-head")
         #expect(headphones.markers[3].text == "AA:BB:CC:DD:EE:FF off-grace ran out")
+        #expect(headphones.markers.map(\.worn) == [false, true, false, false])
         #expect(timeline.lane(named: Sinks.hdmi)?.markers.map(\.kind) == [.userOverride])
         #expect(timeline.lane(named: Sinks.dac)?.markers.map(\.kind) == [.sinkRemoved])
         #expect(timeline.lane(named: "alsa_output.usb-New-00.analog-stereo")?.markers.map(\.kind) == [.sinkArrived])
@@ -93,6 +94,9 @@ struct TimelineTests {
         #expect(timeline.lane(named: "a")?.markers.count == 50)
         #expect(timeline.lane(named: "a")?.omittedMarkers == 450)
         #expect(timeline.omittedMarkers == 450)
+        // Evenly spread over the run, the first and the last kept.
+        #expect(timeline.lane(named: "a")?.markers.first?.at == 1)
+        #expect(timeline.lane(named: "a")?.markers.last?.at == 500)
     }
 
     @Test func lanesAreCappedKeepingTheLongestHolders() {

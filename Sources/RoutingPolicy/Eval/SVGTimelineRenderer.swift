@@ -47,7 +47,7 @@ public enum SVGTimelineRenderer {
                 y += titleRow
             }
             let prefix = timelines.count > 1 ? (title.isEmpty ? "timeline \(index + 1)" : title) + ": " : ""
-            let skipped = drawReasons(timeline, scale: scale, y: y, into: &body)
+            let (labelled, skipped) = drawReasons(timeline, scale: scale, y: y, into: &body)
             y += reasonRow
             let lanesTop = y
             for (laneIndex, lane) in timeline.lanes.enumerated() {
@@ -58,14 +58,14 @@ public enum SVGTimelineRenderer {
                 body.text("text", [("class", "empty"), ("x", SVGWriter.number(plotLeft)), ("y", SVGWriter.number(y + 15)), ("font-size", "11"), ("fill", "#666666")], "no sink held the default")
                 y += laneHeight
             }
-            drawSwitchLines(timeline, scale: scale, top: lanesTop, bottom: y, into: &body)
+            drawSwitchLines(labelled, scale: scale, top: lanesTop, bottom: y, into: &body)
             body.close()
             y += 8
             if skipped > 0 {
                 notes.append(prefix + "\(skipped) of \(timeline.switches.count) route-change labels left out where they would overlap")
             }
             for lane in timeline.lanes where lane.omittedMarkers > 0 {
-                notes.append(prefix + "\(lane.label): \(lane.omittedMarkers) markers after the first \(lane.markers.count) not drawn")
+                notes.append(prefix + "\(lane.label): \(lane.markers.count) of \(lane.markers.count + lane.omittedMarkers) markers drawn, evenly spread over the run")
             }
             if !timeline.omittedLanes.isEmpty {
                 notes.append(prefix + "\(timeline.omittedLanes.count) more sinks not drawn (they held the default least)")
@@ -74,7 +74,7 @@ public enum SVGTimelineRenderer {
         drawAxis(scale, top: 10, y: y, into: &body)
         y += 30
         body.text("text", [("class", "legend"), ("x", "10"), ("y", SVGWriter.number(y)), ("font-size", SVGWriter.number(fontSize)), ("fill", "#333333")],
-                  "bars: the default sink · ● placement · ◆ user override · ▲ sink arrived · ▼ sink removed · labels: route-change reason")
+                  "bars: the default sink · ● worn / ○ off (placement) · ◆ user override · ▲ sink arrived · ▼ sink removed · labels: route-change reason")
         y += 14
         for note in notes {
             body.text("text", [("class", "footnote"), ("x", "10"), ("y", SVGWriter.number(y)), ("font-size", SVGWriter.number(fontSize)), ("fill", "#333333")], "* " + note)
@@ -127,13 +127,14 @@ public enum SVGTimelineRenderer {
                 ("width", SVGWriter.number(max(right - left, 0.5))), ("height", SVGWriter.number(barHeight)), ("fill", colour),
             ])
         }
-        // A marker in the same pixel as the last one of its kind is drawn once.
-        var lastX: [Timeline.Marker.Kind: Double] = [:]
+        // A marker in the same pixel as the last one that looks the same is drawn once.
+        var lastX: [String: Double] = [:]
         let middle = y + laneHeight / 2
         for marker in lane.markers {
             let x = scale.x(marker.at)
-            if let previous = lastX[marker.kind], x - previous < 1 { continue }
-            lastX[marker.kind] = x
+            let look = "\(marker.kind.rawValue) \(marker.worn.map(String.init) ?? "")"
+            if let previous = lastX[look], x - previous < 1 { continue }
+            lastX[look] = x
             let colour = markerColours[marker.kind] ?? "#000000"
             body.start("g", [("class", "marker \(marker.kind.rawValue)")])
             body.text("title", [], "\(marker.at) ms: \(marker.text)")
@@ -141,7 +142,12 @@ public enum SVGTimelineRenderer {
             switch marker.kind {
             case .placement:
                 shape = []
-                body.empty("circle", [("cx", SVGWriter.number(x)), ("cy", SVGWriter.number(middle)), ("r", "4"), ("fill", colour), ("stroke", "#ffffff"), ("stroke-width", "1")])
+                // Worn filled, off hollow.
+                let off = marker.worn == false
+                body.empty("circle", [
+                    ("cx", SVGWriter.number(x)), ("cy", SVGWriter.number(middle)), ("r", off ? "3.5" : "4"), ("fill", off ? "#ffffff" : colour),
+                    ("stroke", off ? colour : "#ffffff"), ("stroke-width", off ? "1.5" : "1"),
+                ])
             case .userOverride:
                 shape = [("points", polygon([(x, middle - 5), (x + 5, middle), (x, middle + 5), (x - 5, middle)]))]
             case .sinkArrived:
@@ -163,10 +169,11 @@ public enum SVGTimelineRenderer {
 
     /// The route-change reason at each switch of the default, in the first of two rows where it
     /// overlaps no label before it; left out where neither row has room. Returns how many were
-    /// left out.
-    private static func drawReasons(_ timeline: Timeline, scale: Scale, y: Double, into body: inout SVGWriter) -> Int {
+    /// left out. Returns the times of the labelled switches and how many were left out.
+    private static func drawReasons(_ timeline: Timeline, scale: Scale, y: Double, into body: inout SVGWriter) -> (labelled: [Milliseconds], skipped: Int) {
         var freeFrom = [-Double.infinity, -Double.infinity]
         var skipped = 0
+        var labelled: [Milliseconds] = []
         for change in timeline.switches {
             let x = scale.x(change.at)
             let textWidth = Double(change.reason.count) * characterWidth * 0.9
@@ -178,20 +185,21 @@ public enum SVGTimelineRenderer {
                 continue
             }
             freeFrom[row] = left + textWidth + 6
+            labelled.append(change.at)
             body.text("text", [
                 ("class", "reason"), ("x", SVGWriter.number(fitsRight ? x + 2 : x - 2)), ("y", SVGWriter.number(y + 10 + Double(row) * 10)), ("font-size", "9"),
                 ("text-anchor", fitsRight ? "start" : "end"), ("fill", "#444444"),
             ], change.reason)
         }
-        return skipped
+        return (labelled, skipped)
     }
 
-    /// A thin line at every switch of the default (one per pixel).
-    private static func drawSwitchLines(_ timeline: Timeline, scale: Scale, top: Double, bottom: Double, into body: inout SVGWriter) {
+    /// A thin line from each drawn reason label down through the lanes.
+    private static func drawSwitchLines(_ times: [Milliseconds], scale: Scale, top: Double, bottom: Double, into body: inout SVGWriter) {
         var last = -Double.infinity
         var path = ""
-        for change in timeline.switches {
-            let x = scale.x(change.at)
+        for time in times {
+            let x = scale.x(time)
             guard x - last >= 1 else { continue }
             last = x
             path += "M" + SVGWriter.number(x) + " " + SVGWriter.number(top - 4) + "V" + SVGWriter.number(bottom) + " "

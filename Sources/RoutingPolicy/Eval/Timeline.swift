@@ -34,11 +34,14 @@ public struct Timeline: Sendable, Hashable {
         public var kind: Kind
         /// What happened, for the marker's tooltip: `AA:BB:CC:DD:EE:FF on-head`.
         public var text: String
+        /// A placement: worn (true) or off (false; drawn hollow); nil for other kinds.
+        public var worn: Bool?
 
-        public init(at: Milliseconds, kind: Kind, text: String) {
+        public init(at: Milliseconds, kind: Kind, text: String, worn: Bool? = nil) {
             self.at = at
             self.kind = kind
             self.text = text
+            self.worn = worn
         }
     }
 
@@ -48,7 +51,8 @@ public struct Timeline: Sendable, Hashable {
         /// `name` shortened for the lane's label (`Timeline.shortLabel`).
         public var label: String
         public var spans: [Span]
-        /// In time order, at most `Limits.markersPerLane`.
+        /// In time order, at most `Limits.markersPerLane`: beyond it, that many evenly spread
+        /// over the lane's markers (the first and the last kept).
         public var markers: [Marker]
         /// Markers left out beyond the cap.
         public var omittedMarkers: Int
@@ -116,7 +120,8 @@ public struct Timeline: Sendable, Hashable {
 /// One decision as the timeline needs it.
 public struct TimelineStep: Sendable, Hashable {
     public enum Cause: Sendable, Hashable {
-        case placement(accessory: String, text: String)
+        /// `worn`: the placement is worn (true) or off (false), if the step says.
+        case placement(accessory: String, text: String, worn: Bool? = nil)
         case select(node: String)
         case add(node: String)
         case remove(node: String)
@@ -145,7 +150,7 @@ public struct TimelineStep: Sendable, Hashable {
     public init(_ decision: Decision, event: EvalEvent?) {
         var cause = Cause.other
         if case .timer(let kind, let identity) = decision.trigger {
-            cause = .placement(accessory: identity.description, text: "\(kind.rawValue) ran out")
+            cause = .placement(accessory: identity.description, text: "\(kind.rawValue) ran out", worn: kind == .onDelay)
         } else if let event {
             cause = Self.cause(of: event.action)
         }
@@ -161,7 +166,7 @@ public struct TimelineStep: Sendable, Hashable {
             cause = Self.cause(of: event.action)
         } else {
             for kind in [PendingPlacement.Kind.onDelay, .offGrace] where record.trigger.hasPrefix(kind.rawValue + " ") {
-                cause = .placement(accessory: String(record.trigger.dropFirst(kind.rawValue.count + 1)), text: "\(kind.rawValue) ran out")
+                cause = .placement(accessory: String(record.trigger.dropFirst(kind.rawValue.count + 1)), text: "\(kind.rawValue) ran out", worn: kind == .onDelay)
             }
         }
         self.init(at: record.at, defaultSink: record.default, previous: record.previous, reason: record.reason, cause: cause, refused: record.error != nil)
@@ -177,7 +182,7 @@ public struct TimelineStep: Sendable, Hashable {
                 if case .set(let value) = update.placement { placement = value } else { placement = nil }
             case .unregister: placement = nil
             }
-            if let placement { return .placement(accessory: request.identity.description, text: placement.rawValue) }
+            if let placement { return .placement(accessory: request.identity.description, text: placement.rawValue, worn: placement.isWorn) }
             return .other
         case .accessory: return .other
         case .add(let change):
@@ -221,9 +226,9 @@ public struct TimelineBuilder: Sendable {
         last = max(last, step.at)
         if !step.refused {
             switch step.cause {
-            case .placement(let accessory, let text):
+            case .placement(let accessory, let text, let worn):
                 if accessoryMarkers[accessory] == nil { accessoryOrder.append(accessory) }
-                accessoryMarkers[accessory, default: []].append(Timeline.Marker(at: step.at, kind: .placement, text: "\(accessory) \(text)"))
+                accessoryMarkers[accessory, default: []].append(Timeline.Marker(at: step.at, kind: .placement, text: "\(accessory) \(text)", worn: worn))
             case .select(let node): mark(node, Timeline.Marker(at: step.at, kind: .userOverride, text: "select \(node)"))
             case .add(let node): mark(node, Timeline.Marker(at: step.at, kind: .sinkArrived, text: "add \(node)"))
             case .remove(let node): mark(node, Timeline.Marker(at: step.at, kind: .sinkRemoved, text: "remove \(node)"))
@@ -294,13 +299,19 @@ public struct TimelineBuilder: Sendable {
         let built = ordered.map { name, state in
             // Stable by time: the order seen stands for markers at the same time.
             let markers = state.markers.enumerated().sorted { $0.element.at != $1.element.at ? $0.element.at < $1.element.at : $0.offset < $1.offset }.map(\.element)
-            let cap = max(0, limits.markersPerLane)
+            let kept = Self.spread(markers, cap: max(0, limits.markersPerLane))
             return Timeline.Lane(
-                name: name, label: Timeline.shortLabel(name), spans: state.spans, markers: Array(markers.prefix(cap)),
-                omittedMarkers: max(0, markers.count - cap))
+                name: name, label: Timeline.shortLabel(name), spans: state.spans, markers: kept, omittedMarkers: markers.count - kept.count)
         }
         return Timeline(
             start: begin, end: end, lanes: Self.distinctLabels(built), switches: switches, omittedLanes: omittedLanes, decisionCount: count)
+    }
+
+    /// At most `cap` of `markers`, evenly spread: the first, the last and equal steps between.
+    static func spread(_ markers: [Timeline.Marker], cap: Int) -> [Timeline.Marker] {
+        guard markers.count > cap else { return markers }
+        guard cap > 1 else { return Array(markers.prefix(cap)) }
+        return (0..<cap).map { markers[$0 * (markers.count - 1) / (cap - 1)] }
     }
 
     /// Two sinks whose short labels collide keep a longer form of their names.
