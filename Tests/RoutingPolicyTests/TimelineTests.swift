@@ -62,6 +62,25 @@ struct TimelineTests {
         #expect(timeline.lane(named: Sinks.dac)?.spans.isEmpty == true, "a lane for a sink that only had markers")
     }
 
+    /// JSON records (`--format json`, decoded) give the same timeline as the decisions, and the
+    /// timers are recognised from their trigger even without the script's events.
+    @Test func recordsGiveTheSameTimelineAsDecisions() throws {
+        var fromDecisions = TimelineBuilder()
+        var fromRecords = TimelineBuilder()
+        var recordsAlone = TimelineBuilder()
+        try EvalRunner.run(graph: Sinks.desktop, config: PolicyConfig(), hostAddresses: [], events: EvalScript.parse(Self.script)) { decision, event in
+            fromDecisions.record(decision, event: event)
+            let record = try? JSONDecoder().decode(DecisionRecord.self, from: Data(DecisionRecord(decision).jsonLine.utf8))
+            guard let record else { return }
+            fromRecords.record(TimelineStep(record, event: event))
+            recordsAlone.record(TimelineStep(record, event: nil))
+        }
+        #expect(fromRecords.finish() == fromDecisions.finish())
+        let alone = recordsAlone.finish()
+        #expect(alone.lane(named: Sinks.headphones)?.spans == fromDecisions.finish().lane(named: Sinks.headphones)?.spans)
+        #expect(alone.lane(named: Sinks.headphones)?.markers.map(\.text) == ["AA:BB:CC:DD:EE:FF off-grace ran out"])
+    }
+
     @Test func anAccessoryWithoutASinkGetsALaneOfItsOwn() throws {
         let timeline = try Self.run(#"{"at":0,"register":{"accessory":"12:34:56:78:9A:BC","reporter":"org.example.r","capabilities":["audio-switching","placement"],"placement":"in-ear"}}"#)
         #expect(timeline.lane(named: "accessory 12:34:56:78:9A:BC")?.markers.map(\.text) == ["12:34:56:78:9A:BC in-ear"])
