@@ -11,6 +11,8 @@ enum EvalActions {
         var hostAddresses: [String]
         var json: Bool
         var detail: DecisionText.Detail
+        /// `--format svg`: a timeline picture of the whole run instead of a line per decision.
+        var svg = false
     }
 
     /// Malformed input of any kind exits 2.
@@ -58,14 +60,20 @@ enum EvalActions {
                 return failure("earshot eval: \(error)")
             }
         }
-        if !request.json { write(DecisionText.header) }
+        if !request.json && !request.svg { write(DecisionText.header) }
+        var timeline = TimelineBuilder()
         do {
             try EvalRunner.run(graph: graph, config: config, hostAddresses: hosts, events: events, source: request.eventsPath.map(InputFile.name) ?? "<events>") { decision, event in
-                write(request.json ? DecisionRecord(decision, line: event?.line).jsonLine : DecisionText.render(decision, detail: request.detail))
+                if request.svg {
+                    timeline.record(decision, event: event)
+                } else {
+                    write(request.json ? DecisionRecord(decision, line: event?.line).jsonLine : DecisionText.render(decision, detail: request.detail))
+                }
             }
         } catch {
             return failure("earshot eval: \(error)")
         }
+        if request.svg { write(String(SVGTimelineRenderer.render(timeline.finish()).dropLast())) }
         return CommandOutcome()
     }
 

@@ -28,7 +28,7 @@ struct EvalCommand: ParsableCommand {
             address.
             """)
 
-    enum Format: String, ExpressibleByArgument, CaseIterable { case text, json }
+    enum Format: String, ExpressibleByArgument, CaseIterable { case text, json, svg }
 
     @Option(help: "The pw-dump output to start from (required): a file, a pipe such as <(pw-dump), or - for stdin.", completion: .file(extensions: ["json"]))
     var graph: String?
@@ -42,11 +42,11 @@ struct EvalCommand: ParsableCommand {
     @Option(name: .customLong("host-address"), help: "This host's Bluetooth adapter address (repeatable).")
     var hostAddresses: [String] = []
 
-    @Option(help: "Output format: text or json (one object per line).", completion: .list(["text", "json"]))
+    @Option(help: "Output format: text, json (one object per line) or svg (a timeline picture of the run).", completion: .list(["text", "json", "svg"]))
     var format: Format = .text
 
-    @Option(help: "Text detail: summary (the winner's tiers) or full (every sink). JSON always has everything.", completion: .list(["summary", "full"]))
-    var explain: DecisionText.Detail = .summary
+    @Option(help: "Text detail: summary (the winner's tiers; the default) or full (every sink). JSON always has everything.", completion: .list(["summary", "full"]))
+    var explain: DecisionText.Detail?
 
     @Option(name: .customLong("bench-events"), help: .hidden)
     var benchEvents: Int?
@@ -73,10 +73,11 @@ struct EvalCommand: ParsableCommand {
             return
         }
         guard let graph else { throw ValidationError("--graph FILE is required") }
+        if format == .svg, explain != nil { throw ValidationError("--explain is for text output; --format svg draws no explanations") }
         let output = BufferedOutput()
         let outcome = EvalActions.run(
             EvalActions.Request(graphPath: graph, eventsPath: events, configPath: config, hostAddresses: hostAddresses,
-                                json: format == .json, detail: explain),
+                                json: format == .json, detail: explain ?? .summary, svg: format == .svg),
             environment: ProcessInfo.processInfo.environment, write: output.write)
         output.flush()
         try outcome.emit()

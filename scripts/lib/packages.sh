@@ -12,6 +12,7 @@ EARSHOT_PACKAGES=(
     libsystemd-dev                                  # build: sd-bus, the D-Bus library (session service, MPRIS, BlueZ)
     python3-dbus libglib2.0-bin                     # the Python reporter example; gdbus as a real D-Bus client in tests
     python3-gi                                      # the stand-in org.bluez of the tests (scripts/testing/bluez-standin)
+    librsvg2-bin                                    # rsvg-convert: a real renderer for earshot eval --format svg
 )
 
 earshot_install_packages() {
@@ -30,7 +31,7 @@ earshot_install_packages() {
 # Fails (never skips) when a real component the tests need is not there.
 earshot_require_components() {
     local missing=() command
-    for command in pipewire wireplumber dbus-daemon mpv playerctl pw-cli pw-dump pw-metadata pw-link wpctl; do
+    for command in pipewire wireplumber dbus-daemon mpv playerctl pw-cli pw-dump pw-metadata pw-link wpctl rsvg-convert; do
         command -v "$command" >/dev/null || missing+=("$command")
     done
     [ -f /usr/lib/mpv-mpris/mpris.so ] || missing+=("/usr/lib/mpv-mpris/mpris.so")
