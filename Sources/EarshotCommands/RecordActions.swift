@@ -81,3 +81,45 @@ enum RecordActions {
         return nil
     }
 }
+
+extension RecordActions {
+    /// `earshot record --since D`: the daemon's rolling recording (`[record] keep-hours`) from
+    /// `since` ago, as one recording in `directory`: the graph of the segment holding that
+    /// moment, then the events of it and every later segment, `at` counted from its start (a
+    /// whole segment is kept, so the replay starts from a graph the inputs continue).
+    static func assemble(recordings: String, since: Duration, into directory: String, now: Int64) -> CommandOutcome {
+        let starts = RollingRecordingSegments.list(in: recordings)
+        guard !starts.isEmpty else {
+            return CommandOutcome(
+                standardError: "earshot record: no rolling recording in \(recordings): set [record] keep-hours in the config (docs/policy.md) and let the daemon run\n",
+                exitCode: 1)
+        }
+        let cutoff = now - Int64(since.components.seconds) * 1000
+        let first = starts.lastIndex { $0 <= cutoff } ?? starts.startIndex
+        let segments = starts[first...]
+        let origin = segments.first!
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let graph = try Data(contentsOf: URL(fileURLWithPath: "\(recordings)/\(origin)/graph.json"))
+            guard FileManager.default.createFile(atPath: "\(directory)/graph.json", contents: graph, attributes: [.posixPermissions: 0o600]) else {
+                return CommandOutcome(standardError: "earshot record: cannot write \(directory)/graph.json\n", exitCode: 1)
+            }
+            var events = try FileSystem.openForAppending("\(directory)/events.jsonl")
+            defer { try? events.close() }
+            var lines = 0
+            for start in segments {
+                let text = (try? String(contentsOfFile: "\(recordings)/\(start)/events.jsonl", encoding: .utf8)) ?? ""
+                for line in text.split(separator: "\n") {
+                    // A line cut short (the daemon stopped mid-write) is left out.
+                    guard case .object(var fields) = try? JSONValue.parse(String(line)), case .integer(let at)? = fields["at"] else { continue }
+                    fields["at"] = .integer(at + start - origin)
+                    try events.write(Array((JSONValue.object(fields).canonicalText + "\n").utf8))
+                    lines += 1
+                }
+            }
+            return CommandOutcome(standardError: "earshot record: \(lines) input(s) from \(segments.count) segment(s) of \(recordings), the first from \(since) ago or earlier, in \(directory)\n")
+        } catch {
+            return CommandOutcome(standardError: "earshot record: \(error)\n", exitCode: 1)
+        }
+    }
+}

@@ -1,4 +1,5 @@
 import ArgumentParser
+import EarshotDaemon
 import Foundation
 
 /// `earshot record`: the live inputs, saved to replay with `earshot eval`.
@@ -23,15 +24,34 @@ struct RecordCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Stop after this long: 90s, 10m, 2h.", valueName: "duration"))
     var duration: String?
 
+    @Option(help: ArgumentHelp(
+        "Instead of recording from now, save what the daemon's own rolling recording ([record] keep-hours) kept from this long ago: 30m, 2h.",
+        valueName: "duration"))
+    var since: String?
+
+    @Option(help: ArgumentHelp("The rolling recording's directory (default: $XDG_STATE_HOME/earshot/recordings).", valueName: "dir"),
+            completion: .directory)
+    var recordings: String?
+
     @OptionGroup var socket: ControlSocketOption
 
     func validate() throws {
-        if let duration, RecordActions.duration(duration) == nil {
-            throw ValidationError("--duration takes a whole number of ms, s, m or h, such as 90s or 2h, not \"\(duration)\"")
+        for (flag, value) in [("--duration", duration), ("--since", since)] {
+            if let value, RecordActions.duration(value) == nil {
+                throw ValidationError("\(flag) takes a whole number of ms, s, m or h, such as 90s or 2h, not \"\(value)\"")
+            }
         }
+        if since != nil, duration != nil { throw ValidationError("--since saves what was kept; --duration records from now: use one") }
     }
 
     func run() throws {
+        if let since = since.flatMap(RecordActions.duration) {
+            let environment = ProcessInfo.processInfo.environment
+            let directory = recordings ?? (StateStore.defaultPath(environment: environment) as NSString).deletingLastPathComponent + "/recordings"
+            let now = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+            try RecordActions.assemble(recordings: directory, since: since, into: output ?? "earshot-recording-since-\(self.since ?? "")", now: now).emit()
+            return
+        }
         let stamp = Date().ISO8601Format(.iso8601.year().month().day().dateSeparator(.omitted).time(includingFractionalSeconds: false).timeSeparator(.omitted))
         try RecordActions.record(
             socket: socket.path, directory: output ?? "earshot-recording-\(stamp)", duration: duration.flatMap(RecordActions.duration)

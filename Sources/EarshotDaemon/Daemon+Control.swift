@@ -65,6 +65,9 @@ extension Daemon: DaemonControl {
         return InputRecording(graph: PwDumpEncoder.encode(engine.graph), lines: lines)
     }
 
+    /// `[record] keep-hours` of the config in force.
+    public var recordKeepHours: Int { engine.config.recordKeepHours }
+
     /// `[drivers]` of the config in force.
     public var driversConfig: DriversConfig { engine.config.drivers }
 

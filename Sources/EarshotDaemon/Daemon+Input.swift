@@ -19,6 +19,7 @@ extension Daemon {
         var result = InputResult.done
         switch input {
         case .connected(let connection, let graph):
+            if events.recorder.isRecording { recordReplacement(of: engine.graph, by: graph) }
             await connected(connection, graph: graph, turn: &turn)
         case .graphChanged(let changes):
             for change in changes { await consider(take(change), turn: &turn) }
@@ -245,6 +246,20 @@ extension Daemon {
             events.recorder.record("remove", .object(["node": .string(name)]), at: now)
         default:
             break
+        }
+    }
+
+    /// A (re)connection replaces the graph: a recording says so as every node of the old one
+    /// leaving, then every node and device of the new one arriving (ids are PipeWire's anew).
+    private func recordReplacement(of old: Graph, by new: Graph) {
+        for node in old.nodes.values.sorted(by: { $0.id < $1.id }) {
+            if let name = node.name { events.recorder.record("remove", .object(["node": .string(name)]), at: now) }
+        }
+        for device in new.devices.values.sorted(by: { $0.id < $1.id }) {
+            events.recorder.record("add", PwDumpEncoder.object(device), at: now)
+        }
+        for node in new.nodes.values.sorted(by: { $0.id < $1.id }) {
+            events.recorder.record("add", PwDumpEncoder.object(node), at: now)
         }
     }
 }

@@ -47,10 +47,14 @@ public enum DaemonRunner {
         }
         let configDescription = await daemon.configDescription
         logger.info("earshot daemon: control socket \(options.socketPath), config \(configDescription), state \(options.statePath)")
+        let rolling = RollingRecording(
+            directory: RollingRecording.directory(statePath: options.statePath), daemon: daemon, logger: logger)
+        await rolling.apply(keepHours: await daemon.recordKeepHours)
         let watcher = ConfigWatcher(paths: daemon.watchedConfigPaths) { cause in
             Task {
                 await daemon.reloadConfig(because: cause)
                 await desktop.drivers.configChanged(await daemon.driversConfig)
+                await rolling.apply(keepHours: await daemon.recordKeepHours)
             }
         }
         if let failure = watcher.fileWatchFailure {
@@ -70,6 +74,7 @@ public enum DaemonRunner {
             return 1
         }
         await daemon.run()
+        await rolling.stop()
         await daemon.flushState()
         stopSignals.stop()
         watcher.stop()

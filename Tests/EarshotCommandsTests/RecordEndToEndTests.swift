@@ -75,4 +75,37 @@ struct RecordEndToEndTests {
             #expect(decisions.last?["default"] == status["decision"]?["default"])
         }
     }
+
+    @Test("[record] keep-hours: the daemon keeps its own recording, and earshot record --since saves it for a replay after the fact")
+    func rollingRecording() async throws {
+        try await withSandbox(.init(wirePlumber: true, sinks: [.speakers(), .headphones()])) { sandbox in
+            try DaemonReliabilityTests.writeConfig(sandbox, "[record]\nkeep-hours = 1\n[timing]\noff-grace-ms = 0\n")
+            let config = sandbox.configDir.appendingPathComponent("earshot/earshot.toml").path
+            let daemon = try D.start(in: sandbox)
+            try daemon.register(placement: "off-head")
+            let events = try EventSubscription(socket: daemon.socketPath)
+            try daemon.place("on-head")
+            _ = try await events.next("route-change") { $0["current"] == .string(D.headphones) }
+            try daemon.place("off-head")
+            _ = try await events.next("route-change") { $0["current"] == .string(D.speakers) }
+            // A clean stop closes the segment: everything before it is on disk.
+            daemon.process.stop()
+            let recordings = sandbox.stateDir.appendingPathComponent("earshot/recordings").path
+            let output = sandbox.root.appendingPathComponent("since").path
+            let saved = try daemon.earshot("record", "--since", "1h", "--recordings", recordings, "--output", output)
+            #expect(saved.status == 0, "\(saved.output)")
+            let mode = try FileManager.default.attributesOfItem(atPath: "\(output)/events.jsonl")[.posixPermissions] as? Int
+            #expect(mode == 0o600)
+            let replay = try daemon.earshot("eval", "--graph", "\(output)/graph.json", "--events", "\(output)/events.jsonl", "--config", config, "--format", "json")
+            #expect(replay.status == 0, "\(replay.output)")
+            let changes = replay.output.split(separator: "\n").compactMap { try? JSONValue.parse(String($0)) }
+                .filter { $0["changed"] == .bool(true) }.compactMap { decision -> String? in if case .string(let name)? = decision["default"] { name } else { nil } }
+            // The segment began as the daemon started: it replays the start from an empty graph
+            // (the sinks arriving), then the placements' two changes, as the daemon made them.
+            #expect(Array(changes.suffix(2)) == [D.headphones, D.speakers], "\(replay.output)")
+            // Nothing kept: a clear error, exit 1.
+            let none = try daemon.earshot("record", "--since", "1h", "--recordings", sandbox.root.appendingPathComponent("nothing").path, "--output", output + "2")
+            #expect(none.status == 1, "\(none.output)")
+        }
+    }
 }

@@ -157,6 +157,7 @@ struct ConfigTests {
         custom.drivers.galaxyBuds = false
         custom.drivers.inEar = .both
         custom.drivers.ignore = [BluetoothAddress("66:55:44:33:22:11")!]
+        custom.recordKeepHours = 12
         var loaded = try PolicyConfigLoader.parse(ConfigRenderer.toml(custom), file: "custom.toml")
         loaded.file = nil
         #expect(loaded == custom)

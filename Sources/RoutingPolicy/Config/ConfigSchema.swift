@@ -86,6 +86,14 @@ public struct ConfigKey: Sendable {
                 render: { ConfigRenderer.list($0[keyPath: keyPath].map(\.description)) }))
     }
 
+    static func integer(_ path: String, _ keyPath: WritableKeyPath<PolicyConfig, Int> & Sendable, in range: ClosedRange<Int>, _ meaning: String) -> ConfigKey {
+        ConfigKey(
+            path: path, type: "integer", range: "\(range.lowerBound) … \(range.upperBound)", meaning: meaning, integers: range,
+            field: Field(
+                read: { reader, value, at, config in reader.integer(value, at, in: range).map { config[keyPath: keyPath] = $0 } },
+                render: { "\($0[keyPath: keyPath])" }))
+    }
+
     static func wearRule(_ path: String, _ keyPath: WritableKeyPath<PolicyConfig, EarbudWearRule> & Sendable, _ meaning: String) -> ConfigKey {
         let names = EarbudWearRule.allCases.map(\.rawValue)
         return ConfigKey(
@@ -146,6 +154,9 @@ public enum ConfigSchema {
         .hostAddresses(
             "drivers.ignore", \.drivers.ignore,
             "Devices the drivers leave alone (another program reads them, or your own reporter reports them)."),
+        .integer(
+            "record.keep-hours", \.recordKeepHours, in: 0...168,
+            "Keep a rolling recording of the last this many hours of inputs (for earshot record --since); 0 keeps none. Bounded on disk, files 0600."),
         ConfigKey(element: "rule[].match", type: "table, or array of tables", defaultValue: "—",
                   range: "property = glob (* and ?), \"~regex\", \"!\" before either, or false (not set) / true (set); at least one",
                   meaning: "Nodes whose properties (node, then device) all match (see Match values); e.g. { \"node.name\" = \"alsa_output.*hdmi*\" }; with [{ … }, { … }] any one table may match."),

@@ -132,6 +132,9 @@ public struct PolicyConfig: Sendable, Hashable {
     public var tierOrder: [RankTier] = RankTier.defaultOrder
     public var playback = PlaybackConfig()
     public var drivers = DriversConfig()
+    /// `[record] keep-hours`: how many hours of inputs the daemon keeps on its own, for
+    /// `earshot record --since`; 0 keeps none.
+    public var recordKeepHours = 0
     public var rules: [NodeRule] = []
     public var accessories: [StaticAccessory] = []
     /// The file it came from; nil for the built-in defaults.

@@ -19,17 +19,20 @@ final class InputRecorder: Sendable {
     private struct State {
         var recordings: [UInt64: Recording] = [:]
         var nextToken: UInt64 = 0
+        /// The daemon stopped: no recording starts any more.
+        var closed = false
     }
 
     private let state = Mutex(State())
 
     var isRecording: Bool { state.withLock { !$0.recordings.isEmpty } }
 
-    /// Starts a recording at `now` whose first lines are `prefix`; nil when too many run already.
+    /// Starts a recording at `now` whose first lines are `prefix`; nil when too many run
+    /// already, or the daemon stopped.
     func begin(at now: Milliseconds, prefix: [JSONValue] = []) -> AsyncStream<JSONValue>? {
         let (stream, continuation) = AsyncStream.makeStream(of: JSONValue.self, bufferingPolicy: .bufferingOldest(Self.bufferLimit))
         let token = state.withLock { state -> UInt64? in
-            guard state.recordings.count < Self.maximumRecordings else { return nil }
+            guard !state.closed, state.recordings.count < Self.maximumRecordings else { return nil }
             state.nextToken += 1
             state.recordings[state.nextToken] = Recording(start: now, lines: continuation)
             return state.nextToken
@@ -54,6 +57,7 @@ final class InputRecorder: Sendable {
     /// Ends every recording (the daemon stops).
     func close() {
         let recordings = state.withLock { state in
+            state.closed = true
             defer { state.recordings.removeAll() }
             return Array(state.recordings.values)
         }

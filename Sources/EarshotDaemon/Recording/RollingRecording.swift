@@ -1,0 +1,132 @@
+import AudioGraph
+import Foundation
+import Logging
+import SystemBridge
+
+/// `[record] keep-hours`: the daemon's own recording of its inputs, so a surprise can be
+/// replayed after the fact (`earshot record --since 2h`). Hourly segments under the state
+/// directory's `recordings/` (a directory per segment, named by its start in ms since the
+/// epoch, 0700, holding `graph.json` and `events.jsonl`, 0600, as `earshot record` writes
+/// them); segments older than keep-hours are removed as each new one starts; a segment's
+/// events stop at `maximumSegmentBytes` (said once).
+actor RollingRecording {
+    static let segmentLength: Duration = .seconds(3600)
+    static let maximumSegmentBytes = 64 << 20
+
+    let directory: String
+    private let daemon: Daemon
+    private let logger: Logger
+    private var keepHours = 0
+    private var task: Task<Void, Never>?
+
+    /// `recordings/` beside the state file.
+    static func directory(statePath: String) -> String {
+        (statePath as NSString).deletingLastPathComponent + "/recordings"
+    }
+
+    init(directory: String, daemon: Daemon, logger: Logger) {
+        self.directory = directory
+        self.daemon = daemon
+        self.logger = logger
+    }
+
+    /// The config's keep-hours: 0 stops recording (the segments stay until they age out of a
+    /// later setting, or are deleted by hand); more starts it.
+    func apply(keepHours hours: Int) {
+        let was = keepHours
+        keepHours = hours
+        if hours == 0 {
+            task?.cancel()
+            task = nil
+            if was > 0 { logger.info("rolling recording stopped ([record] keep-hours = 0)") }
+            return
+        }
+        guard task == nil else { return }
+        logger.info("keeping the last \(hours) h of inputs in \(directory) (earshot record --since)")
+        task = Task { await self.record() }
+    }
+
+    /// The daemon stopped (its recordings ended): waits until the last lines are on disk.
+    func stop() async {
+        let running = task
+        task = nil
+        await running?.value
+    }
+
+    private func record() async {
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            logger.warning("rolling recording: cannot create \(directory): \(error.localizedDescription); not recording")
+            return
+        }
+        while !Task.isCancelled {
+            // nil: the daemon stopped, or runs too many recordings (eight `earshot record`s).
+            guard let recording = await daemon.startRecording() else { return }
+            let start = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+            prune(before: start - Int64(keepHours) * 3_600_000)
+            guard let file = openSegment(start: start, graph: recording.graph) else { return }
+            let logger = logger
+            // One segment: its lines until the hour is up (or the recording ends).
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await Self.write(recording.lines, to: file, logger: logger) }
+                group.addTask { try? await Task.sleep(for: Self.segmentLength) }
+                await group.next()
+                group.cancelAll()
+            }
+            try? file.close()
+        }
+    }
+
+    /// Appends each line until the stream ends (or this task is cancelled: the segment's hour
+    /// is up), stopping at `maximumSegmentBytes`.
+    private static func write(_ lines: AsyncStream<JSONValue>, to file: AppendingFile, logger: Logger) async {
+        var file = file
+        var toldFull = false
+        for await line in lines {
+            let bytes = Array((line.canonicalText + "\n").utf8)
+            guard file.size + bytes.count <= maximumSegmentBytes else {
+                if !toldFull { logger.warning("rolling recording: a segment reached \(maximumSegmentBytes >> 20) MiB; its later inputs are not kept") }
+                toldFull = true
+                continue
+            }
+            do { try file.write(bytes) } catch {
+                logger.warning("rolling recording: \(error); this segment ends here")
+                return
+            }
+        }
+    }
+
+    private func openSegment(start: Int64, graph: JSONValue) -> AppendingFile? {
+        let segment = "\(directory)/\(start)"
+        do {
+            try FileManager.default.createDirectory(atPath: segment, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            guard FileManager.default.createFile(atPath: "\(segment)/graph.json", contents: try encoder.encode(graph), attributes: [.posixPermissions: 0o600]) else {
+                logger.warning("rolling recording: cannot write \(segment)/graph.json; not recording")
+                return nil
+            }
+            return try FileSystem.openForAppending("\(segment)/events.jsonl")
+        } catch {
+            logger.warning("rolling recording: cannot start a segment in \(segment): \(error); not recording")
+            return nil
+        }
+    }
+
+    /// Removes the segments that started before `cutoff` (ms since the epoch), except the
+    /// newest of them: it holds the inputs from the cutoff on.
+    private func prune(before cutoff: Int64) {
+        let starts = RollingRecordingSegments.list(in: directory)
+        let old = starts.filter { $0 < cutoff }
+        for start in old.dropLast() { try? FileManager.default.removeItem(atPath: "\(directory)/\(start)") }
+    }
+}
+
+/// The segments of a rolling recording, read by the daemon (pruning) and `earshot record --since`.
+public enum RollingRecordingSegments {
+    /// The segments' starts (ms since the epoch), oldest first.
+    public static func list(in directory: String) -> [Int64] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).compactMap { Int64($0) }.sorted()
+    }
+}
