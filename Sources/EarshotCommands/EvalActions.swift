@@ -11,13 +11,17 @@ enum EvalActions {
         var hostAddresses: [String]
         var json: Bool
         var detail: DecisionText.Detail
+        /// `--against` / `--against-builtin`: the old config to diff the decisions with.
+        var against: ConfigSource? = nil
     }
 
     /// Malformed input of any kind exits 2.
     static let inputError: Int32 = 2
+    /// An expectation failed, or `--against` found decisions that differ.
+    static let checkFailed: Int32 = 1
 
     static func run(_ request: Request, environment: [String: String], write: (String) -> Void) -> CommandOutcome {
-        let stdinUsers = [("--graph", Optional(request.graphPath)), ("--events", request.eventsPath), ("--config", request.configPath)]
+        let stdinUsers = [("--graph", Optional(request.graphPath)), ("--events", request.eventsPath), ("--config", request.configPath), ("--against", request.against?.path)]
             .filter { $0.1 == "-" }.map(\.0)
         guard stdinUsers.count <= 1 else {
             return failure("earshot eval: only one of \(stdinUsers.joined(separator: ", ")) can read standard input (-)")
@@ -58,18 +62,37 @@ enum EvalActions {
                 return failure("earshot eval: \(error)")
             }
         }
+        let source = request.eventsPath.map(InputFile.name) ?? "<events>"
+        if let against = request.against {
+            return EvalDiffActions.run(
+                graph: graph, old: against, new: config, hostAddresses: hosts, events: events, source: source, json: request.json, write: write)
+        }
         if !request.json { write(DecisionText.header) }
+        // Failed expectations are printed in the stream, where the event settled.
+        var checker = EvalExpectationChecker()
+        var failed = 0
+        func report(_ failures: [ExpectationFailure]) {
+            failed += failures.count
+            for failure in failures {
+                write(request.json ? failure.jsonLine : failure.textLines(detail: request.detail).joined(separator: "\n"))
+            }
+        }
         do {
-            try EvalRunner.run(graph: graph, config: config, hostAddresses: hosts, events: events, source: request.eventsPath.map(InputFile.name) ?? "<events>") { decision, event in
+            try EvalRunner.run(graph: graph, config: config, hostAddresses: hosts, events: events, source: source) { decision, event in
+                report(checker.observe(decision, event: event))
                 write(request.json ? DecisionRecord(decision, line: event?.line).jsonLine : DecisionText.render(decision, detail: request.detail))
             }
         } catch {
             return failure("earshot eval: \(error)")
         }
+        report(checker.finish())
+        guard failed == 0 else {
+            return CommandOutcome(standardError: "earshot eval: \(failed) expectation(s) failed\n", exitCode: checkFailed)
+        }
         return CommandOutcome()
     }
 
-    private static func failure(_ message: String) -> CommandOutcome {
+    static func failure(_ message: String) -> CommandOutcome {
         CommandOutcome(standardError: message + "\n", exitCode: inputError)
     }
 }
