@@ -61,6 +61,20 @@ struct EvalDiffTests {
         #expect(differing == outcome.differences.map { "\($0.at) \($0.trigger)" })
     }
 
+    /// A longer off-grace moves a timer: at 9400 only the old run fires it and leaves the
+    /// headphones; the new run still stands by them (not decided there). Its own off-grace at
+    /// 11 000 comes after the user's HDMI pick, so both agree again and nothing more is listed.
+    @Test func aTimerOfOneRunOnlyIsComparedWithWhatTheOtherStillStandsBy() throws {
+        let new = try PolicyConfigLoader.parse("[timing]\noff-grace-ms = 2000\n", file: "new.toml")
+        let outcome = try Self.diff(old: PolicyConfig(), new: new)
+        try #require(outcome.differences.count == 1)
+        let difference = outcome.differences[0]
+        #expect(difference.at == 9400 && difference.trigger == "off-grace AA:BB:CC:DD:EE:FF")
+        #expect(difference.old.decided && difference.old.default == Sinks.speakers)
+        #expect(!difference.new.decided && difference.new.default == Sinks.headphones)
+        #expect(outcome.compared == 13, "twelve places in each run, the two off-grace timers apart")
+    }
+
     @Test func differenceJSONHasTheDocumentedFields() throws {
         let new = try PolicyConfigLoader.parse(Self.usbFirst, file: "new.toml")
         let difference = try #require(try Self.diff(old: PolicyConfig(), new: new).differences.last)
