@@ -53,8 +53,8 @@ public enum EvalDiff {
                 let anchor = place.old ?? place.new ?? oldCurrent
                 differences.append(EvalDifference(
                     at: anchor.decision.at, line: anchor.line, trigger: anchor.decision.trigger.description,
-                    old: .init(DecisionRecord(oldCurrent.decision, line: oldCurrent.line), decided: place.old != nil),
-                    new: .init(DecisionRecord(newCurrent.decision, line: newCurrent.line), decided: place.new != nil)))
+                    old: .init(oldCurrent, decided: place.old != nil, otherDefault: newCurrent.decision.defaultSink),
+                    new: .init(newCurrent, decided: place.new != nil, otherDefault: oldCurrent.decision.defaultSink)))
             }
         }
         return Outcome(differences: differences, compared: compared)

@@ -10,7 +10,9 @@ public struct EvalDifference: Codable, Sendable, Hashable {
         public var decided: Bool
         public var `default`: String?
         public var reason: String?
-        /// The tier that put the winner first (null with fewer than two eligible sinks).
+        /// The tier that put this run's default above the other run's (its `runner-up`), or,
+        /// when that sink is not eligible in this run, above its own runner-up (null with
+        /// fewer than two eligible sinks).
         public var decidedBy: DecisionRecord.Decider?
         /// The winner's tier values, in tier order (null with no eligible sink).
         public var winner: DecisionRecord.Ranked?
