@@ -2,7 +2,7 @@ import AudioGraph
 
 /// What an event line's `"expect"` asks of the default once that event and the timers it
 /// starts have settled: `{"default": NODE}` or `{"not-default": NODE}` (both may be given).
-public struct EvalExpectation: Sendable, Hashable {
+public struct EvalExpectation: Sendable, Hashable, CustomStringConvertible {
     public enum Kind: String, Sendable, CaseIterable {
         case isDefault = "default"
         case notDefault = "not-default"
