@@ -13,13 +13,17 @@ enum EvalActions {
         var detail: DecisionText.Detail
         /// `--format svg`: a timeline picture of the whole run instead of a line per decision.
         var svg = false
+        /// `--against` / `--against-builtin`: the old config to diff the decisions with.
+        var against: ConfigSource? = nil
     }
 
     /// Malformed input of any kind exits 2.
     static let inputError: Int32 = 2
+    /// An expectation failed, or `--against` found decisions that differ.
+    static let checkFailed: Int32 = 1
 
     static func run(_ request: Request, environment: [String: String], write: (String) -> Void) -> CommandOutcome {
-        let stdinUsers = [("--graph", Optional(request.graphPath)), ("--events", request.eventsPath), ("--config", request.configPath)]
+        let stdinUsers = [("--graph", Optional(request.graphPath)), ("--events", request.eventsPath), ("--config", request.configPath), ("--against", request.against?.path)]
             .filter { $0.1 == "-" }.map(\.0)
         guard stdinUsers.count <= 1 else {
             return failure("earshot eval: only one of \(stdinUsers.joined(separator: ", ")) can read standard input (-)")
@@ -60,10 +64,45 @@ enum EvalActions {
                 return failure("earshot eval: \(error)")
             }
         }
+        let source = request.eventsPath.map(InputFile.name) ?? "<events>"
+        if let against = request.against {
+            guard request.svg else {
+                return EvalDiffActions.run(
+                    graph: graph, old: against, new: config, hostAddresses: hosts, events: events, source: source, json: request.json, write: write)
+            }
+            // The two timelines one above the other; the exit status is the diff's (0: same).
+            let diff = EvalDiffActions.run(
+                graph: graph, old: against, new: config, hostAddresses: hosts, events: events, source: source, json: false, write: { _ in })
+            guard diff.exitCode <= 1, let old = try? against.load() else { return diff }
+            var timelines: [(title: String, Timeline)] = []
+            for (title, runConfig) in [("old: \(against)", old), ("new", config)] {
+                var builder = TimelineBuilder()
+                do {
+                    try EvalRunner.run(graph: graph, config: runConfig, hostAddresses: hosts, events: events, source: source) { decision, event in
+                        builder.record(decision, event: event)
+                    }
+                } catch {
+                    return failure("earshot eval: \(error)")
+                }
+                timelines.append((title, builder.finish()))
+            }
+            write(String(SVGTimelineRenderer.render(timelines).dropLast()))
+            return CommandOutcome(exitCode: diff.exitCode)
+        }
         if !request.json && !request.svg { write(DecisionText.header) }
         var timeline = TimelineBuilder()
+        // Failed expectations are printed in the stream, where the event settled.
+        var checker = EvalExpectationChecker()
+        var failed = 0
+        func report(_ failures: [ExpectationFailure]) {
+            failed += failures.count
+            for failure in failures where !request.svg {
+                write(request.json ? failure.jsonLine : failure.textLines(detail: request.detail).joined(separator: "\n"))
+            }
+        }
         do {
-            try EvalRunner.run(graph: graph, config: config, hostAddresses: hosts, events: events, source: request.eventsPath.map(InputFile.name) ?? "<events>") { decision, event in
+            try EvalRunner.run(graph: graph, config: config, hostAddresses: hosts, events: events, source: source) { decision, event in
+                report(checker.observe(decision, event: event))
                 if request.svg {
                     timeline.record(decision, event: event)
                 } else {
@@ -74,10 +113,14 @@ enum EvalActions {
             return failure("earshot eval: \(error)")
         }
         if request.svg { write(String(SVGTimelineRenderer.render(timeline.finish()).dropLast())) }
+        report(checker.finish())
+        guard failed == 0 else {
+            return CommandOutcome(standardError: "earshot eval: \(failed) expectation(s) failed\n", exitCode: checkFailed)
+        }
         return CommandOutcome()
     }
 
-    private static func failure(_ message: String) -> CommandOutcome {
+    static func failure(_ message: String) -> CommandOutcome {
         CommandOutcome(standardError: message + "\n", exitCode: inputError)
     }
 }

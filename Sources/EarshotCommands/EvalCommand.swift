@@ -8,7 +8,7 @@ struct EvalCommand: ParsableCommand {
         commandName: "eval",
         abstract: "Dry-run the policy over a saved graph and an event script.",
         // --graph is required; it is declared optional only so the hidden benchmark runs without it.
-        usage: "earshot eval --graph <graph> [--events <events>] [--config <config>] [--host-address <host-address> ...] [--format <format>] [--explain <explain>]",
+        usage: "earshot eval --graph <graph> [--events <events>] [--config <config>] [--host-address <host-address> ...] [--format <format>] [--explain <explain>] [--against <old-config> | --against-builtin]",
         discussion: """
             The graph is `pw-dump` output; its `default` metadata gives the user's configured \
             default.
@@ -21,7 +21,13 @@ struct EvalCommand: ParsableCommand {
               {"at":9500,"add":{ one pw-dump Node or Device object }}
               {"at":9800,"remove":{"node":"<node.name>"}}
               {"at":9900,"select":{"node":"<node.name>"}}
-            (a register is one line; it is folded here to fit.)
+            (a register is one line; it is folded here to fit.) Any line may add \
+            "expect":{"default":"<node.name>"} or {"not-default":"<node.name>"}, checked once \
+            the event and the timers it starts have settled; a failed one is printed and exits 1.
+
+            --against OLD (or --against-builtin) runs the script under OLD and under --config \
+            (or the default search) and prints only the decisions that differ: exit 0 when none \
+            does, 1 when some do.
 
             Prints one decision per event and per timer that fires; after the last event, time \
             runs on until no timer is pending. Exit 2 on a malformed graph, event line, config or \
@@ -48,6 +54,12 @@ struct EvalCommand: ParsableCommand {
     @Option(help: "Text detail: summary (the winner's tiers; the default) or full (every sink). JSON always has everything.", completion: .list(["summary", "full"]))
     var explain: DecisionText.Detail?
 
+    @Option(help: "Also run under this old config and print only the decisions that differ (exit 1 if any).", completion: .file(extensions: ["toml"]))
+    var against: String?
+
+    @Flag(name: .customLong("against-builtin"), help: "Like --against, with the built-in defaults as the old config.")
+    var againstBuiltin = false
+
     @Option(name: .customLong("bench-events"), help: .hidden)
     var benchEvents: Int?
 
@@ -63,6 +75,9 @@ struct EvalCommand: ParsableCommand {
     @Option(name: .customLong("bench-write-graph"), parsing: .upToNextOption, help: .hidden)
     var benchWriteGraph: [String] = []
 
+    @Option(name: .customLong("bench-write-replay"), parsing: .upToNextOption, help: .hidden)
+    var benchWriteReplay: [String] = []
+
     func run() throws {
         if let benchEvents {
             try EvalBenchmark.run(sinks: benchSinks, events: benchEvents, runs: benchRuns, noise: benchNoise).emit()
@@ -72,12 +87,18 @@ struct EvalCommand: ParsableCommand {
             try GraphBenchmark.write(sinks: sinks, to: benchWriteGraph[1])
             return
         }
+        if benchWriteReplay.count == 3, let events = Int(benchWriteReplay[0]), let sinks = Int(benchWriteReplay[1]) {
+            try EvalReplayBenchmark.write(events: events, sinks: sinks, to: benchWriteReplay[2])
+            return
+        }
         guard let graph else { throw ValidationError("--graph FILE is required") }
         if format == .svg, explain != nil { throw ValidationError("--explain is for text output; --format svg draws no explanations") }
+        guard against == nil || !againstBuiltin else { throw ValidationError("--against and --against-builtin cannot be used together") }
         let output = BufferedOutput()
         let outcome = EvalActions.run(
             EvalActions.Request(graphPath: graph, eventsPath: events, configPath: config, hostAddresses: hostAddresses,
-                                json: format == .json, detail: explain ?? .summary, svg: format == .svg),
+                                json: format == .json, detail: explain ?? .summary, svg: format == .svg,
+                                against: against.map(ConfigSource.file) ?? (againstBuiltin ? .builtIn : nil)),
             environment: ProcessInfo.processInfo.environment, write: output.write)
         output.flush()
         try outcome.emit()

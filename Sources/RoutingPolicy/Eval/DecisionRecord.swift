@@ -51,6 +51,12 @@ public struct DecisionRecord: Codable, Sendable, Hashable {
     public var error: Failure?
 
     public init(_ decision: Decision, line: Int? = nil) {
+        self.init(decision, line: line, explaining: decision.ranking[...], rejected: decision.rejected)
+    }
+
+    /// `explaining`: the ranked sinks to list with their tier values (`DecisionRecordSummary`
+    /// lists the winner only).
+    init(_ decision: Decision, line: Int?, explaining ranked: ArraySlice<RankedSink>, rejected: [RejectedSink]) {
         at = decision.at
         self.line = line
         trigger = decision.trigger.description
@@ -59,12 +65,12 @@ public struct DecisionRecord: Codable, Sendable, Hashable {
         changed = decision.changed
         reason = decision.reason?.rawValue
         summary = decision.summary
-        ranking = decision.ranking.map { sink in
+        ranking = ranked.map { sink in
             Ranked(node: sink.node, tiers: decision.explanation(of: sink).terms.map { Term(tier: $0.tier.rawValue, value: $0.value, why: $0.why) })
         }
         decidedBy = decision.decidedBy.map { Decider(tier: $0.tierName, runnerUp: $0.runnerUp, why: $0.why) }
         // By node name: the engine's order follows hashing, which differs from run to run.
-        rejected = decision.rejected.map { Rejected(node: $0.node, why: decision.why($0)) }.sorted { $0.node < $1.node }
+        self.rejected = rejected.map { Rejected(node: $0.node, why: decision.why($0)) }.sorted { $0.node < $1.node }
         error = decision.error.map { Failure(code: $0.code.rawValue, message: $0.message) }
     }
 

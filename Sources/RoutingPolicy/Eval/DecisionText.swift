@@ -23,7 +23,8 @@ public enum DecisionText {
             lines.append(indent + "refused: \(error.code.rawValue): \(error.message)")
         }
         lines.append(indent + decision.summary)
-        lines += explanationLines(DecisionRecord(decision), detail: detail).map { indent + $0 }
+        let record = detail == .summary ? DecisionRecord(summaryOf: decision) : DecisionRecord(decision)
+        lines += explanationLines(record, detail: detail).map { indent + $0 }
         return lines.joined(separator: "\n")
     }
 

@@ -15,6 +15,8 @@ public struct EvalEvent: Sendable {
     public var at: Milliseconds
     public var line: Int
     public var action: Action
+    /// The line's `"expect"`: checked once the event and the timers it starts have settled.
+    public var expectations: [EvalExpectation] = []
 }
 
 /// A script line that cannot be run: the line number and what is wrong with it.
@@ -69,7 +71,14 @@ public enum EvalScript {
             }
             guard at >= lastAt else { throw fail("\"at\" goes back in time (\(at) after \(lastAt)); events must be in time order") }
             lastAt = at
-            let actionKeys = fields.keys.filter { $0 != "at" }.sorted()
+            var expectations: [EvalExpectation] = []
+            if let expect = fields["expect"] {
+                switch EvalExpectation.parse(expect) {
+                case .success(let parsed): expectations = parsed
+                case .failure(let error): throw fail(error.message)
+                }
+            }
+            let actionKeys = fields.keys.filter { $0 != "at" && $0 != "expect" }.sorted()
             guard actionKeys.count == 1, let verb = actionKeys.first else {
                 throw fail("one action per line, one of \(actions.joined(separator: ", ")); found \(actionKeys.isEmpty ? "none" : actionKeys.joined(separator: ", "))")
             }
@@ -97,7 +106,7 @@ public enum EvalScript {
             default:
                 throw fail("unknown action \"\(verb)\"; use one of \(actions.joined(separator: ", "))")
             }
-            events.append(EvalEvent(at: at, line: lineNumber, action: action))
+            events.append(EvalEvent(at: at, line: lineNumber, action: action, expectations: expectations))
         }
         return events
     }

@@ -1,0 +1,14 @@
+extension EvalDifference.Side {
+    /// One run's side, explained against the other run's default: the tier that put this
+    /// run's winner above the sink the other run chose is the term that made the difference.
+    /// When that sink is not eligible in this run, the usual winner-over-runner-up tier.
+    init(_ step: EvalDiff.Step, decided: Bool, otherDefault: String?) {
+        var record = DecisionRecord(step.decision, line: step.line)
+        let decision = step.decision
+        if let winner = decision.ranking.first, let other = decision.ranking.first(where: { $0.node == otherDefault }), other.node != winner.node {
+            let decider = RankExplainer(config: decision.config, hostAddresses: decision.hostAddresses).decidedBy(winner, over: other)
+            record.decidedBy = DecisionRecord.Decider(tier: decider.tierName, runnerUp: decider.runnerUp, why: decider.why)
+        }
+        self.init(record, decided: decided)
+    }
+}
