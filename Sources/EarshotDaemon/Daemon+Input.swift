@@ -112,7 +112,7 @@ extension Daemon {
             && session.connection?.createdDefaultMetadataIDs().contains(metadata.id) != true:
             // A session manager's new `default` metadata: the values it fills in first are
             // restored from its own state, not a user's pick.
-            applier.writer.sessionManagerArrived()
+            applier.writer.sessionManagerArrived(at: now)
         default:
             break
         }
@@ -122,10 +122,10 @@ extension Daemon {
         case .client, .removed:
             if session.detectMode(in: engine.graph), session.connection != nil {
                 logger.info("apply mode: \(session.mode.rawValue)\(session.sessionManager.map { " (\($0))" } ?? "")")
-                applier.modeChanged(to: session.mode)
+                applier.modeChanged(to: session.mode, at: now)
             }
         case .metadataProperty(let id, 0, Graph.configuredSinkKey?, _, let value?) where engine.graph.metadata[id]?.name == "default":
-            if let name = MetadataEntry.name(inJSON: value), !applier.writer.consumeEcho(of: name), name != engine.currentDefault {
+            if let name = MetadataEntry.name(inJSON: value), !applier.writer.consumeEcho(of: name, at: now), name != engine.currentDefault {
                 // Someone else (wpctl, pavucontrol, GNOME) chose: follow, don't fight. The
                 // graph-change decision before it is superseded, never applied.
                 outcome = engine.handle(.userSelectedDefault(name), at: now)

@@ -28,21 +28,29 @@ final class DefaultSinkWriter {
     /// from its own state has been set to Earshot's decision, the values it writes are its
     /// start-up, not a user's pick.
     private(set) var sessionManagerSettling = false
+    /// When the session manager last arrived (daemon clock, ms): a value it writes within
+    /// `startUpWindow` of that is its start-up (WirePlumber 0.5 restores the configured default
+    /// from its own state a moment after its metadata appears, sometimes after Earshot's write
+    /// has echoed), not a user's pick; Earshot's decision is written again over it.
+    private var arrivedAt: Int64?
+    static let startUpWindow: Int64 = 3_000
 
     init(logger: Logger) { self.logger = logger }
 
     func reset() {
         inFlight = []
         sessionManagerSettling = false
+        arrivedAt = nil
     }
 
     /// A `default` metadata object went: the writes Earshot made to it will never echo.
     func metadataRemoved() { inFlight = [] }
 
-    /// A session manager arrived: what it writes first is its own start-up.
-    func sessionManagerArrived() {
+    /// A session manager arrived at `now`: what it writes first is its own start-up.
+    func sessionManagerArrived(at now: Int64) {
         inFlight = []
         sessionManagerSettling = true
+        arrivedAt = now
     }
 
     /// The graph says what Earshot decided and nothing is in flight: from now on a value
@@ -56,11 +64,12 @@ final class DefaultSinkWriter {
     /// false means someone else chose it.
     /// An echo is taken off the queue even while the session manager settles: else the write
     /// stays in flight for ever and the settling never ends.
-    func consumeEcho(of name: String) -> Bool {
+    func consumeEcho(of name: String, at now: Int64) -> Bool {
         if let index = inFlight.firstIndex(of: name) {
             inFlight.removeSubrange(...index)
             return true
         }
+        if let arrivedAt, now - arrivedAt < Self.startUpWindow { return true }
         return sessionManagerSettling
     }
 
@@ -122,8 +131,8 @@ final class ApplyStage {
     }
 
     /// The mode changed (a session manager came or went): a write in flight may never echo.
-    func modeChanged(to mode: ApplyMode) {
-        if mode == .cooperative { writer.sessionManagerArrived() } else { writer.reset() }
+    func modeChanged(to mode: ApplyMode, at now: Int64) {
+        if mode == .cooperative { writer.sessionManagerArrived(at: now) } else { writer.reset() }
         responsivenessCheckDue = mode == .standalone
     }
 

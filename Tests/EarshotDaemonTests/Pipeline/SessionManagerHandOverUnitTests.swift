@@ -99,9 +99,40 @@ struct SessionManagerHandOverUnitTests {
             .metadataProperty(metadata: 77, subject: 0, key: Graph.configuredSinkKey, type: "Spa:String:JSON", value: MetadataEntry.json(name: name))
         }
         await h.changes(configured(H.headphones))
+        // Past the session manager's start-up window, a value Earshot did not write is a pick.
+        h.clock.advance(by: DefaultSinkWriter.startUpWindow)
         await h.changes(configured(H.speakers))
         #expect(await h.daemon.decisions.last?.reason == .userOverride)
         #expect(await h.daemon.status().decision?.defaultSink == H.speakers)
+        await h.stop()
+    }
+
+    /// Seen on WirePlumber 0.5 in a loaded run: it restored the configured default from its
+    /// state a moment after Earshot's write had echoed, and Earshot took it for a user's pick.
+    @Test("a value the returning session manager restores after Earshot's echo, within its start-up window, is not a pick: the decision is written again")
+    func lateRestoreIsNotAPick() async throws {
+        let h = try await H()
+        await h.connect(H.graph(sessionManager: true))
+        _ = await h.place("on-head", register: true)
+        await h.echo()
+        _ = await h.place("off-head")
+        h.clock.advance(by: 1_000)  // the off-grace: the speakers are the decision
+        await h.settle()
+        await h.echo()
+        await Self.takeOver(h)
+        await h.changes(.client(Self.wirePlumber), .metadata(Metadata(id: 77, props: ["metadata.name": "default"])))
+        await h.changes(.removed(FakePipeWire.createdMetadataID))
+        _ = h.pipewire.takeEchoes()
+        func configured(_ name: String) -> GraphChange {
+            .metadataProperty(metadata: 77, subject: 0, key: Graph.configuredSinkKey, type: "Spa:String:JSON", value: MetadataEntry.json(name: name))
+        }
+        await h.changes(configured(H.speakers))  // the echo of Earshot's write
+        h.clock.advance(by: 500)
+        let before = h.log.all.count
+        await h.changes(configured(H.headphones))  // WirePlumber's restore, late
+        #expect(await h.daemon.decisions.last?.reason != .userOverride)
+        #expect(await h.daemon.status().decision?.defaultSink == H.speakers)
+        #expect(Array(h.log.all.dropFirst(before)).contains("set default.configured.audio.sink=\(H.speakers)"))
         await h.stop()
     }
 }
