@@ -135,4 +135,28 @@ struct DaemonControlSocketTests {
             #expect(writes < count / 2, "\(writes) writes for \(count) pipelined registrations")
         }
     }
+
+    @Test("record over the socket: the graph as pw-dump, the live registration at 0, then each accepted request as an eval line; a second stream on the connection is refused")
+    func recordOverTheSocket() async throws {
+        try await Self.withServer { h, client in
+            _ = await h.place("off-head", register: true)
+            let started = try await client.request(#"{"id":1,"op":"record"}"#)
+            #expect(started["ok"] == .bool(true))
+            guard case .array(let objects)? = started["graph"] else { throw Failure("no graph in \(started.canonicalText)") }
+            #expect(objects.contains { $0["type"] == .string("PipeWire:Interface:Node") })
+            let prefix = try JSONValue.parse(try #require(try await client.readLine()))
+            #expect(prefix["record"]?["at"] == .integer(0))
+            #expect(prefix["record"]?["register"]?["placement"] == .string("off-head"))
+            h.clock.advance(by: 250)
+            _ = await h.place("on-head")
+            let update = try JSONValue.parse(try #require(try await client.readLine()))
+            #expect(update["record"]?["at"] == .integer(250))
+            #expect(update["record"]?["update"]?["placement"] == .string("on-head"))
+            // Everything recorded is a line `earshot eval` reads.
+            let script = [prefix, update].compactMap { $0["record"]?.canonicalText }.joined(separator: "\n")
+            #expect(try EvalScript.parse(script, source: "recorded").count == 2)
+            let refused = try await client.request(#"{"id":3,"op":"record"}"#)
+            #expect(refused["ok"] == .bool(false), "\(refused.canonicalText)")
+        }
+    }
 }
