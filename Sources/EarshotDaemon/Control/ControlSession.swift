@@ -69,6 +69,8 @@ final class ControlSession: Sendable {
     private func serve(_ frames: AsyncStream<ControlFrame>, answered: @escaping @Sendable () -> Void) async {
         var lastWrite: EventLoopFuture<Void>?
         var subscribed = false
+        /// The connection streams a recording (`record`): no events may mix into it.
+        var streamsRecording = false
         // The reporter of the last register made on this connection: updates and unregisters
         // that name no reporter speak for it.
         var reporter: String?
@@ -109,6 +111,11 @@ final class ControlSession: Sendable {
                     // Earlier replies first: events must not overtake them.
                     await pending?.value
                     pending = nil
+                    guard !streamsRecording else {
+                        emit(ControlWire.line(ControlWire.failure(
+                            id: request.id, AccessoryError(.invalidRequest, "this connection streams a recording: subscribe on another"))))
+                        continue
+                    }
                     lastWrite = write(ControlWire.success(id: request.id, ControlWire.SubscribeResult()))
                     if !subscribed {
                         subscribed = true
@@ -126,6 +133,7 @@ final class ControlSession: Sendable {
                     }
                     lastWrite = write(ControlWire.success(id: request.id, ControlWire.RecordResult(graph: recording.graph)))
                     subscribed = true
+                    streamsRecording = true
                     startRecording(recording)
                     answered()
                 case .success(let request):

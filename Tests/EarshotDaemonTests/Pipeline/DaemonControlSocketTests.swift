@@ -157,6 +157,8 @@ struct DaemonControlSocketTests {
             #expect(try EvalScript.parse(script, source: "recorded").count == 2)
             let refused = try await client.request(#"{"id":3,"op":"record"}"#)
             #expect(refused["ok"] == .bool(false), "\(refused.canonicalText)")
+            let noEvents = try await client.request(#"{"id":4,"op":"subscribe"}"#)
+            #expect(noEvents["ok"] == .bool(false), "events must not mix into a recording: \(noEvents.canonicalText)")
         }
     }
 }
