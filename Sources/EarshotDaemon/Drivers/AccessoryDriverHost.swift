@@ -18,6 +18,9 @@ actor AccessoryDriverHost {
     private var config: DriversConfig
     private var devices: [DriverDevice] = []
     private var drivers: [BluetoothAddress: (driver: DeviceDriver, family: AccessoryFamily)] = [:]
+    /// Drivers told to stop that may still be finishing (a connect in flight), by address: a
+    /// new driver for the address starts after its predecessor ended.
+    private var retiring: [BluetoothAddress: DeviceDriver] = [:]
     private var toldCap = false
 
     init(
@@ -70,9 +73,11 @@ actor AccessoryDriverHost {
 
     private func reconcile() async {
         let wanted = wanted()
+        retiring = retiring.filter { !$0.value.isFinished }
         for (address, running) in drivers where wanted[address].map({ $0.1 != running.family || $0.0.path != running.driver.device.path }) ?? true {
             drivers[address] = nil
-            await running.driver.stop()
+            running.driver.retire()
+            retiring[address] = running.driver
             board.end(address)
         }
         let context = DeviceDriver.Context(
@@ -84,7 +89,7 @@ actor AccessoryDriverHost {
                 break
             }
             logger.info("\(DriverFamily(family).productName) \(address) (\(device.name ?? "unnamed")) connected: the \(DriverFamily(family).rawValue) driver reads whether it is worn")
-            drivers[address] = (DeviceDriver(device: device, family: family, context: context), family)
+            drivers[address] = (DeviceDriver(device: device, family: family, context: context, after: retiring.removeValue(forKey: address)), family)
         }
     }
 
@@ -95,5 +100,8 @@ actor AccessoryDriverHost {
             await driver.stop(unregister: unregister)
             board.end(address)
         }
+        let finishing = retiring.values
+        retiring = [:]
+        for driver in finishing { await driver.finished() }
     }
 }

@@ -28,23 +28,40 @@ final class DeviceDriver: Sendable {
     /// Whether stopping ends the registration (the device went) or keeps it (the daemon stops).
     private let unregisterOnStop: StopChoice
 
-    /// Set before the task is cancelled, read once it ends.
+    /// Set before the task is cancelled, read once it ends; `finished` once it has.
     final class StopChoice: Sendable {
         let unregister = Mutex(true)
+        let finished = Atomic(false)
     }
 
-    init(device: DriverDevice, family: AccessoryFamily, context: Context) {
+    /// - Parameter predecessor: the driver this device had before (it disconnected and came
+    ///   back): this one starts only once that one has ended, so the old one's last act (ending
+    ///   its registration) never lands after the new one registered.
+    init(device: DriverDevice, family: AccessoryFamily, context: Context, after predecessor: DeviceDriver? = nil) {
         self.device = device
         let unregisterOnStop = StopChoice()
         self.unregisterOnStop = unregisterOnStop
-        task = Task { await Self.run(device: device, family: family, context: context, unregisterOnStop: unregisterOnStop) }
+        task = Task {
+            await predecessor?.finished()
+            if !Task.isCancelled { await Self.run(device: device, family: family, context: context, unregisterOnStop: unregisterOnStop) }
+            unregisterOnStop.finished.store(true, ordering: .releasing)
+        }
     }
 
-    /// Stops it (cancels the channel's reads) and waits until it ended; with `unregister` its
-    /// registration ends too (the device disconnected), else it stays for the next start.
-    func stop(unregister: Bool = true) async {
+    /// Whether it has ended.
+    var isFinished: Bool { unregisterOnStop.finished.load(ordering: .acquiring) }
+
+    /// Tells it to stop without waiting (a connect or a BlueZ call in flight may take its
+    /// deadline to return): the host stays responsive to other devices meanwhile. With
+    /// `unregister` its registration ends (the device disconnected), else it stays.
+    func retire(unregister: Bool = true) {
         unregisterOnStop.unregister.withLock { $0 = unregister }
         task.cancel()
+    }
+
+    /// `retire`, then waits until it ended.
+    func stop(unregister: Bool = true) async {
+        retire(unregister: unregister)
         await task.value
     }
 
@@ -66,6 +83,11 @@ final class DeviceDriver: Sendable {
                 try? await Task.sleep(for: retry)
                 retry = min(retry * 2, longestRetry)
                 continue
+            }
+            // Told to stop while the connect was in flight: say nothing to the device.
+            if Task.isCancelled {
+                channel.close()
+                break
             }
             if lastProblem != nil { context.logger.info("\(label): connected") }
             lastProblem = nil

@@ -194,6 +194,29 @@ struct DriverHostTests {
         await rig.stop()
     }
 
+    @Test("a device that disconnects while its connect hangs does not hold the host up; when it comes back, the new driver starts after the old one ended")
+    func hangingConnectDoesNotBlockTheHost() async throws {
+        let rig = try await Rig()
+        rig.transports.hold()
+        await rig.host.devicesChanged([Self.airPods])
+        try await rig.until("the first open is waiting") { rig.transports.opens == 1 }
+        var gone = Self.airPods
+        gone.connected = false
+        // Answered at once, though the first driver's connect still hangs.
+        let started = ContinuousClock.now
+        await rig.host.devicesChanged([gone])
+        await rig.host.devicesChanged([Self.airPods])
+        #expect(started.duration(to: .now) < .seconds(5))
+        rig.transports.release()
+        let earbud = await rig.transports.nextEarbud()  // the first driver's channel, closed as it ends
+        #expect(await earbud.received() == nil)
+        let second = await rig.transports.nextEarbud()
+        #expect(await second.received() == Self.handshake)
+        try second.send(Self.ear(0x00, 0x00))
+        try await rig.until("the new driver registered") { await rig.reporter() == "org.earshot.driver.aap" }
+        await rig.stop()
+    }
+
     @Test("a held channel is said once and retried with backoff; no Bluetooth here: said once, never retried")
     func heldThenUnavailable() async throws {
         let rig = try await Rig()

@@ -16,6 +16,8 @@ final class SocketPairTransports: DriverTransports {
         var waiters: [CheckedContinuation<FakeEarbud, Never>] = []
         var failures: [DriverTransportError] = []
         var opens = 0
+        /// Opens wait here while held (a connect to a device that does not answer yet).
+        var held: [CheckedContinuation<Void, Never>]? = nil
     }
 
     private let state = Mutex(State())
@@ -25,10 +27,29 @@ final class SocketPairTransports: DriverTransports {
 
     var opens: Int { state.withLock { $0.opens } }
 
+    /// From now on every open waits until `release()`.
+    func hold() { state.withLock { $0.held = $0.held ?? [] } }
+
+    func release() {
+        let waiting = state.withLock { state in
+            defer { state.held = nil }
+            return state.held ?? []
+        }
+        for waiter in waiting { waiter.resume() }
+    }
+
     func open(_ device: DriverDevice, family: AccessoryFamily) async throws(DriverTransportError) -> BluetoothChannel {
+        state.withLock { $0.opens += 1 }
+        await withCheckedContinuation { continuation in
+            let wait = state.withLock { state -> Bool in
+                guard state.held != nil else { return false }
+                state.held?.append(continuation)
+                return true
+            }
+            if !wait { continuation.resume() }
+        }
         let failure = state.withLock { state -> DriverTransportError? in
-            state.opens += 1
-            return state.failures.isEmpty ? nil : state.failures.removeFirst()
+            state.failures.isEmpty ? nil : state.failures.removeFirst()
         }
         if let failure { throw failure }
         let kind = DriverFamily(family).channelKind
