@@ -12,6 +12,8 @@ actor BlueZProfileBroker {
     static let profileInterface = "org.bluez.Profile1"
     /// How long BlueZ may take to connect and hand the channel over.
     static let connectTimeout: Duration = .seconds(20)
+    /// How long the socket may come after ConnectProfile's answer.
+    static let handOverTimeout: Duration = .seconds(5)
 
     private let bus: DBusConnection
     private let logger: Logger
@@ -56,6 +58,12 @@ actor BlueZProfileBroker {
         }
         if let descriptor = arrived.removeValue(forKey: devicePath) { return descriptor }
         // BlueZ answers ConnectProfile once NewConnection returned: it should be here already.
+        // A BlueZ that never hands it over must not hold this driver (and the device) for ever.
+        let deadline = Task { [weak self] in
+            try? await Task.sleep(for: Self.handOverTimeout)
+            await self?.cancel(devicePath: devicePath)
+        }
+        defer { deadline.cancel() }
         let descriptor = await withCheckedContinuation { continuation in waiting[devicePath] = continuation }
         guard let descriptor else { throw .failed("BlueZ connected \(devicePath) but handed no channel over") }
         return descriptor
