@@ -220,69 +220,19 @@ struct AccessoryReportSessionTests {
         #expect(await refusing.performed.count == 1)
     }
 
-    @Test("the reporter actor: placements in, unregister when the headset disconnects")
-    func reporterActor() async {
+    @Test("a driver's use: placements in, unregister when the headset disconnects")
+    func driverUse() async {
         let control = InMemoryDaemonControl()
-        let reporter = AccessoryReporter(session: Self.session(), control: control)
-        #expect(await reporter.report(.inEar) == [])
-        #expect(await reporter.report(.offHead) == [])
+        var session = Self.session()
+        session.owe(.inEar)
+        #expect(await session.deliver(over: control) == [])
+        session.owe(.offHead)
+        #expect(await session.deliver(over: control) == [])
         #expect(await control.current(Self.accessory) == .success(AccessoryConfiguration(capabilities: Self.capabilities, placement: .offHead)))
-        #expect(await reporter.accessoryDisconnected() == [])
+        session.disconnectAccessory()
+        #expect(await session.deliver(over: control) == [])
         #expect(await control.list().isEmpty)
-        #expect(await reporter.session.hasWork == false)
+        #expect(session.hasWork == false)
         #expect(await control.performed.last == .unregister(Self.accessory, reporter: "org.earshot.driver.aap"))
-    }
-
-    /// Holds the first request until released, so a test can act while it is in flight.
-    actor GatedControl: DaemonControl {
-        private(set) var performed: [AccessoryRequest] = []
-        private var gate: CheckedContinuation<Void, Never>?
-        private var held = true
-
-        func perform(_ request: AccessoryRequest) async -> Result<AccessoryConfiguration?, AccessoryError> {
-            performed.append(request)
-            if held {
-                held = false
-                await withCheckedContinuation { gate = $0 }
-            }
-            return .success(nil)
-        }
-
-        func release() {
-            gate?.resume()
-            gate = nil
-        }
-
-        var isHolding: Bool { gate != nil }
-
-        func current(_ identity: AccessoryIdentity) async -> Result<AccessoryConfiguration, AccessoryError> {
-            .failure(AccessoryError(.unknown, "none"))
-        }
-        func list() async -> [AccessoryStatus] { [] }
-        func status() async -> DaemonStatus { DaemonStatus(mode: .disconnected, remote: "", connected: false, sessionManager: nil, decision: nil) }
-        func subscribe() async -> AsyncStream<DaemonEvent> { AsyncStream { $0.finish() } }
-    }
-
-    @Test("a placement that arrives while a request is in flight is sent by the running round, never alongside it")
-    func reporterSerialisesRequests() async throws {
-        let control = GatedControl()
-        let reporter = AccessoryReporter(session: Self.session(), control: control)
-        let first = Task { await reporter.report(.inEar) }
-        let deadline = ContinuousClock.now + .seconds(5)
-        while await !control.isHolding {
-            try #require(ContinuousClock.now < deadline, "the registration never went out")
-            try await Task.sleep(for: .milliseconds(1))
-        }
-        // The round is under way: this one only owes the placement.
-        #expect(await reporter.report(.offHead) == [])
-        #expect(await control.performed.count == 1)
-        await control.release()
-        #expect(await first.value == [])
-        #expect(await control.performed == [
-            .register(Self.accessory, reporter: "org.earshot.driver.aap", AccessoryConfiguration(capabilities: Self.capabilities, placement: .inEar)),
-            .update(Self.accessory, AccessoryUpdate(placement: .set(.offHead)), reporter: "org.earshot.driver.aap"),
-        ])
-        #expect(await reporter.session.delivered == .offHead)
-        #expect(await reporter.session.hasWork == false)
     }
 }
