@@ -27,13 +27,15 @@ struct DriverHostTests {
 
     struct Rig {
         let h: H
-        let transports = SocketPairTransports()
         let host: AccessoryDriverHost
+        /// Fired on daemon events, driver-board changes and channel opens.
         let signal = ChangeSignal()
+        let transports: SocketPairTransports
         let forwarders: [Task<Void, Never>]
 
         init(config: DriversConfig = DriversConfig()) async throws {
             h = try await H()
+            transports = SocketPairTransports(opened: signal)
             await h.connect(H.graph(sessionManager: true, playingOn: H.speakers))
             var logger = Logger(label: "earshot.test.drivers")
             logger.logLevel = .critical
@@ -45,6 +47,7 @@ struct DriverHostTests {
                 Task { [signal] in for await _ in events { signal.fire() } },
                 Task { [signal] in for await _ in board { signal.fire() } },
             ]
+
         }
 
         /// Waits (on the daemon's events and the driver board's changes, with a deadline)
@@ -55,7 +58,7 @@ struct DriverHostTests {
                 let generation = signal.generation
                 if await condition() { return }
                 guard ContinuousClock.now < deadline else { throw Failure("never: \(what)") }
-                await signal.wait(beyond: generation, timeout: .seconds(1))
+                await signal.wait(beyond: generation, timeout: ContinuousClock.now.duration(to: deadline))
             }
         }
 

@@ -21,6 +21,12 @@ final class SocketPairTransports: DriverTransports {
     }
 
     private let state = Mutex(State())
+    /// Told of each open, so a test waits on it instead of re-checking.
+    let opened: ChangeSignal
+
+    init(opened: ChangeSignal = ChangeSignal()) {
+        self.opened = opened
+    }
 
     /// The next opens fail with these, in order.
     func failNext(_ errors: [DriverTransportError]) { state.withLock { $0.failures += errors } }
@@ -40,6 +46,7 @@ final class SocketPairTransports: DriverTransports {
 
     func open(_ device: DriverDevice, family: AccessoryFamily) async throws(DriverTransportError) -> BluetoothChannel {
         state.withLock { $0.opens += 1 }
+        opened.fire()
         await withCheckedContinuation { continuation in
             let wait = state.withLock { state -> Bool in
                 guard state.held != nil else { return false }
@@ -132,7 +139,8 @@ final class ChangeSignal: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    /// Returns after the next change past `generation`, or after `timeout`.
+    /// Returns after the next change past `generation`, or at the deadline (`timeout`: the
+    /// sleep is the deadline's arm, not a synchronisation).
     func wait(beyond generation: UInt64, timeout: Duration) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
