@@ -22,6 +22,18 @@ struct SessionManagerHandOverUnitTests {
         await h.echo()
     }
 
+    /// WirePlumber dies and comes back with a `default` metadata (77) of its own; Earshot's goes.
+    static func returnsWithItsOwnMetadata(_ h: H) async {
+        await takeOver(h)
+        await h.changes(.client(wirePlumber), .metadata(Metadata(id: 77, props: ["metadata.name": "default"])))
+        await h.changes(.removed(FakePipeWire.createdMetadataID))
+    }
+
+    /// The configured default in WirePlumber's metadata (77), as PipeWire reports a write.
+    static func configured(_ name: String) -> GraphChange {
+        .metadataProperty(metadata: 77, subject: 0, key: Graph.configuredSinkKey, type: "Spa:String:JSON", value: MetadataEntry.json(name: name))
+    }
+
     @Test("a session manager that adopts Earshot's metadata keeps it; one that brings its own gets the field")
     func metadataHandBack() async throws {
         let h = try await H()
@@ -90,18 +102,13 @@ struct SessionManagerHandOverUnitTests {
         await h.connect(H.graph(sessionManager: true))
         _ = await h.place("on-head", register: true)
         await h.echo()
-        await Self.takeOver(h)
-        await h.changes(.client(Self.wirePlumber), .metadata(Metadata(id: 77, props: ["metadata.name": "default"])))
-        await h.changes(.removed(FakePipeWire.createdMetadataID))
+        await Self.returnsWithItsOwnMetadata(h)
         #expect(h.log.all.last == "set default.configured.audio.sink=\(H.headphones)")
         _ = h.pipewire.takeEchoes()
-        func configured(_ name: String) -> GraphChange {
-            .metadataProperty(metadata: 77, subject: 0, key: Graph.configuredSinkKey, type: "Spa:String:JSON", value: MetadataEntry.json(name: name))
-        }
-        await h.changes(configured(H.headphones))
+        await h.changes(Self.configured(H.headphones))
         // Past the session manager's start-up window, a value Earshot did not write is a pick.
         h.clock.advance(by: DefaultSinkWriter.startUpWindow)
-        await h.changes(configured(H.speakers))
+        await h.changes(Self.configured(H.speakers))
         #expect(await h.daemon.decisions.last?.reason == .userOverride)
         #expect(await h.daemon.status().decision?.defaultSink == H.speakers)
         await h.stop()
@@ -119,17 +126,12 @@ struct SessionManagerHandOverUnitTests {
         h.clock.advance(by: 1_000)  // the off-grace: the speakers are the decision
         await h.settle()
         await h.echo()
-        await Self.takeOver(h)
-        await h.changes(.client(Self.wirePlumber), .metadata(Metadata(id: 77, props: ["metadata.name": "default"])))
-        await h.changes(.removed(FakePipeWire.createdMetadataID))
+        await Self.returnsWithItsOwnMetadata(h)
         _ = h.pipewire.takeEchoes()
-        func configured(_ name: String) -> GraphChange {
-            .metadataProperty(metadata: 77, subject: 0, key: Graph.configuredSinkKey, type: "Spa:String:JSON", value: MetadataEntry.json(name: name))
-        }
-        await h.changes(configured(H.speakers))  // the echo of Earshot's write
+        await h.changes(Self.configured(H.speakers))  // the echo of Earshot's write
         h.clock.advance(by: 500)
         let before = h.log.all.count
-        await h.changes(configured(H.headphones))  // WirePlumber's restore, late
+        await h.changes(Self.configured(H.headphones))  // WirePlumber's restore, late
         #expect(await h.daemon.decisions.last?.reason != .userOverride)
         #expect(await h.daemon.status().decision?.defaultSink == H.speakers)
         #expect(Array(h.log.all.dropFirst(before)).contains("set default.configured.audio.sink=\(H.speakers)"))
