@@ -20,10 +20,8 @@ enum RecordActions {
         socket: String?, directory: String, duration: Duration?, started: (String) -> Void
     ) -> CommandOutcome {
         let path = socket ?? ControlSocketPath.default()
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            return CommandOutcome(standardError: "earshot record: cannot create \(directory): \(error.localizedDescription)\n", exitCode: 1)
+        for name in [RecordingFiles.graph, RecordingFiles.events] where FileManager.default.fileExists(atPath: "\(directory)/\(name)") {
+            return CommandOutcome(standardError: "earshot record: \(directory)/\(name) exists: record into another directory (--output)\n", exitCode: 1)
         }
         let client: ControlClient
         let graph: JSONValue
@@ -37,17 +35,11 @@ enum RecordActions {
         } catch {
             return CommandOutcome(standardError: "earshot record: \(error)\n", exitCode: ControlActions.unreachable)
         }
-        let graphPath = "\(directory)/graph.json"
-        let eventsPath = "\(directory)/events.jsonl"
+        let graphPath = "\(directory)/\(RecordingFiles.graph)"
+        let eventsPath = "\(directory)/\(RecordingFiles.events)"
         var events: AppendingFile
         do {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            let text = try encoder.encode(graph) + Data("\n".utf8)
-            guard FileManager.default.createFile(atPath: graphPath, contents: text, attributes: [.posixPermissions: 0o600]) else {
-                return CommandOutcome(standardError: "earshot record: cannot write \(graphPath)\n", exitCode: 1)
-            }
-            events = try FileSystem.openForAppending(eventsPath)
+            events = try RecordingFiles.start(in: directory, graph: graph)
         } catch {
             return CommandOutcome(standardError: "earshot record: \(error)\n", exitCode: 1)
         }
@@ -59,7 +51,7 @@ enum RecordActions {
         while true {
             do {
                 let line = try client.nextRecordedLine(until: deadline)
-                try events.write(Array((line.canonicalText + "\n").utf8))
+                try events.write(RecordingFiles.line(line))
                 lines += 1
             } catch let error as ControlClientError {
                 if case .timedOut = error { ended = "--duration reached" } else { ended = "the daemon ended the recording (\(error))" }
@@ -99,21 +91,22 @@ extension RecordActions {
         let segments = starts[first...]
         let origin = segments.first!
         do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            let graph = try Data(contentsOf: URL(fileURLWithPath: "\(recordings)/\(origin)/graph.json"))
-            guard FileManager.default.createFile(atPath: "\(directory)/graph.json", contents: graph, attributes: [.posixPermissions: 0o600]) else {
-                return CommandOutcome(standardError: "earshot record: cannot write \(directory)/graph.json\n", exitCode: 1)
+            let graphText = try Data(contentsOf: URL(fileURLWithPath: "\(recordings)/\(origin)/\(RecordingFiles.graph)"))
+            var events: AppendingFile
+            do {
+                events = try RecordingFiles.start(in: directory, graph: try JSONDecoder().decode(JSONValue.self, from: graphText))
+            } catch let error as RecordingError {
+                return CommandOutcome(standardError: "earshot record: \(error)\n", exitCode: 1)
             }
-            var events = try FileSystem.openForAppending("\(directory)/events.jsonl")
             defer { try? events.close() }
             var lines = 0
             for start in segments {
-                let text = (try? String(contentsOfFile: "\(recordings)/\(start)/events.jsonl", encoding: .utf8)) ?? ""
+                let text = (try? String(contentsOfFile: "\(recordings)/\(start)/\(RecordingFiles.events)", encoding: .utf8)) ?? ""
                 for line in text.split(separator: "\n") {
                     // A line cut short (the daemon stopped mid-write) is left out.
                     guard case .object(var fields) = try? JSONValue.parse(String(line)), case .integer(let at)? = fields["at"] else { continue }
                     fields["at"] = .integer(at + start - origin)
-                    try events.write(Array((JSONValue.object(fields).canonicalText + "\n").utf8))
+                    try events.write(RecordingFiles.line(.object(fields)))
                     lines += 1
                 }
             }

@@ -103,6 +103,12 @@ struct RecordEndToEndTests {
             // The segment began as the daemon started: it replays the start from an empty graph
             // (the sinks arriving), then the placements' two changes, as the daemon made them.
             #expect(Array(changes.suffix(2)) == [D.headphones, D.speakers], "\(replay.output)")
+            // The same directory again: refused, the recording there untouched (appending would
+            // make a script eval cannot replay).
+            let before = try String(contentsOfFile: "\(output)/events.jsonl", encoding: .utf8)
+            let again = try daemon.earshot("record", "--since", "1h", "--recordings", recordings, "--output", output)
+            #expect(again.status == 1)
+            #expect(try String(contentsOfFile: "\(output)/events.jsonl", encoding: .utf8) == before)
             // Nothing kept: a clear error, exit 1.
             let none = try daemon.earshot("record", "--since", "1h", "--recordings", sandbox.root.appendingPathComponent("nothing").path, "--output", output + "2")
             #expect(none.status == 1, "\(none.output)")

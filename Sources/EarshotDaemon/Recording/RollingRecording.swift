@@ -84,7 +84,7 @@ actor RollingRecording {
         var file = file
         var toldFull = false
         for await line in lines {
-            let bytes = Array((line.canonicalText + "\n").utf8)
+            let bytes = RecordingFiles.line(line)
             guard file.size + bytes.count <= maximumSegmentBytes else {
                 if !toldFull { logger.warning("rolling recording: a segment reached \(maximumSegmentBytes >> 20) MiB; its later inputs are not kept") }
                 toldFull = true
@@ -98,18 +98,10 @@ actor RollingRecording {
     }
 
     private func openSegment(start: Int64, graph: JSONValue) -> AppendingFile? {
-        let segment = "\(directory)/\(start)"
         do {
-            try FileManager.default.createDirectory(atPath: segment, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            guard FileManager.default.createFile(atPath: "\(segment)/graph.json", contents: try encoder.encode(graph), attributes: [.posixPermissions: 0o600]) else {
-                logger.warning("rolling recording: cannot write \(segment)/graph.json; not recording")
-                return nil
-            }
-            return try FileSystem.openForAppending("\(segment)/events.jsonl")
+            return try RecordingFiles.start(in: "\(directory)/\(start)", graph: graph)
         } catch {
-            logger.warning("rolling recording: cannot start a segment in \(segment): \(error); not recording")
+            logger.warning("rolling recording: \(error); not recording")
             return nil
         }
     }

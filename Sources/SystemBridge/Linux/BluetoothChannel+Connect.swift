@@ -67,16 +67,8 @@ extension BluetoothChannel {
     /// missing socket classifies like the radio's (`channelBusy`, `deviceUnreachable`).
     public static func connectLoopback(path: String, kind: Kind) throws(BluetoothError) -> BluetoothChannel {
         let peer = "loopback \(path)"
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            throw BluetoothError(SystemError("connect", path: path, detail: "longer than a socket address holds", errno: .fileNameTooLong), peer: peer)
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
+        var address: sockaddr_un
+        do { address = try unixSocketAddress(path) } catch { throw BluetoothError(error, peer: peer) }
         let type = kind == .packets ? Int32(SOCK_SEQPACKET.rawValue) : Int32(SOCK_STREAM.rawValue)
         let raw = Glibc.socket(AF_UNIX, type | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard raw >= 0 else { throw BluetoothError(SystemError("socket", path: path, errno: .current), peer: peer) }

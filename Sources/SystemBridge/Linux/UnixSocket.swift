@@ -32,16 +32,7 @@ public final class UnixStreamSocket {
     /// Connects to the socket at `path`; throws the errno of socket() or connect()
     /// (ECONNREFUSED: a socket file nobody listens on; ENOENT: no file).
     public static func connect(path: String) throws(SystemError) -> UnixStreamSocket {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            throw SystemError("connect", path: path, detail: "longer than a socket address holds", errno: .fileNameTooLong)
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
+        var address = try unixSocketAddress(path)
         let raw = try retryingOnInterrupt("socket", path: path) {
             Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         }
@@ -135,4 +126,19 @@ public enum CurrentProcess {
     public static var userID: UInt32 { getuid() }
     /// The process id (getpid).
     public static var id: Int32 { getpid() }
+}
+
+/// `path` as a `sockaddr_un`; a path too long for one is refused (ENAMETOOLONG) rather than cut.
+func unixSocketAddress(_ path: String) throws(SystemError) -> sockaddr_un {
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    let bytes = Array(path.utf8)
+    guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+        throw SystemError("connect", path: path, detail: "longer than a socket address holds", errno: .fileNameTooLong)
+    }
+    withUnsafeMutableBytes(of: &address.sun_path) { raw in
+        raw.copyBytes(from: bytes)
+        raw[bytes.count] = 0
+    }
+    return address
 }
