@@ -44,8 +44,15 @@ actor AccessoryDriverHost {
         guard config != self.config else { return }
         let ruleChanged = config.inEar != self.config.inEar
         self.config = config
-        // A new in-ear rule applies from the next connection: restart the drivers.
-        if ruleChanged { await stopAll() }
+        // A new in-ear rule applies from the next connection: the drivers start over, keeping
+        // their registrations (the accessories did not go), each after its predecessor ended.
+        if ruleChanged {
+            for (address, running) in drivers {
+                running.driver.retire(unregister: false)
+                retiring[address] = running.driver
+            }
+            drivers = [:]
+        }
         await reconcile()
     }
 

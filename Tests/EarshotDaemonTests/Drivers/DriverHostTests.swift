@@ -220,6 +220,23 @@ struct DriverHostTests {
         await rig.stop()
     }
 
+    @Test("a new in-ear rule restarts the drivers keeping their registrations; the new channel reads by it")
+    func ruleChangeKeepsRegistration() async throws {
+        let rig = try await Rig()
+        await rig.host.devicesChanged([Self.airPods])
+        let first = await rig.transports.nextEarbud()
+        try first.send(Self.ear(0x00, 0x01))
+        try await rig.until("in-ear by either") { await rig.placement() == .inEar }
+        var both = DriversConfig()
+        both.inEar = .both
+        await rig.host.configChanged(both)
+        #expect(await rig.reporter() == "org.earshot.driver.aap", "the registration stays")
+        let second = await rig.transports.nextEarbud()
+        try second.send(Self.ear(0x00, 0x01))
+        try await rig.until("off-head by both") { await rig.placement() == .offHead }
+        await rig.stop()
+    }
+
     @Test("a held channel is said once and retried with backoff; no Bluetooth here: said once, never retried")
     func heldThenUnavailable() async throws {
         let rig = try await Rig()
