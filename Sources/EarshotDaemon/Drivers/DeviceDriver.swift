@@ -166,7 +166,9 @@ final class DeviceDriver: Sendable {
             switch output {
             case .send(let bytes):
                 context.packetLog?.record(address: device.address, family: family, incoming: false, bytes: bytes)
-                do { try channel.send(bytes) } catch {
+                // A few bytes; a device with no room for them within a second is wedged (the
+                // send blocks this task's thread meanwhile, so the wait stays short).
+                do { try channel.send(bytes, timeout: .seconds(1)) } catch {
                     context.logger.info("\(label): cannot send: \(error)")
                     return false
                 }
