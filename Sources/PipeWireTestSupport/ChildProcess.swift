@@ -162,27 +162,27 @@ enum Readiness {
         }
     }
 
-    /// Waits until `path` exists or a watched child exits. inotify watches the deepest
-    /// directory that exists so far, and re-arms one level deeper as directories appear.
+    /// Waits until `path` exists or a watched child exits. It watches the deepest directory
+    /// that exists so far, and re-arms one level deeper as directories appear.
     static func waitForFile(_ path: String, orExitOf child: ChildProcess, timeout: Duration) -> Bool {
-        let inotify = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
-        defer { close(inotify) }
         let deadline = ContinuousClock.now + timeout
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while !FileManager.default.fileExists(atPath: path) {
+        var watched: (directory: String, watch: FileEvents.Watch?)?
+        defer { if let watch = watched?.watch { FileEvents.shared.release(watch) } }
+        while true {
             var directory = (path as NSString).deletingLastPathComponent
             while !FileManager.default.fileExists(atPath: directory), directory != "/" {
                 directory = (directory as NSString).deletingLastPathComponent
             }
-            inotify_add_watch(inotify, directory, UInt32(IN_CREATE | IN_MOVED_TO))
-            // Created between the check and the watch: look again before blocking.
-            if FileManager.default.fileExists(atPath: path) { break }
-            let left = ContinuousClock.now.duration(to: deadline)
-            guard left > .zero, !child.hasExited else { return false }
-            let ready = wait(for: [inotify, child.exitFD], timeout: left)
-            if ready.contains(inotify) { _ = read(inotify, &buffer, buffer.count) }
+            if watched?.directory != directory {
+                if let watch = watched?.watch { FileEvents.shared.release(watch) }
+                watched = (directory, FileEvents.shared.watch(directory, for: UInt32(IN_CREATE | IN_MOVED_TO)))
+            }
+            let seen = watched?.watch.map(FileEvents.shared.count) ?? 0
+            // Created between the last look and the watch: look again before blocking.
+            if FileManager.default.fileExists(atPath: path) { return true }
+            guard ContinuousClock.now < deadline, !child.hasExited else { return false }
+            FileEvents.shared.waitBlocking(watched?.watch, after: seen, orReadable: child.exitFD, until: deadline)
         }
-        return true
     }
 
     /// Reads one line from `fd` (a pipe), up to `timeout`.
@@ -196,6 +196,24 @@ enum Readiness {
             guard read(fd, &byte, 1) == 1 else { return nil }
             if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
             bytes.append(byte)
+        }
+    }
+}
+
+extension ChildProcess {
+    /// Waits until `condition` holds, looking again at each change of `path` (its log, say),
+    /// until `timeout`: true once it holds, false at the deadline or when this process has
+    /// exited first (an exit writes nothing to the file, so its exit wakes the wait too).
+    public func waitUntil(changesOf path: String, timeout: Duration, _ condition: () -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        let watch = FileEvents.shared.watch(path, for: UInt32(IN_MODIFY))
+        defer { if let watch { FileEvents.shared.release(watch) } }
+        while true {
+            // Counted first, then looked at: a change in between wakes the wait.
+            let seen = watch.map(FileEvents.shared.count) ?? 0
+            if condition() { return true }
+            guard ContinuousClock.now < deadline, !hasExited else { return false }
+            await FileEvents.shared.wait(watch, after: seen, orReadable: exitFD, until: deadline)
         }
     }
 }

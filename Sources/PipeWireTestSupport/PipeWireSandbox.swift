@@ -106,7 +106,7 @@ public final class PipeWireSandbox: @unchecked Sendable {
         }
         if options.wirePlumber {
             hasWirePlumber = true
-            try spawn("wireplumber", ["wireplumber"])
+            try startWirePlumber()
             _ = try await observer.waitUntil("WirePlumber's default metadata", timeout: .seconds(20)) {
                 $0.defaultMetadata != nil
             }
@@ -300,7 +300,42 @@ extension PipeWireSandbox {
 
     /// Starts WirePlumber (again) on this sandbox's bus; returns without waiting for it.
     public func startWirePlumber() throws {
+        try writeWirePlumberConfig()
         try spawn("wireplumber", ["wireplumber"])
+    }
+
+    /// WirePlumber without its device monitors (ALSA, V4L2, libcamera, BlueZ): the sandbox's
+    /// devices are its virtual sinks, the host's stay the host's, and each monitor would hold
+    /// an inotify instance, of which a user has 128 machine-wide (many sandboxes at once ran
+    /// out). 0.4 reads the Lua files, 0.5 the profile; with `WIREPLUMBER_CONFIG_DIR` set (the
+    /// second stack) 0.5 reads only the directories listed there, so this one goes first.
+    private func writeWirePlumberConfig() throws {
+        let directory = configDir.appendingPathComponent("wireplumber")
+        let files: [(String, String)] = [
+            ("main.lua.d/51-earshot-sandbox.lua", "alsa_monitor.enabled = false\nv4l2_monitor.enabled = false\nlibcamera_monitor.enabled = false\n"),
+            ("bluetooth.lua.d/51-earshot-sandbox.lua", "bluez_monitor.enabled = false\n"),
+            ("wireplumber.conf.d/51-earshot-sandbox.conf", """
+                wireplumber.profiles = {
+                  main = {
+                    monitor.alsa = disabled
+                    monitor.alsa-midi = disabled
+                    monitor.v4l2 = disabled
+                    monitor.libcamera = disabled
+                    monitor.bluez = disabled
+                    monitor.bluez-midi = disabled
+                  }
+                }
+
+                """),
+        ]
+        for (path, text) in files {
+            let file = directory.appendingPathComponent(path)
+            try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try text.write(to: file, atomically: true, encoding: .utf8)
+        }
+        if let stackConfig = environment["WIREPLUMBER_CONFIG_DIR"], !stackConfig.hasPrefix(directory.path + ":") {
+            environment["WIREPLUMBER_CONFIG_DIR"] = directory.path + ":" + stackConfig
+        }
     }
 
     /// Starts pipewire again in the same runtime dir and reconnects the observer.

@@ -181,25 +181,13 @@ final class BlueZStandIn {
     /// Each change of the log wakes the wait (inotify); fails at `timeout` or when it exits.
     private func waitForLine(since mark: Int, timeout: Duration, what: String, _ matches: (String) -> Bool) async throws -> String {
         guard let log = process.logFile else { throw FixtureError("bluez-standin has no log") }
-        let inotify = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
-        guard inotify >= 0 else { throw FixtureError("inotify_init1: \(String(cString: strerror(errno)))") }
-        defer { Glibc.close(inotify) }
-        inotify_add_watch(inotify, log.path, UInt32(IN_MODIFY))
-        let deadline = ContinuousClock.now + timeout
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        // Watched first, then read: a line written in between is in the read or wakes the poll.
-        while true {
-            if let line = Self.lines(of: log, from: mark).first(where: matches) { return line }
-            let left = ContinuousClock.now.duration(to: deadline)
-            guard left > .zero, !process.hasExited else {
-                throw FixtureError("bluez-standin never printed \(what):\n\(process.logTail(lines: 60))")
-            }
-            // At most a quarter second at a time: an exit writes nothing to the log.
-            var poller = pollfd(fd: inotify, events: Int16(POLLIN), revents: 0)
-            _ = poll(&poller, 1, Int32(min(left.components.seconds * 1000 + 1, 250)))
-            _ = read(inotify, &buffer, buffer.count)
-            await Task.yield()
+        var found: String?
+        _ = await process.waitUntil(changesOf: log.path, timeout: timeout) {
+            found = Self.lines(of: log, from: mark).first(where: matches)
+            return found != nil
         }
+        guard let found else { throw FixtureError("bluez-standin never printed \(what):\n\(process.logTail(lines: 60))") }
+        return found
     }
 
     /// The whole lines written after byte `mark`.
