@@ -163,6 +163,14 @@ final class BlueZStandIn {
     func aapRelease(_ address: String) async throws { try await run("aap release \(address)") }
     func aapClose(_ address: String) async throws { try await run("aap close \(address)") }
 
+    /// Drops the current AAP connection if there is one: none is no error (the driver's
+    /// attempt was refused already, or has not come yet).
+    func aapCloseIfAny(_ address: String) async throws {
+        do {
+            try await aapClose(address)
+        } catch let error as FixtureError where "\(error)".contains("no AAP connection to \(address)") {}
+    }
+
     // MARK: - Waiting on its output
 
     /// Where the log ends now: pass it to `waitForLine(containing:since:)` to see only later lines.
