@@ -65,8 +65,14 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: strict
+            swiftSettings: strict,
+            // EarshotVersion.current, generated from the VERSION file.
+            plugins: ["EarshotVersionPlugin"]
         ),
+        // The version, from one place: VERSION at the root, read at build time by this plugin
+        // (VERSION is its input file, so a changed VERSION is rebuilt without a clean build).
+        .executableTarget(name: "EarshotVersionGenerator", swiftSettings: strict),
+        .plugin(name: "EarshotVersionPlugin", capability: .buildTool(), dependencies: ["EarshotVersionGenerator"]),
         .executableTarget(name: "earshot", dependencies: ["EarshotCommands"], swiftSettings: strict),
         // scripts/bench switch: switch latency, gaps, RSS and idle CPU on a private PipeWire.
         .executableTarget(

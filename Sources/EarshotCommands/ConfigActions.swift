@@ -13,8 +13,13 @@ enum ConfigActions {
         }
     }
 
-    static func show(explicit: String?, effective: Bool, schema: Bool, environment: [String: String]) -> CommandOutcome {
-        if schema { return CommandOutcome(standardOutput: ConfigSchema.markdownTable + "\n") }
+    /// `schema`: print the schema in that format instead of a config.
+    static func show(explicit: String?, effective: Bool, schema: ConfigSchemaFormat?, environment: [String: String]) -> CommandOutcome {
+        switch schema {
+        case .markdown: return CommandOutcome(standardOutput: ConfigSchema.markdownTable + "\n")
+        case .man: return CommandOutcome(standardOutput: ConfigManualPage.render(version: EarshotVersion.current, date: manualDate(environment)))
+        case nil: break
+        }
         let source = ConfigSource.resolve(explicit: explicit, environment: environment, fileExists: FileManager.default.fileExists(atPath:))
         let config: PolicyConfig
         var text = ""
@@ -48,5 +53,16 @@ enum ConfigActions {
             lines.append("# (no file: `earshot config show --effective` prints every default)")
         }
         return CommandOutcome(standardOutput: lines.joined(separator: "\n") + "\n")
+    }
+
+    /// The manual page's date: SOURCE_DATE_EPOCH (reproducible builds) as YYYY-MM-DD in UTC,
+    /// else none, so the same binary always prints the same page.
+    static func manualDate(_ environment: [String: String]) -> String {
+        guard let text = environment["SOURCE_DATE_EPOCH"], let seconds = Int(text) else { return "" }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd"
+        return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
     }
 }

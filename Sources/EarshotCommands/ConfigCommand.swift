@@ -23,6 +23,8 @@ struct ConfigCheckCommand: ParsableCommand {
     }
 }
 
+enum ConfigSchemaFormat: String, ExpressibleByArgument, CaseIterable, Sendable { case markdown, man }
+
 struct ConfigShowCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "show", abstract: "Show which config file applies and what it says.")
@@ -36,7 +38,16 @@ struct ConfigShowCommand: ParsableCommand {
     @Flag(help: "Print the config schema as a Markdown table (name, type, default, range, meaning).")
     var schema = false
 
+    @Option(help: "With --schema: markdown (the table in docs/policy.md) or man (the earshot.toml(5) page, roff; dated by SOURCE_DATE_EPOCH if set).")
+    var format: ConfigSchemaFormat = .markdown
+
+    func validate() throws {
+        if format != .markdown && !schema { throw ValidationError("--format applies to --schema only") }
+    }
+
     func run() throws {
-        try ConfigActions.show(explicit: config, effective: effective, schema: schema, environment: ProcessInfo.processInfo.environment).emit()
+        try ConfigActions.show(
+            explicit: config, effective: effective, schema: schema ? format : nil, environment: ProcessInfo.processInfo.environment
+        ).emit()
     }
 }

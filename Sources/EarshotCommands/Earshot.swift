@@ -13,6 +13,4 @@ public struct Earshot: AsyncParsableCommand {
     public init() {}
 }
 
-public enum EarshotVersion {
-    public static let current = "0.1.0"
-}
+// EarshotVersion.current comes from the VERSION file: EarshotVersionPlugin generates it at build time.

@@ -15,9 +15,17 @@ EARSHOT_PACKAGES=(
     librsvg2-bin                                    # rsvg-convert: a real renderer for earshot eval --format svg
 )
 
+# Building and checking the Debian package (scripts/package, scripts/check-package).
+EARSHOT_PACKAGING_PACKAGES=(
+    dpkg-dev binutils                               # dpkg-shlibdeps; strip
+    go-md2man                                       # earshot-control(7) from docs/control-protocol.md
+    lintian man-db                                  # the package's checks; man -w
+)
+
+# earshot_install_packages [EXTRA…]: EARSHOT_PACKAGES and any extra ones.
 earshot_install_packages() {
     local missing=() package
-    for package in "${EARSHOT_PACKAGES[@]}"; do
+    for package in "${EARSHOT_PACKAGES[@]}" "$@"; do
         dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
     done
     [ ${#missing[@]} -eq 0 ] && return 0
