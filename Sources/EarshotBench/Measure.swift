@@ -91,6 +91,28 @@ func routed(streams: [ObjectID: Int], target: ObjectID, probe: SwitchProbe) -> @
     }
 }
 
+/// The end of a switch as audio hears it: every following stream plays to `target` only
+/// through links PipeWire reports `active` (a new link carries no audio until it is; a link
+/// being destroyed carries none once it is gone). Records in `probe` each stream's time
+/// without any active link: the silence a listener of that stream hears.
+func audible(streams: [ObjectID: Int], target: ObjectID, probe: SwitchProbe) -> @Sendable (Graph) -> Bool {
+    { graph in
+        let now = monotonicNanos()
+        var toTarget: [ObjectID: Int] = [:]
+        var elsewhere = false
+        var playing = Set<ObjectID>()
+        for link in graph.links.values where streams[link.outputNode] != nil {
+            let active = link.state == .active
+            if active { playing.insert(link.outputNode) }
+            if link.inputNode == target, active { toTarget[link.outputNode, default: 0] += 1 } else { elsewhere = true }
+        }
+        probe.linkState(streams.keys, linked: playing, at: now)
+        guard !elsewhere, streams.allSatisfy({ toTarget[$0.key] == $0.value }) else { return false }
+        probe.markDone(now)
+        return true
+    }
+}
+
 /// Latencies of one path, in milliseconds.
 struct Series {
     var name: String
@@ -98,6 +120,9 @@ struct Series {
     var gaps = 0
     /// Per switch: the longest time one following stream had no link at all (ms; 0 = none).
     var dropouts: [Double] = []
+    /// Per switch: the longest time one following stream had no *active* link (ms): what a
+    /// listener hears; nothing recorded for a switch whose links never all became active.
+    var silences: [Double] = []
 
     var sorted: [Double] { millis.sorted() }
     func percentile(_ p: Double) -> Double {
@@ -111,11 +136,15 @@ struct Series {
     var p99: Double { percentile(0.99) }
     var max: Double { millis.max() ?? .nan }
     var dropout: Series { Series(name: name, millis: dropouts) }
+    var silence: Series { Series(name: name, millis: silences) }
 
     var json: [String: Any] {
         var json: [String: Any] = ["switches": millis.count, "gaps": gaps, "p50_ms": p50, "p95_ms": p95, "p99_ms": p99, "max_ms": max]
         if !dropouts.isEmpty {
             json["dropout_ms"] = ["p50": dropout.p50, "p95": dropout.p95, "max": dropout.max]
+        }
+        if !silences.isEmpty {
+            json["silence_ms"] = ["p50": silence.p50, "p95": silence.p95, "max": silence.max, "switches": silences.count]
         }
         return json
     }

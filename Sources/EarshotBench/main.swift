@@ -51,6 +51,8 @@ func log(_ text: String) { FileHandle.standardError.write(Data("[bench] \(text)\
 func measure(_ observer: PipeWireConnection, streams: [ObjectID: Int], to target: ObjectID, into series: inout Series, _ act: () async throws -> Void) async throws {
     let probe = SwitchProbe()
     let wait = try observer.arm("switch to \(target)", routed(streams: streams, target: target, probe: probe))
+    let heard = SwitchProbe()
+    let audibleWait = try observer.arm("audible on \(target)", audible(streams: streams, target: target, probe: heard))
     let start = monotonicNanos()
     try await act()
     do {
@@ -64,9 +66,15 @@ func measure(_ observer: PipeWireConnection, streams: [ObjectID: Int], to target
     }
     guard let done = probe.done else { throw BenchError("switch finished without a timestamp") }
     // Done before the start: it was in place already (only a warm-up asks for that).
-    guard done >= start else { return }
+    guard done >= start else {
+        _ = try? await audibleWait.value(timeout: .seconds(5))
+        return
+    }
     series.millis.append(Double(done - start) / 1e6)
     series.dropouts.append(probe.dropoutMillis)
+    // Audio until every new link is active (after the switch as measured above, which ends
+    // when the links exist); a switch whose links never all become active records nothing.
+    if (try? await audibleWait.value(timeout: .seconds(5))) != nil { series.silences.append(heard.dropoutMillis) }
     if let gap = probe.gapDescription {
         series.gaps += 1
         // WirePlumber unlinks before relinking (every B, A-coop and D switch has a gap);
@@ -417,12 +425,14 @@ func report(_ results: [CaseResult]) -> (text: String, json: [String: Any]) {
         }
         let dropoutPaths = ["A-coop", "B", "A-solo", "C", "D-earshot", "D-wpctl"].compactMap { result.series[$0] }.filter { !$0.dropouts.isEmpty }
         if !dropoutPaths.isEmpty {
-            lines.append("dropout per switch (longest time one stream had no link at all, as the observer saw it):")
-            lines.append("path        p50 ms   p95 ms   max ms  switches with one")
+            lines.append("dropout per switch, ms: the longest time one stream had no link at all | no active link (what a listener hears)")
+            lines.append("path       nolink p50    p95      max  | silent p50    p95      max  >0/n")
             for series in dropoutPaths {
-                let d = series.dropout
+                let d = series.dropout, h = series.silence
                 lines.append(series.name.padding(toLength: 10, withPad: " ", startingAt: 0)
-                    + [d.p50, d.p95, d.max].map { format($0).leftPadded(9) }.joined() + String(series.dropouts.filter { $0 > 0 }.count).leftPadded(8))
+                    + [d.p50, d.p95, d.max].map { format($0).leftPadded(9) }.joined() + "  |"
+                    + [h.p50, h.p95, h.max].map { format($0).leftPadded(9) }.joined()
+                    + "  \(series.silences.filter { $0 > 0 }.count)/\(series.silences.count)")
             }
         }
         if let e = result.clientStart["earshot"], let w = result.clientStart["wpctl"] {
@@ -457,7 +467,7 @@ func report(_ results: [CaseResult]) -> (text: String, json: [String: Any]) {
             target(result.streams, "A-solo p99 / C p99 ≤ 3", a.p99 / c.p99, 3, "×")
             target(result.streams, "A-solo gaps = 0", Double(a.gaps), 0, "switches")
         }
-        if let a = s["A-solo"], !a.dropouts.isEmpty { target(result.streams, "A-solo dropout max = 0", a.dropout.max, 0, "ms") }
+        if let a = s["A-solo"], !a.dropouts.isEmpty { target(result.streams, "A-solo dropout (no link) max = 0", a.dropout.max, 0, "ms") }
         if let e = s["D-earshot"], let w = s["D-wpctl"] { target(result.streams, "D earshot p50 / D wpctl p50 ≤ 0.5", e.p50 / w.p50, 0.5, "×") }
         if let e = result.clientStart["earshot"], let w = result.clientStart["wpctl"] {
             target(result.streams, "client start-up earshot p50 / wpctl p50 ≤ 0.5", e.p50 / w.p50, 0.5, "×")
