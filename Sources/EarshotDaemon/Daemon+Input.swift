@@ -1,5 +1,6 @@
 import AudioGraph
 import RoutingPolicy
+import SystemBridge
 
 /// The one input path: decide, then run the effects in order. `Turn` collects what the
 /// decisions of one input mean for the effects that run once at its end.
@@ -89,6 +90,12 @@ extension Daemon {
             outcome = engine.handle(.graphReplaced(graph), at: now)
         }
         await consider(outcome, turn: &turn)
+        if firstTime, environment.options.trimsCodeAfterStart, let trim = ResidentCode.trim() {
+            // Start-up is over (config, D-Bus, PipeWire, the first decision): from here on the
+            // RSS counts the code the daemon runs, not what fault-around mapped beside the
+            // start-up code (docs/performance.md, "Daemon RSS").
+            logger.debug("code pages unmapped after the first decision: \(trim.residentKiB) KiB in \(trim.mappings) mappings (they fault back in as used)")
+        }
     }
 
     /// One graph change into the engine, the mode, the players' last sinks, and the echo
