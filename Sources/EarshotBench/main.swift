@@ -322,6 +322,10 @@ func cooperative(_ options: Options, streams count: Int, idle: Bool, into result
         }
         result.series["B"] = b
         result.series["A-coop"] = a
+        // Settle before RSS and idle CPU: a second after the last switch, past the daemon's
+        // one-shot unmapping of start-up code 0.5 s after its first decision (a daemon runs
+        // for hours; a reading 0.3 s after its start is not its RSS).
+        try await Task.sleep(for: .seconds(1))  // measuring, not synchronising
         let graph = observer.snapshot()
         let wirePlumberPID = graph.clients.values.first { $0.props["application.process.binary"] == "wireplumber" }?
             .props["application.process.id"].flatMap { pid_t($0) }
@@ -385,6 +389,7 @@ func standalone(_ options: Options, streams count: Int, idle: Bool, into result:
         let a = try await placementSwitches("A-solo", observer, streams: streams, sinks: sinks, control: control, count: options.switches)
         result.series["C"] = c
         result.series["A-solo"] = a
+        try await Task.sleep(for: .seconds(1))  // settle, as in the cooperative case
         result.rss["earshot-solo"] = residentKiB(of: daemon.pid)
         if idle {
             log("idle CPU of the daemon over \(options.idleSeconds) s (standalone)")
