@@ -111,8 +111,8 @@ func writeConfig(_ sandbox: PipeWireSandbox) throws {
 }
 
 /// The config of the start-up runs: the bench's, plus a rule that makes the headphones the
-/// policy's choice at start (rule priority ranks above the user's last choice), so a daemon
-/// started while the speakers are the default has a decision to apply at once.
+/// policy's choice at start (rule priority ranks above the user's last choice), so the
+/// decision a starting daemon applies is recognisably its own, not WirePlumber's pick.
 func writeStartConfig(_ sandbox: PipeWireSandbox) throws -> String {
     let path = sandbox.root.appendingPathComponent("earshot-start.toml").path
     try "[timing]\noff-grace-ms = 0\n\n[[rule]]\nmatch = { \"node.name\" = \"\(headphones)\" }\npriority = 1000\n"
