@@ -18,12 +18,50 @@ final class SwitchProbe: @unchecked Sendable {
     private let lock = NSLock()
     private var _done: UInt64?
     private var _gap: String?
+    /// Per stream: since when the observer has seen it with no link at all, and the total
+    /// unlinked time so far (closed when it is linked again).
+    private var unlinkedSince: [ObjectID: UInt64] = [:]
+    private var unlinkedNanos: [ObjectID: UInt64] = [:]
     var done: UInt64? { lock.withLock { _done } }
+    /// The dropout of this switch as a listener of the worst-off stream hears it: the longest
+    /// total time any one stream had no link at all, in milliseconds (0 without a gap).
+    var dropoutMillis: Double { lock.withLock { Double(unlinkedNanos.values.max() ?? 0) / 1e6 } }
     var gap: Bool { lock.withLock { _gap != nil } }
     /// What the observer saw at the first gap: the unlinked streams and every link of the others.
     var gapDescription: String? { lock.withLock { _gap } }
     func markDone(_ at: UInt64) { lock.withLock { if _done == nil { _done = at } } }
     func markGap(_ description: @autoclosure () -> String) { lock.withLock { if _gap == nil { _gap = description() } } }
+    /// Which streams have a link at all at `now` (called in every callback until the switch ends).
+    func linkState(_ streams: Dictionary<ObjectID, Int>.Keys, linked: Set<ObjectID>, at now: UInt64) {
+        lock.withLock {
+            guard _done == nil else { return }
+            for stream in streams {
+                if linked.contains(stream) {
+                    if let since = unlinkedSince.removeValue(forKey: stream) { unlinkedNanos[stream, default: 0] += now - since }
+                } else if unlinkedSince[stream] == nil {
+                    unlinkedSince[stream] = now
+                }
+            }
+        }
+    }
+}
+
+/// When the observer first saw a condition hold (e.g. `default.configured.audio.sink` naming
+/// a sink: the moment a request reached PipeWire, one message later).
+final class StampProbe: @unchecked Sendable {
+    private let lock = NSLock()
+    private var _at: UInt64?
+    var at: UInt64? { lock.withLock { _at } }
+    func mark(_ at: UInt64) { lock.withLock { if _at == nil { _at = at } } }
+}
+
+func stamped(_ probe: StampProbe, _ condition: @escaping @Sendable (Graph) -> Bool) -> @Sendable (Graph) -> Bool {
+    { graph in
+        let now = monotonicNanos()
+        guard condition(graph) else { return false }
+        probe.mark(now)
+        return true
+    }
 }
 
 /// The condition a switch ends on: every following stream linked to `target` only, one link
@@ -40,6 +78,7 @@ func routed(streams: [ObjectID: Int], target: ObjectID, probe: SwitchProbe) -> @
             linked.insert(link.outputNode)
             if link.inputNode == target { toTarget[link.outputNode, default: 0] += 1 } else { elsewhere = true }
         }
+        probe.linkState(streams.keys, linked: linked, at: now)
         if linked.count < streams.count {
             probe.markGap(
                 "unlinked \(streams.keys.filter { !linked.contains($0) }.sorted()); links "
@@ -52,11 +91,38 @@ func routed(streams: [ObjectID: Int], target: ObjectID, probe: SwitchProbe) -> @
     }
 }
 
+/// The end of a switch as audio hears it: every following stream plays to `target` only
+/// through links PipeWire reports `active` (a new link carries no audio until it is; a link
+/// being destroyed carries none once it is gone). Records in `probe` each stream's time
+/// without any active link: the silence a listener of that stream hears.
+func audible(streams: [ObjectID: Int], target: ObjectID, probe: SwitchProbe) -> @Sendable (Graph) -> Bool {
+    { graph in
+        let now = monotonicNanos()
+        var toTarget: [ObjectID: Int] = [:]
+        var elsewhere = false
+        var playing = Set<ObjectID>()
+        for link in graph.links.values where streams[link.outputNode] != nil {
+            let active = link.state == .active
+            if active { playing.insert(link.outputNode) }
+            if link.inputNode == target, active { toTarget[link.outputNode, default: 0] += 1 } else { elsewhere = true }
+        }
+        probe.linkState(streams.keys, linked: playing, at: now)
+        guard !elsewhere, streams.allSatisfy({ toTarget[$0.key] == $0.value }) else { return false }
+        probe.markDone(now)
+        return true
+    }
+}
+
 /// Latencies of one path, in milliseconds.
 struct Series {
     var name: String
     var millis: [Double] = []
     var gaps = 0
+    /// Per switch: the longest time one following stream had no link at all (ms; 0 = none).
+    var dropouts: [Double] = []
+    /// Per switch: the longest time one following stream had no *active* link (ms): what a
+    /// listener hears; nothing recorded for a switch whose links never all became active.
+    var silences: [Double] = []
 
     var sorted: [Double] { millis.sorted() }
     func percentile(_ p: Double) -> Double {
@@ -69,9 +135,18 @@ struct Series {
     var p95: Double { percentile(0.95) }
     var p99: Double { percentile(0.99) }
     var max: Double { millis.max() ?? .nan }
+    var dropout: Series { Series(name: name, millis: dropouts) }
+    var silence: Series { Series(name: name, millis: silences) }
 
     var json: [String: Any] {
-        ["switches": millis.count, "gaps": gaps, "p50_ms": p50, "p95_ms": p95, "p99_ms": p99, "max_ms": max]
+        var json: [String: Any] = ["switches": millis.count, "gaps": gaps, "p50_ms": p50, "p95_ms": p95, "p99_ms": p99, "max_ms": max]
+        if !dropouts.isEmpty {
+            json["dropout_ms"] = ["p50": dropout.p50, "p95": dropout.p95, "max": dropout.max]
+        }
+        if !silences.isEmpty {
+            json["silence_ms"] = ["p50": silence.p50, "p95": silence.p95, "max": silence.max, "switches": silences.count]
+        }
+        return json
     }
 }
 
@@ -147,4 +222,68 @@ final class ControlLine: @unchecked Sendable {
 struct BenchError: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
+}
+
+/// A stand-in at a control socket path for timing a client's start-up: it accepts one
+/// connection at a time, stamps (CLOCK_MONOTONIC) the moment the first request line has
+/// arrived, and passes the line and the daemon's reply through to and from the real control
+/// socket (connected as soon as the client's connection is accepted, so the hop adds only
+/// the copy of one line each way). The client runs exactly as it does against the daemon.
+final class StampingProxy: @unchecked Sendable {
+    let path: String
+    private let upstream: String
+    private let listener: Int32
+    private let lock = NSLock()
+    private var stamps: [UInt64] = []
+
+    init(path: String, upstream: String) throws {
+        self.path = path
+        self.upstream = upstream
+        unlink(path)
+        listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { throw BenchError("socket path too long: \(path)") }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in bytes.enumerated() { raw[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard listener >= 0, bound == 0, listen(listener, 4) == 0 else { throw BenchError("stand-in socket \(path): errno \(errno)") }
+        let thread = Thread { [self] in serve() }
+        thread.start()
+    }
+
+    /// The stamp of the request that arrived last, taken (nil if none came since).
+    func take() -> UInt64? { lock.withLock { defer { stamps.removeAll() }; return stamps.last } }
+
+    private func serve() {
+        while true {
+            let client = accept(listener, nil, nil)
+            if client < 0 { if errno == EINTR { continue }; return }
+            defer { close(client) }
+            guard let daemon = try? UnixStreamSocket.connect(path: upstream) else { continue }
+            guard let line = readLine(client) else { continue }
+            let now = monotonicNanos()
+            lock.withLock { stamps.append(now) }
+            guard (try? daemon.sendAll(line)) != nil else { continue }
+            guard let reply = readLine(daemon.descriptor) else { continue }
+            _ = reply.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        }
+    }
+
+    /// Bytes up to and including the first newline (blocking), nil at EOF or error.
+    private func readLine(_ fd: Int32) -> [UInt8]? {
+        var line: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while !line.contains(0x0A) {
+            let count = read(fd, &chunk, chunk.count)
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { return nil }
+            line.append(contentsOf: chunk[..<count])
+        }
+        return line
+    }
 }

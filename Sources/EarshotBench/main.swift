@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 // earshot-bench switch [--json FILE] [--streams 1,10,100] [--switches 200] [--cli-switches 200]
-//                      [--idle-seconds 30] [--earshot PATH]
+//                      [--idle-seconds 30] [--start-runs 20] [--earshot PATH]
 // Side by side on a private PipeWire (docs/performance.md): Earshot's placement → relink paths
 // (A-coop with WirePlumber, A-solo standalone), WirePlumber's own (B), raw links (C), the
 // command lines (D), gaps, RSS and idle CPU. Timestamps: CLOCK_MONOTONIC, the start just
@@ -23,11 +23,12 @@ struct Options {
     var switches = 200
     var cliSwitches = 200
     var idleSeconds = 30
+    var startRuns = 20
     var earshot = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("earshot").path
 
     init(_ arguments: [String]) throws {
         var rest = arguments.dropFirst()
-        guard rest.popFirst() == "switch" else { throw BenchError("usage: earshot-bench switch [--json FILE] [--streams 1,10,100] [--switches N] [--cli-switches N] [--idle-seconds S] [--earshot PATH]") }
+        guard rest.popFirst() == "switch" else { throw BenchError("usage: earshot-bench switch [--json FILE] [--streams 1,10,100] [--switches N] [--cli-switches N] [--idle-seconds S] [--start-runs N] [--earshot PATH]") }
         while let flag = rest.popFirst() {
             guard let value = rest.popFirst() else { throw BenchError("\(flag) needs a value") }
             switch flag {
@@ -36,6 +37,7 @@ struct Options {
             case "--switches": switches = Int(value) ?? switches
             case "--cli-switches": cliSwitches = Int(value) ?? cliSwitches
             case "--idle-seconds": idleSeconds = Int(value) ?? idleSeconds
+            case "--start-runs": startRuns = Int(value) ?? startRuns
             case "--earshot": earshot = value
             default: throw BenchError("unknown option \(flag)")
             }
@@ -49,6 +51,8 @@ func log(_ text: String) { FileHandle.standardError.write(Data("[bench] \(text)\
 func measure(_ observer: PipeWireConnection, streams: [ObjectID: Int], to target: ObjectID, into series: inout Series, _ act: () async throws -> Void) async throws {
     let probe = SwitchProbe()
     let wait = try observer.arm("switch to \(target)", routed(streams: streams, target: target, probe: probe))
+    let heard = SwitchProbe()
+    let audibleWait = try observer.arm("audible on \(target)", audible(streams: streams, target: target, probe: heard))
     let start = monotonicNanos()
     try await act()
     do {
@@ -62,8 +66,15 @@ func measure(_ observer: PipeWireConnection, streams: [ObjectID: Int], to target
     }
     guard let done = probe.done else { throw BenchError("switch finished without a timestamp") }
     // Done before the start: it was in place already (only a warm-up asks for that).
-    guard done >= start else { return }
+    guard done >= start else {
+        _ = try? await audibleWait.value(timeout: .seconds(5))
+        return
+    }
     series.millis.append(Double(done - start) / 1e6)
+    series.dropouts.append(probe.dropoutMillis)
+    // Audio until every new link is active (after the switch as measured above, which ends
+    // when the links exist); a switch whose links never all become active records nothing.
+    if (try? await audibleWait.value(timeout: .seconds(5))) != nil { series.silences.append(heard.dropoutMillis) }
     if let gap = probe.gapDescription {
         series.gaps += 1
         // WirePlumber unlinks before relinking (every B, A-coop and D switch has a gap);
@@ -97,6 +108,90 @@ func writeConfig(_ sandbox: PipeWireSandbox) throws {
     let directory = sandbox.configDir.appendingPathComponent("earshot")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     try "[timing]\noff-grace-ms = 0\n".write(to: directory.appendingPathComponent("earshot.toml"), atomically: true, encoding: .utf8)
+}
+
+/// The config of the start-up runs: the bench's, plus a rule that makes the headphones the
+/// policy's choice at start (rule priority ranks above the user's last choice), so the
+/// decision a starting daemon applies is recognisably its own, not WirePlumber's pick.
+func writeStartConfig(_ sandbox: PipeWireSandbox) throws -> String {
+    let path = sandbox.root.appendingPathComponent("earshot-start.toml").path
+    try "[timing]\noff-grace-ms = 0\n\n[[rule]]\nmatch = { \"node.name\" = \"\(headphones)\" }\npriority = 1000\n"
+        .write(toFile: path, atomically: true, encoding: .utf8)
+    return path
+}
+
+/// Start → first decision applied: `runs` times, with PipeWire (and WirePlumber when
+/// cooperative) up, spawn `earshot daemon` with the start-up config and a state directory of
+/// its own (no registrations: nothing rules the headphones out) and stamp the observer
+/// callback in which the decision is applied. A start never moves audio away from a default
+/// someone configured (the engine holds it), so the state is one where the daemon must act:
+/// cooperative, no `default.configured.audio.sink` (a session where nobody ever picked one;
+/// WirePlumber plays to its own choice) and the daemon writes the headphones there;
+/// standalone, no links (the streams wait for a session manager) and the daemon links every
+/// stream to the headphones. Between runs the daemon is stopped; cooperative, the key is
+/// cleared again and WirePlumber left to settle; standalone, its links go with it.
+func startRuns(
+    _ name: String, _ sandbox: PipeWireSandbox, _ options: Options, streams: [ObjectID: Int], sinks: [ObjectID], cooperative: Bool
+) async throws -> Series {
+    let observer = sandbox.observer!
+    let config = try writeStartConfig(sandbox)
+    let state = sandbox.root.appendingPathComponent("start-state").path
+    var series = Series(name: name)
+    for run in 0..<options.startRuns {
+        if cooperative {
+            try await observer.setMetadata(key: Graph.configuredSinkKey, value: nil)
+            _ = try await observer.waitUntil("WirePlumber settled on its own default", timeout: .seconds(20)) { graph in
+                guard graph.configuredDefaultSinkName == nil, let name = graph.effectiveDefaultSinkName,
+                    let sink = graph.node(named: name)?.id
+                else { return false }
+                return streams.allSatisfy { stream, ports in
+                    let links = graph.outgoingLinks(of: stream)
+                    return links.count == ports && links.allSatisfy { $0.inputNode == sink }
+                }
+            }
+        }
+        if !cooperative, observer.snapshot().configuredDefaultSinkName != nil {
+            // A `default` metadata left by the daemon before: no configured default in it.
+            try await observer.setMetadata(key: Graph.configuredSinkKey, value: nil)
+            _ = try await observer.waitUntil("configured default cleared") { $0.configuredDefaultSinkName == nil }
+        }
+        let probe = StampProbe()
+        let wait: PipeWireConnection.ArmedWait
+        if cooperative {
+            wait = try observer.arm("start-up decision written", stamped(probe) { $0.configuredDefaultSinkName == headphones })
+        } else {
+            let switchProbe = SwitchProbe()
+            let linked = routed(streams: streams, target: sinks[1], probe: switchProbe)
+            wait = try observer.arm("start-up decision linked", stamped(probe) { linked($0) })
+        }
+        let start = monotonicNanos()
+        let daemon = try sandbox.spawn(
+            "earshot-daemon-start", [options.earshot, "daemon", "--config", config], extraEnvironment: ["XDG_STATE_HOME": state])
+        do {
+            _ = try await wait.value(timeout: .seconds(20))
+        } catch {
+            daemon.stop()
+            let graph = observer.snapshot()
+            throw BenchError(
+                "\(name) run \(run): no decision applied: \(error); configured \(graph.configuredDefaultSinkName ?? "-"), links "
+                    + streams.keys.map { "\($0) → \(graph.outgoingLinks(of: $0).map(\.inputNode))" }.joined(separator: ", ")
+                    + "\n\(daemon.logTail())")
+        }
+        guard let done = probe.at, done >= start else { throw BenchError("\(name): applied without a timestamp after the spawn") }
+        series.millis.append(Double(done - start) / 1e6)
+        if cooperative {
+            // Let WirePlumber finish the move before the next run.
+            _ = try await observer.waitUntil("streams on the headphones", timeout: .seconds(20), routed(streams: streams, target: sinks[1], probe: SwitchProbe()))
+            daemon.stop()
+        } else {
+            daemon.stop()
+            // Its links go with its connection.
+            _ = try await observer.waitUntil("the daemon's links gone", timeout: .seconds(20)) { graph in
+                !graph.links.values.contains { streams[$0.outputNode] != nil }
+            }
+        }
+    }
+    return series
 }
 
 func startDaemon(_ sandbox: PipeWireSandbox, _ options: Options) throws -> (ChildProcess, ControlLine) {
@@ -135,6 +230,11 @@ struct CaseResult {
     var series: [String: Series] = [:]
     var rss: [String: Int] = [:]
     var idleTicks: [String: Int] = [:]
+    /// Spawn → request received: `earshot accessory update` at the stand-in socket, and
+    /// `wpctl set-default` at PipeWire (seen by the observer), in ms.
+    var clientStart: [String: Series] = [:]
+    /// Spawn of `earshot daemon` → its first decision applied, in ms.
+    var daemonStart: [String: Series] = [:]
 }
 
 /// WirePlumber running: B, then A-coop, then D (earshot CLI and wpctl).
@@ -180,25 +280,52 @@ func cooperative(_ options: Options, streams count: Int, idle: Bool, into result
                 }
                 try control.readLine()
             }
+            // The client's own cost: spawn → its request line at a stand-in socket that passes
+            // it on to the daemon (StampingProxy); wpctl's: spawn → its set-default at PipeWire,
+            // stamped in the observer's metadata callback (one message later than PipeWire has
+            // it). The CLI runs of D go through the stand-in (one extra local hop per switch).
+            let proxy = try StampingProxy(
+                path: sandbox.runtimeDir.appendingPathComponent("earshot/bench-stand-in").path,
+                upstream: sandbox.runtimeDir.appendingPathComponent("earshot/control").path)
+            var clientEarshot = Series(name: "earshot")
+            var clientWpctl = Series(name: "wpctl")
             for index in 0..<options.cliSwitches {
                 let to = (index + 1) % 2
+                var spawned: UInt64 = 0
                 try await measure(observer, streams: streams, to: sinks[to], into: &dEarshot) {
-                    let run = try sandbox.run([options.earshot, "accessory", "update", address, "--placement", to == 1 ? "on-head" : "off-head"])
-                    guard run.status == 0 else { throw BenchError("earshot accessory update: \(run.status) \(run.output)") }
+                    spawned = monotonicNanos()
+                    let run = try sandbox.run([
+                        options.earshot, "accessory", "update", address, "--placement", to == 1 ? "on-head" : "off-head", "--socket", proxy.path,
+                        "--reporter", "org.earshot.bench",
+                    ])
+                    guard run.status == 0 else { throw BenchError("earshot accessory update: \(run.status) \(run.output)\n\(sandbox.logs())") }
                 }
+                if let received = proxy.take(), received > spawned { clientEarshot.millis.append(Double(received - spawned) / 1e6) }
             }
             for index in 0..<options.cliSwitches {
                 let to = (index + 1 + options.cliSwitches) % 2
+                let probe = StampProbe()
+                let request = try observer.arm("wpctl's request", stamped(probe) { $0.configuredDefaultSinkName == names[to] })
+                var spawned: UInt64 = 0
                 try await measure(observer, streams: streams, to: sinks[to], into: &dWpctl) {
+                    spawned = monotonicNanos()
                     let run = try sandbox.run(["wpctl", "set-default", String(sinks[to])])
                     guard run.status == 0 else { throw BenchError("wpctl set-default: \(run.status) \(run.output)") }
                 }
+                _ = try? await request.value(timeout: .seconds(5))
+                if let received = probe.at, received > spawned { clientWpctl.millis.append(Double(received - spawned) / 1e6) }
             }
             result.series["D-earshot"] = dEarshot
             result.series["D-wpctl"] = dWpctl
+            result.clientStart["earshot"] = clientEarshot
+            result.clientStart["wpctl"] = clientWpctl
         }
         result.series["B"] = b
         result.series["A-coop"] = a
+        // Settle before RSS and idle CPU: a second after the last switch, past the daemon's
+        // one-shot unmapping of start-up code 0.5 s after its first decision (a daemon runs
+        // for hours; a reading 0.3 s after its start is not its RSS).
+        try await Task.sleep(for: .seconds(1))  // measuring, not synchronising
         let graph = observer.snapshot()
         let wirePlumberPID = graph.clients.values.first { $0.props["application.process.binary"] == "wireplumber" }?
             .props["application.process.id"].flatMap { pid_t($0) }
@@ -210,6 +337,11 @@ func cooperative(_ options: Options, streams count: Int, idle: Bool, into result
             if let wirePlumberPID { result.idleTicks["wireplumber"] = cpuTicks(of: wirePlumberPID).map { _ in 0 } }
         }
         withExtendedLifetime(control) {}
+        if options.startRuns > 0 {
+            log("\(count) stream(s), WirePlumber: start → first decision applied")
+            daemon.stop()
+            result.daemonStart["coop"] = try await startRuns("coop", sandbox, options, streams: streams, sinks: sinks, cooperative: true)
+        }
     }
 }
 
@@ -257,12 +389,21 @@ func standalone(_ options: Options, streams count: Int, idle: Bool, into result:
         let a = try await placementSwitches("A-solo", observer, streams: streams, sinks: sinks, control: control, count: options.switches)
         result.series["C"] = c
         result.series["A-solo"] = a
+        try await Task.sleep(for: .seconds(1))  // settle, as in the cooperative case
         result.rss["earshot-solo"] = residentKiB(of: daemon.pid)
         if idle {
             log("idle CPU of the daemon over \(options.idleSeconds) s (standalone)")
             result.idleTicks["earshot-solo"] = try await idleTicks(daemon.pid, seconds: options.idleSeconds)
         }
         withExtendedLifetime(control) {}
+        if options.startRuns > 0 {
+            log("\(count) stream(s), standalone: start → first decision applied")
+            daemon.stop()
+            _ = try await observer.waitUntil("the daemon's links gone", timeout: .seconds(20)) { graph in
+                !graph.links.values.contains { streams[$0.outputNode] != nil }
+            }
+            result.daemonStart["solo"] = try await startRuns("solo", sandbox, options, streams: streams, sinks: sinks, cooperative: false)
+        }
     }
 }
 
@@ -287,6 +428,34 @@ func report(_ results: [CaseResult]) -> (text: String, json: [String: Any]) {
                 + [series.p50, series.p95, series.p99, series.max].map { format($0).leftPadded(9) }.joined()
                 + String(series.gaps).leftPadded(6) + " " + String(series.millis.count))
         }
+        let dropoutPaths = ["A-coop", "B", "A-solo", "C", "D-earshot", "D-wpctl"].compactMap { result.series[$0] }.filter { !$0.dropouts.isEmpty }
+        if !dropoutPaths.isEmpty {
+            lines.append("dropout per switch, ms: the longest time one stream had no link at all | no active link (what a listener hears)")
+            lines.append("path       nolink p50    p95      max  | silent p50    p95      max  >0/n")
+            for series in dropoutPaths {
+                let d = series.dropout, h = series.silence
+                lines.append(series.name.padding(toLength: 10, withPad: " ", startingAt: 0)
+                    + [d.p50, d.p95, d.max].map { format($0).leftPadded(9) }.joined() + "  |"
+                    + [h.p50, h.p95, h.max].map { format($0).leftPadded(9) }.joined()
+                    + "  \(series.silences.filter { $0 > 0 }.count)/\(series.silences.count)")
+            }
+        }
+        if let e = result.clientStart["earshot"], let w = result.clientStart["wpctl"] {
+            lines.append("client start-up, spawn → request received (earshot: at the stand-in socket; wpctl: its metadata write seen by the observer):")
+            lines.append("client      p50 ms   p95 ms   max ms  n")
+            for series in [e, w] {
+                lines.append(series.name.padding(toLength: 10, withPad: " ", startingAt: 0)
+                    + [series.p50, series.p95, series.max].map { format($0).leftPadded(9) }.joined() + " " + String(series.millis.count))
+            }
+        }
+        if !result.daemonStart.isEmpty {
+            lines.append("earshot daemon spawn → first decision applied (coop: metadata written; solo: every stream linked):")
+            lines.append("mode        p50 ms   p95 ms   max ms  n")
+            for (name, series) in result.daemonStart.sorted(by: { $0.key < $1.key }) {
+                lines.append(name.padding(toLength: 10, withPad: " ", startingAt: 0)
+                    + [series.p50, series.p95, series.max].map { format($0).leftPadded(9) }.joined() + " " + String(series.millis.count))
+            }
+        }
         for (name, kib) in result.rss.sorted(by: { $0.key < $1.key }) { lines.append("RSS \(name): \(kib) KiB") }
         for (name, ticks) in result.idleTicks.sorted(by: { $0.key < $1.key }) where name.hasPrefix("earshot") {
             lines.append("idle CPU \(name): \(ticks) ticks")
@@ -303,16 +472,27 @@ func report(_ results: [CaseResult]) -> (text: String, json: [String: Any]) {
             target(result.streams, "A-solo p99 / C p99 ≤ 3", a.p99 / c.p99, 3, "×")
             target(result.streams, "A-solo gaps = 0", Double(a.gaps), 0, "switches")
         }
+        if let a = s["A-solo"], !a.dropouts.isEmpty { target(result.streams, "A-solo dropout (no link) max = 0", a.dropout.max, 0, "ms") }
         if let e = s["D-earshot"], let w = s["D-wpctl"] { target(result.streams, "D earshot p50 / D wpctl p50 ≤ 0.5", e.p50 / w.p50, 0.5, "×") }
+        if let e = result.clientStart["earshot"], let w = result.clientStart["wpctl"] {
+            target(result.streams, "client start-up earshot p50 / wpctl p50 ≤ 0.5", e.p50 / w.p50, 0.5, "×")
+        }
+        for (name, series) in result.daemonStart.sorted(by: { $0.key < $1.key }) {
+            target(result.streams, "daemon start → first decision (\(name)) p50 ≤ 50 ms", series.p50, 50, "ms")
+        }
         if let wp = result.rss["wireplumber"] {
             for key in ["earshot-coop", "earshot-solo"] {
                 if let rss = result.rss[key] { target(result.streams, "RSS \(key) / wireplumber ≤ 0.5", Double(rss) / Double(wp), 0.5, "×") }
+            }
+            for key in ["earshot-coop", "earshot-solo"] {
+                if let rss = result.rss[key] { target(result.streams, "RSS \(key) ≤ wireplumber's", Double(rss) / Double(wp), 1, "×") }
             }
         }
         for (name, ticks) in result.idleTicks where name.hasPrefix("earshot") { target(result.streams, "idle ticks \(name) = 0", Double(ticks), 0, "ticks") }
         if result.streams >= 100, let a = s["A-solo"] { target(result.streams, "A-solo p99 ≤ 20 ms with \(result.streams) streams", a.p99, 20, "ms") }
         cases.append([
             "streams": result.streams, "paths": result.series.mapValues(\.json), "rss_kib": result.rss, "idle_ticks": result.idleTicks,
+            "client_start_ms": result.clientStart.mapValues(\.json), "daemon_start_ms": result.daemonStart.mapValues(\.json),
         ])
     }
     let json: [String: Any] = [
