@@ -6,13 +6,18 @@ import SystemBridge
 /// Everything `earshot daemon` runs: the engine, its control socket, the config watcher and
 /// clean shutdown on SIGTERM/SIGINT. Returns the process exit status.
 public enum DaemonRunner {
+    /// The exit status for a config that cannot be used at start (sysexits' EX_CONFIG, which
+    /// systemd names "CONFIG"): the unit's `RestartPreventExitStatus` keeps systemd from
+    /// restarting a daemon that would only fail again until the file is fixed.
+    public static let configInvalidStatus: Int32 = 78
+
     public static func run(_ options: DaemonOptions, logger: Logger) async -> Int32 {
         let daemon: Daemon
         do {
             daemon = try Daemon(options: options, logger: logger)
         } catch {
             for problem in error.errors { logger.error("config: \(problem)") }
-            return 1
+            return configInvalidStatus
         }
         // One daemon per PipeWire, whatever its control socket and with or without D-Bus.
         let lockPath = InstanceLockPath.for(remote: options.remote, environment: options.environment)

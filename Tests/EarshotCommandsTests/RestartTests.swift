@@ -68,6 +68,26 @@ struct SingleInstanceTests {
     }
 }
 
+/// A config that cannot be used at start: the daemon says where and exits 78 (EX_CONFIG), which
+/// the systemd unit's `RestartPreventExitStatus` keeps from being restarted until it is fixed.
+@Suite("Unusable config at start", .timeLimit(.minutes(2)))
+struct UnusableConfigAtStartTests {
+    @Test("the daemon names file:line, exits 78 and leaves no control socket; the shipped unit does not restart on 78")
+    func exitsWithConfigStatus() async throws {
+        try await withSandbox(.init(sinks: [.speakers()])) { sandbox in
+            let config = sandbox.root.appendingPathComponent("broken.toml").path
+            try "[timing]\noff-grace-ms = \"soon\"\n".write(toFile: config, atomically: true, encoding: .utf8)
+            let socket = sandbox.runtimeDir.appendingPathComponent("earshot/control").path
+            let daemon = try sandbox.spawn("earshot-daemon", [try #require(EarshotBinary.url).path, "daemon", "--config", config])
+            #expect(try await offPool { daemon.waitForExit(timeout: .seconds(20)) } == 78)
+            #expect(daemon.logTail().contains("\(config):2:1: timing.off-grace-ms must be an integer"), "\(daemon.logTail())")
+            #expect(!FileManager.default.fileExists(atPath: socket))
+            let unit = try String(contentsOf: EarshotBinary.repository.appendingPathComponent("dist/earshot.service.in"), encoding: .utf8)
+            #expect(unit.contains("\nRestartPreventExitStatus=78\n"))
+        }
+    }
+}
+
 /// `earshot watch --reconnect` follows the daemon across a restart.
 @Suite("Watch reconnect", .serialized, .timeLimit(.minutes(2)))
 struct WatchReconnectTests {
