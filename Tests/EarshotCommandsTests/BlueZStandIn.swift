@@ -186,6 +186,20 @@ final class BlueZStandIn {
         try await waitForLine(since: mark, timeout: timeout, what: text) { $0.contains(text) }
     }
 
+    /// Waits until the whole lines after `mark` contain each of `texts` in this order, each on
+    /// a line after the previous one's: "aap … connected", then that connection's handshake.
+    func waitForLines(inOrder texts: [String], since mark: Int = 0, timeout: Duration = .seconds(20)) async throws {
+        guard let log = process.logFile else { throw FixtureError("bluez-standin has no log") }
+        let found = await process.waitUntil(changesOf: log.path, timeout: timeout) {
+            var remaining = texts[...]
+            for line in Self.lines(of: log, from: mark) where remaining.first.map(line.contains) == true {
+                remaining = remaining.dropFirst()
+            }
+            return remaining.isEmpty
+        }
+        guard found else { throw FixtureError("bluez-standin never printed, in order, \(texts):\n\(process.logTail(lines: 60))") }
+    }
+
     /// Each change of the log wakes the wait (inotify); fails at `timeout` or when it exits.
     private func waitForLine(since mark: Int, timeout: Duration, what: String, _ matches: (String) -> Bool) async throws -> String {
         guard let log = process.logFile else { throw FixtureError("bluez-standin has no log") }

@@ -89,7 +89,13 @@ struct DriverEndToEndTests {
             let status = try daemon.earshot("status").output
             #expect(status.contains("driver: \(D.address) aap (AirPods Pro) held"), "\(status)")
             try await bluez.aapRelease(D.address)
-            _ = try await bluez.waitForLine(containing: "aap \(D.address) connected", since: mark, timeout: .seconds(20))
+            // Connected again, and that connection's handshake and notification request came
+            // (an ear report before them is not one the earbuds would send).
+            try await bluez.waitForLines(
+                inOrder: [
+                    "aap \(D.address) connected", "aap \(D.address) received 00000400010002000000000000000000",
+                    "aap \(D.address) received 040004000f00",
+                ], since: mark)
             let events = try EventSubscription(socket: daemon.socketPath)
             try await bluez.aapEar(D.address, primary: .inEar, secondary: .inEar)
             let registered = try await events.next("accessory") { $0["accessory"] == .string(D.address) }
