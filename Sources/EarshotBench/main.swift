@@ -322,9 +322,8 @@ func cooperative(_ options: Options, streams count: Int, idle: Bool, into result
         }
         result.series["B"] = b
         result.series["A-coop"] = a
-        // Settle before RSS and idle CPU: a second after the last switch, past the daemon's
-        // one-shot unmapping of start-up code 0.5 s after its first decision (a daemon runs
-        // for hours; a reading 0.3 s after its start is not its RSS).
+        // Settle before RSS and idle CPU: a second after the last switch (a daemon runs for
+        // hours; a reading 0.3 s after its start is not its RSS).
         try await Task.sleep(for: .seconds(1))  // measuring, not synchronising
         let graph = observer.snapshot()
         let wirePlumberPID = graph.clients.values.first { $0.props["application.process.binary"] == "wireplumber" }?

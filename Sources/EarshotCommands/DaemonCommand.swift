@@ -55,13 +55,12 @@ struct DaemonCommand: AsyncParsableCommand {
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
-        var options = DaemonOptions(
+        let options = DaemonOptions(
             configPath: config, remote: remote,
             socketPath: socket ?? ControlSocketPath.default(environment: environment),
             statePath: state ?? StateStore.defaultPath(environment: environment),
             environment: environment, verbose: verbose
         ).with(bluetoothLoopback: bluetoothLoopback, driverPacketLog: logDriverPackets)
-        options.trimsCodeAfterStart = true
         var logger = Logger(label: "earshot") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = verbose ? .debug : .info
         // EARSHOT_LOG=trace also logs every input the daemon takes (for debugging).

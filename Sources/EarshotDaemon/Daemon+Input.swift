@@ -90,7 +90,6 @@ extension Daemon {
             outcome = engine.handle(.graphReplaced(graph), at: now)
         }
         await consider(outcome, turn: &turn)
-        if firstTime, environment.options.trimsCodeAfterStart { trimCodeSoon() }
     }
 
     /// One graph change into the engine, the mode, the players' last sinks, and the echo
@@ -212,24 +211,6 @@ extension Daemon {
     }
 
     // MARK: State
-
-    /// Loads the state file into the engine. Restored placements are stale until a reporter
-    /// confirms them: they rank as before the restart (so a restart never moves audio), and
-    /// `list` marks them `stale` until the reporter's next register or update.
-    /// Start-up is over (config, D-Bus, PipeWire, the first decision): half a second later,
-    /// off the actor and off the decision's path, the code pages start-up faulted in are
-    /// unmapped, so from then on the RSS counts the code the daemon runs rather than what
-    /// fault-around mapped beside the start-up code (docs/performance.md, "Daemon RSS").
-    /// Once per process: a one-shot sleep, never a timer that wakes the idle daemon again.
-    private func trimCodeSoon() {
-        Task.detached(priority: .background) { [logger] in
-            try? await Task.sleep(for: .milliseconds(500))
-            let started = ContinuousClock.now
-            guard let trim = ResidentCode.trim() else { return }
-            logger.debug(
-                "code pages unmapped after start-up: \(trim.residentKiB) KiB in \(trim.mappings) mappings, in \(ContinuousClock.now - started) (they fault back in as used)")
-        }
-    }
 
     func restoreState() {
         let saved = persister.load()

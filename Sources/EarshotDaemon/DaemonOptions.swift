@@ -14,9 +14,6 @@ public struct DaemonOptions: Sendable {
     public var bluetoothLoopback: String?
     /// `--log-driver-packets FILE`: every packet the drivers send and receive, as hex lines.
     public var driverPacketLog: String?
-    /// Unmap the code pages start-up faulted in shortly after the first decision is applied
-    /// (`ResidentCode.trim()`): `earshot daemon` does, a daemon inside another process (tests) not.
-    public var trimsCodeAfterStart = false
 
     public init(configPath: String?, remote: String?, socketPath: String, statePath: String, environment: [String: String], verbose: Bool) {
         self.configPath = configPath

@@ -162,26 +162,31 @@ enum Readiness {
         }
     }
 
-    /// Waits until `path` exists or a watched child exits. It watches the deepest directory
-    /// that exists so far, and re-arms one level deeper as directories appear.
+    /// Waits until `path` exists or a watched child exits, blocking the calling thread.
     static func waitForFile(_ path: String, orExitOf child: ChildProcess, timeout: Duration) -> Bool {
         let deadline = ContinuousClock.now + timeout
-        var watched: (directory: String, watch: FileEvents.Watch?)?
-        defer { if let watch = watched?.watch { FileEvents.shared.release(watch) } }
+        var appearance = FileAppearance(path: path)
+        defer { appearance.release() }
         while true {
-            var directory = (path as NSString).deletingLastPathComponent
-            while !FileManager.default.fileExists(atPath: directory), directory != "/" {
-                directory = (directory as NSString).deletingLastPathComponent
-            }
-            if watched?.directory != directory {
-                if let watch = watched?.watch { FileEvents.shared.release(watch) }
-                watched = (directory, FileEvents.shared.watch(directory, for: UInt32(IN_CREATE | IN_MOVED_TO)))
-            }
-            let seen = watched?.watch.map(FileEvents.shared.count) ?? 0
-            // Created between the last look and the watch: look again before blocking.
-            if FileManager.default.fileExists(atPath: path) { return true }
+            let look = appearance.look()
+            if look.exists { return true }
             guard ContinuousClock.now < deadline, !child.hasExited else { return false }
-            FileEvents.shared.waitBlocking(watched?.watch, after: seen, orReadable: child.exitFD, until: deadline)
+            FileEvents.shared.waitBlocking(look.watch, after: look.seen, orReadable: child.exitFD, until: deadline)
+        }
+    }
+
+    /// `waitForFile`, suspending instead of blocking: a sandbox's start waits here, so that many
+    /// sandboxes starting at once do not hold the cooperative pool (two threads on two cores)
+    /// that in-process servers of other tests need.
+    static func waitForFile(_ path: String, orExitOf child: ChildProcess, timeout: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        var appearance = FileAppearance(path: path)
+        defer { appearance.release() }
+        while true {
+            let look = appearance.look()
+            if look.exists { return true }
+            guard ContinuousClock.now < deadline, !child.hasExited else { return false }
+            await FileEvents.shared.wait(look.watch, after: look.seen, orReadable: child.exitFD, until: deadline)
         }
     }
 
@@ -215,5 +220,35 @@ extension ChildProcess {
             guard ContinuousClock.now < deadline, !hasExited else { return false }
             await FileEvents.shared.wait(watch, after: seen, orReadable: exitFD, until: deadline)
         }
+    }
+}
+
+/// Watches for a path to appear: the deepest directory of it that exists so far, re-armed one
+/// level deeper as directories appear.
+struct FileAppearance {
+    let path: String
+    private var watched: (directory: String, watch: FileEvents.Watch?)?
+
+    init(path: String) { self.path = path }
+
+    /// Whether the path exists; if not, the watch to wait on and its count before the look
+    /// (a creation between the look and the wait wakes the wait).
+    mutating func look() -> (exists: Bool, watch: FileEvents.Watch?, seen: UInt64) {
+        var directory = (path as NSString).deletingLastPathComponent
+        while !FileManager.default.fileExists(atPath: directory), directory != "/" {
+            directory = (directory as NSString).deletingLastPathComponent
+        }
+        if watched?.directory != directory {
+            release()
+            watched = (directory, FileEvents.shared.watch(directory, for: UInt32(IN_CREATE | IN_MOVED_TO)))
+        }
+        let watch = watched?.watch
+        let seen = watch.map(FileEvents.shared.count) ?? 0
+        return (FileManager.default.fileExists(atPath: path), watch, seen)
+    }
+
+    mutating func release() {
+        if let watch = watched?.watch { FileEvents.shared.release(watch) }
+        watched = nil
     }
 }

@@ -94,7 +94,7 @@ public final class PipeWireSandbox: @unchecked Sendable {
             """.write(to: dropIns.appendingPathComponent("50-earshot-default-metadata.conf"), atomically: true, encoding: .utf8)
         }
         let pipewire = try spawn("pipewire", ["pipewire"])
-        guard Readiness.waitForFile(socketPath, orExitOf: pipewire, timeout: .seconds(20)) else {
+        guard await Readiness.waitForFile(socketPath, orExitOf: pipewire, timeout: .seconds(20)) else {
             throw FixtureError("pipewire did not create \(socketPath) (exit status \(pipewire.exitStatus.map(String.init) ?? "running"))")
         }
         observer = try await connectWhenListening(pipewire)
@@ -344,7 +344,7 @@ extension PipeWireSandbox {
         try? FileManager.default.removeItem(atPath: socketPath)
         try? FileManager.default.removeItem(atPath: socketPath + ".lock")
         let pipewire = try spawn("pipewire", ["pipewire"])
-        guard Readiness.waitForFile(socketPath, orExitOf: pipewire, timeout: .seconds(20)) else {
+        guard await Readiness.waitForFile(socketPath, orExitOf: pipewire, timeout: .seconds(20)) else {
             throw FixtureError("restarted pipewire did not create \(socketPath)")
         }
         observer = try await connectWhenListening(pipewire)

@@ -1,4 +1,5 @@
 import Foundation
+import PipeWireTestSupport
 import Testing
 
 /// `earshot eval --format svg` as a user runs it, and its picture through a real SVG renderer.
@@ -54,17 +55,9 @@ struct EvalSVGCLITests {
         let input = directory.appendingPathComponent("day.svg")
         let output = directory.appendingPathComponent("day.png")
         try Data(result.standardOutput.utf8).write(to: input)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = ["--format", "png", "--output", output.path, input.path]
-        let errorPipe = Pipe()
-        process.standardError = errorPipe
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let errors = String(decoding: try errorPipe.fileHandleForReading.readToEnd() ?? Data(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        #expect(errors.isEmpty, "\(errors)")
+        let rendered = try Shell.run([path, "--format", "png", "--output", output.path, input.path], environment: ProcessInfo.processInfo.environment)
+        #expect(rendered.status == 0)
+        #expect(rendered.standardError.isEmpty, "\(rendered.standardError)")
         let png = try Data(contentsOf: output)
         #expect(Array(png.prefix(8)) == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
         #expect(png.count > 1000)

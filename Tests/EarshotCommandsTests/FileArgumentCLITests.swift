@@ -1,4 +1,5 @@
 import Foundation
+import PipeWireTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -13,21 +14,10 @@ struct FileArgumentCLITests {
     /// Runs a bash command line with the built earshot as `$EARSHOT`.
     static func bash(_ script: String) throws -> EarshotBinary.Result {
         let earshot = try #require(EarshotBinary.url).path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = ["-c", script]
         var environment = ProcessInfo.processInfo.environment
         environment["EARSHOT"] = earshot
         environment["XDG_CONFIG_HOME"] = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-tests-empty").path
-        process.environment = environment
-        let output = Pipe(), error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        let out = try output.fileHandleForReading.readToEnd() ?? Data()
-        let err = try error.fileHandleForReading.readToEnd() ?? Data()
-        process.waitUntilExit()
-        return EarshotBinary.Result(status: process.terminationStatus, standardOutput: String(decoding: out, as: UTF8.self), standardError: String(decoding: err, as: UTF8.self))
+        return try Shell.run(["/bin/bash", "-c", script], environment: environment)
     }
 
     @Test func evalReadsProcessSubstitutionsAndStdin() throws {
