@@ -2,9 +2,9 @@ import Foundation
 
 /// A byte-level JSON reader for `pw-dump` files of any size: one pass over the bytes, no
 /// Foundation decoder and no tree of the whole file. `PwDumpDecoder` reads the top-level array
-/// one object at a time, turns it into a graph change and drops it, and skips each object's
-/// `info.params` (formats, routes, profiles: most of a dump's bytes, none of routing's business)
-/// without building it.
+/// one object at a time, turns it into a graph change and drops it, and skips the parts of each
+/// object's `info.params` routing does not read (formats, profiles' lists, props: most of a
+/// dump's bytes) without building them.
 struct JSONScanner {
     struct Failure: Error {
         /// The byte where the text stops being JSON.
@@ -57,9 +57,16 @@ struct JSONScanner {
         }
     }
 
-    /// One value. `skipping` names object keys whose values are stepped over (read as null)
-    /// at the depth given: `["info": ["params"]]` skips `info.params` of the object read.
-    mutating func value(skipping: [String: Set<String>] = [:], skipHere: Set<String> = [], depth: Int = 0) throws(Failure) -> JSONValue {
+    /// Which parts of a value to build: everything, or an object's named fields (each with its
+    /// own pick) and either all or none of the others. Skipped fields read as null, checked as
+    /// JSON all the same.
+    indirect enum Pick: Sendable {
+        case all
+        case fields([String: Pick], others: Bool)
+    }
+
+    /// One value, building only what `pick` asks for.
+    mutating func value(_ pick: Pick = .all, depth: Int = 0) throws(Failure) -> JSONValue {
         guard let byte = peek(), depth < Self.maximumDepth else { throw Failure(offset: offset) }
         switch byte {
         case UInt8(ascii: "{"):
@@ -73,13 +80,18 @@ struct JSONScanner {
                 guard peek() == UInt8(ascii: "\"") else { throw Failure(offset: offset) }
                 let key = try string()
                 try consume(UInt8(ascii: ":"))
-                if skipHere.contains(key) {
-                    try skipValue(depth: depth + 1)
-                    fields[key] = .null
-                } else if let inner = skipping[key] {
-                    fields[key] = try value(skipHere: inner, depth: depth + 1)
-                } else {
+                switch pick {
+                case .all:
                     fields[key] = try value(depth: depth + 1)
+                case .fields(let named, let others):
+                    if let inner = named[key] {
+                        fields[key] = try value(inner, depth: depth + 1)
+                    } else if others {
+                        fields[key] = try value(depth: depth + 1)
+                    } else {
+                        try skipValue(depth: depth + 1)
+                        fields[key] = .null
+                    }
                 }
                 switch peek() {
                 case UInt8(ascii: ","): offset += 1

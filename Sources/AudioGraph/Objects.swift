@@ -18,11 +18,15 @@ public struct Node: Sendable, Hashable, Codable {
     public var id: ObjectID
     public var state: NodeState?
     public var props: Properties
+    /// `n-input-ports`: how many input ports the node has now; nil when not known (a graph
+    /// without the field). A sink with none cannot take audio yet.
+    public var inputPorts: Int?
 
-    public init(id: ObjectID, state: NodeState? = nil, props: Properties = [:]) {
+    public init(id: ObjectID, state: NodeState? = nil, props: Properties = [:], inputPorts: Int? = nil) {
         self.id = id
         self.state = state
         self.props = props
+        self.inputPorts = inputPorts
     }
 
     public var serial: UInt64? { props.objectSerial }
@@ -32,7 +36,20 @@ public struct Node: Sendable, Hashable, Codable {
     /// The device this node belongs to (ALSA, BlueZ); virtual sinks have none.
     public var deviceID: ObjectID? { props["device.id"].flatMap { ObjectID($0) } }
     public var clientID: ObjectID? { props["client.id"].flatMap { ObjectID($0) } }
-    public var isAudioSink: Bool { mediaClass == "Audio/Sink" }
+    /// An output device node: `Audio/Sink`, or `Audio/Sink/Virtual` (see `isVirtualSink`).
+    public var isAudioSink: Bool { mediaClass == "Audio/Sink" || mediaClass == "Audio/Sink/Virtual" }
+    /// A sink of no hardware: `Audio/Sink/Virtual`, `node.virtual = true`, or an `Audio/Sink`
+    /// without a device (null sinks, EasyEffects', filter-chain and loopback sinks). Only the
+    /// user or a rule chooses one (docs/policy.md §1). A null sink that says what it stands
+    /// for (`device.form-factor`, `device.bus`, `api.bluez5.address`: test and bridge sinks)
+    /// is taken at its word.
+    public var isVirtualSink: Bool {
+        guard isAudioSink else { return false }
+        if mediaClass == "Audio/Sink/Virtual" || props["node.virtual"] == "true" { return true }
+        guard deviceID == nil else { return false }
+        return props["device.form-factor"] == nil && props["device.bus"] == nil && props["api.bluez5.address"] == nil
+            && props["device.api"] == nil
+    }
     public var isPlaybackStream: Bool { mediaClass == "Stream/Output/Audio" }
 }
 
@@ -88,13 +105,17 @@ public struct Link: Sendable, Hashable, Codable {
     public var serial: UInt64? { props.objectSerial }
 }
 
-/// A device (ALSA card, BlueZ device) or a client: only their properties matter for routing.
+/// A device (ALSA card, BlueZ device): its properties and, when it publishes them, its routes.
 public struct Device: Sendable, Hashable, Codable {
     public var id: ObjectID
     public var props: Properties
-    public init(id: ObjectID, props: Properties = [:]) {
+    /// `EnumRoute`, `Route` and `Profile`; nil when the device publishes none (or a dump
+    /// left them out): its nodes are then judged available.
+    public var routes: DeviceRoutes?
+    public init(id: ObjectID, props: Properties = [:], routes: DeviceRoutes? = nil) {
         self.id = id
         self.props = props
+        self.routes = routes
     }
     public var serial: UInt64? { props.objectSerial }
 }

@@ -10,9 +10,22 @@ public struct GraphDecodingError: Error, Sendable, Equatable, CustomStringConver
     public var description: String { "\(source): \(location): \(message)" }
 }
 
-/// Decodes `pw-dump` output into a `Graph`. Unknown object types (Core, Module, Factory,
-/// Profiler…) and unknown fields are skipped; objects pw-dump prints as removed (`info: null`)
-/// are left out; only what routing needs must be well-formed.
+/// A `pw-dump` decoded: the graph, and what was left out of it on the way.
+public struct DecodedGraph: Sendable {
+    public var graph: Graph
+    /// The first `GraphDecodingWarnings.kept` objects or fields skipped, each with its
+    /// `objects[i]` path and why.
+    public var warnings: [GraphDecodingError]
+    /// How many were skipped in all (more than `warnings.count` when there were many).
+    public var skipped: Int
+}
+
+/// Decodes `pw-dump` output into a `Graph`. It degrades, never refuses: object types routing
+/// does not model (Core, Module, Factory, Profiler…) are passed over, objects pw-dump prints as
+/// removed (`info: null`) are left out, and an object or field of a modelled type that cannot
+/// be read (a Link without port ids, a Node state of a newer PipeWire, a route without a name)
+/// is skipped with a warning naming its `objects[i]` path. `strict` makes the first such
+/// warning the error. Text that is not JSON is always an error, with line and column.
 public enum PwDumpDecoder {
     public static let nodeType = "PipeWire:Interface:Node"
     public static let portType = "PipeWire:Interface:Port"
@@ -21,21 +34,41 @@ public enum PwDumpDecoder {
     public static let clientType = "PipeWire:Interface:Client"
     public static let metadataType = "PipeWire:Interface:Metadata"
 
+    /// At most this many warnings are kept; the rest are counted.
+    public static let keptWarnings = 100
+
     public static func decode(contentsOf url: URL) throws(GraphDecodingError) -> Graph {
+        try decodeReporting(contentsOf: url).graph
+    }
+
+    public static func decodeReporting(contentsOf url: URL, strict: Bool = false) throws(GraphDecodingError) -> DecodedGraph {
         let data: Data
         do {
             data = try Data(contentsOf: url)
         } catch {
             throw GraphDecodingError(source: url.path, location: "file", message: "cannot read: \(error.localizedDescription)")
         }
-        return try decode(data, source: url.path)
+        return try decodeReporting(data, source: url.path, strict: strict)
     }
 
-    /// One pass over the bytes (JSONScanner): each top-level object is read, applied and
-    /// dropped, and its `info.params` skipped unread, so time and memory grow with the file
-    /// linearly and the file is never held as a tree (a 90 MB dump of 5205 sinks: scripts/bench graph).
+    /// The graph alone; anything skipped is dropped silently. (Tests and callers that only
+    /// need the graph.)
     public static func decode(_ data: Data, source: String = "<graph>") throws(GraphDecodingError) -> Graph {
-        let result: Result<Graph, GraphDecodingError> = data.withUnsafeBytes { raw in
+        try decodeReporting(data, source: source, strict: false).graph
+    }
+
+    /// What routing reads of each object: everything but `info.params`, and of the params only
+    /// a device's routes and profile. Formats, prop infos and profile lists (most of a dump's
+    /// bytes) are stepped over unbuilt.
+    static let pick: JSONScanner.Pick = .fields(
+        ["info": .fields(["params": .fields(["EnumRoute": .all, "Route": .all, "Profile": .all], others: false)], others: true)],
+        others: true)
+
+    /// One pass over the bytes (JSONScanner): each top-level object is read, applied and
+    /// dropped, so time and memory grow with the file linearly and the file is never held as a
+    /// tree (a 90 MB dump of 5205 sinks: scripts/bench graph).
+    public static func decodeReporting(_ data: Data, source: String = "<graph>", strict: Bool = false) throws(GraphDecodingError) -> DecodedGraph {
+        let result: Result<DecodedGraph, GraphDecodingError> = data.withUnsafeBytes { raw in
             var scanner = JSONScanner(raw)
             do throws(JSONScanner.Failure) {
                 guard scanner.peek() == UInt8(ascii: "[") else {
@@ -47,23 +80,17 @@ public enum PwDumpDecoder {
                 }
                 var graph = Graph()
                 var index = 0
-                // A bad field is reported after the whole text is known to be JSON, as before.
-                var fieldError: GraphDecodingError?
+                var warnings = DecodingWarnings(source: source)
                 try scanner.forEachElement { (element: inout JSONScanner) throws(JSONScanner.Failure) in
-                    let object = try element.value(skipping: ["info": ["params"]])
-                    if fieldError == nil {
-                        do throws(GraphDecodingError) {
-                            if let change = try decodeObject(object, path: "objects[\(index)]", source: source) { graph.apply(change) }
-                        } catch {
-                            fieldError = error
-                        }
-                    }
+                    let object = try element.value(pick)
+                    if let change = decodeObject(object, path: "objects[\(index)]", warnings: &warnings) { graph.apply(change) }
                     index += 1
                 }
                 scanner.skipWhitespace()
                 guard scanner.atEnd else { throw JSONScanner.Failure(offset: scanner.offset) }
-                if let fieldError { return .failure(fieldError) }
-                return .success(graph)
+                // A bad field is reported after the whole text is known to be JSON.
+                if strict, let first = warnings.first { return .failure(first) }
+                return .success(DecodedGraph(graph: graph, warnings: warnings.kept, skipped: warnings.count))
             } catch {
                 return .failure(GraphDecodingError(source: source, location: JSONScanner.location(of: error.offset, in: raw), message: "not valid JSON"))
             }
@@ -71,58 +98,100 @@ public enum PwDumpDecoder {
         return try result.get()
     }
 
-    /// One pw-dump object as a graph change, or nil for types routing does not model.
+    /// One pw-dump object as a graph change, or nil for types routing does not model; strict:
+    /// anything skipped is the error (an eval script's `add` line must say exactly what it means).
     public static func decodeObject(_ object: JSONValue, path: String, source: String) throws(GraphDecodingError) -> GraphChange? {
-        var fields = FieldReader(source: source, path: path)
-        guard case .object = object else { throw fields.error("expected an object") }
-        let type = try fields.string(object, "type")
-        let id = try fields.id(object, "id")
-        if type == metadataType {
-            let props = try fields.properties(object["props"], "props")
-            var result = Metadata(id: id, props: props)
-            if case .array(let items)? = object["metadata"] {
-                for (n, item) in items.enumerated() {
-                    let entry = FieldReader(source: source, path: "\(path).metadata[\(n)]")
-                    let subject = try entry.id(item, "subject")
-                    let key = try entry.string(item, "key")
-                    let entryType = item["type"].flatMap { if case .string(let text) = $0 { text } else { nil } }
-                    let value: String
-                    switch item["value"] {
-                    case .string(let text)?: value = text
-                    case let other?: value = other.canonicalText
-                    case nil: throw entry.error("missing field \"value\"")
-                    }
-                    result.set(subject: subject, key: key, type: entryType, value: value)
+        var warnings = DecodingWarnings(source: source)
+        let change = decodeObject(object, path: path, warnings: &warnings)
+        if let first = warnings.first { throw first }
+        return change
+    }
+
+    /// One pw-dump object as a graph change; nil for types routing does not model and for an
+    /// object that cannot be read (a warning says why). A field that cannot be read is left
+    /// out of the object, with a warning.
+    static func decodeObject(_ object: JSONValue, path: String, warnings: inout DecodingWarnings) -> GraphChange? {
+        var fields = FieldReader(source: warnings.source, path: path)
+        do throws(GraphDecodingError) {
+            guard case .object = object else { throw fields.error("expected an object") }
+            let type = try fields.string(object, "type")
+            let id = try fields.id(object, "id")
+            if type == metadataType { return .metadata(try metadata(object, id: id, path: path, warnings: &warnings)) }
+            guard [nodeType, portType, linkType, deviceType, clientType].contains(type) else { return nil }
+            guard let info = object["info"], info != .null else { return nil }
+            fields.path += ".info"
+            let props = fields.lenient(&warnings, [:]) { reader throws(GraphDecodingError) in try reader.properties(info["props"], "props") }
+            switch type {
+            case nodeType:
+                let state = fields.lenient(&warnings, nil) { reader throws(GraphDecodingError) in try reader.optionalEnum(info, "state", NodeState.self) }
+                let inputPorts = fields.lenient(&warnings, nil) { reader throws(GraphDecodingError) in try reader.optionalCount(info, "n-input-ports") }
+                return .node(Node(id: id, state: state, props: props, inputPorts: inputPorts))
+            case portType:
+                guard let direction = try fields.optionalEnum(info, "direction", PortDirection.self) else {
+                    throw fields.error("missing field \"direction\"")
                 }
+                return .port(Port(id: id, direction: direction, props: props))
+            case linkType:
+                return .link(Link(
+                    id: id,
+                    outputNode: try fields.id(info, "output-node-id"), outputPort: try fields.id(info, "output-port-id"),
+                    inputNode: try fields.id(info, "input-node-id"), inputPort: try fields.id(info, "input-port-id"),
+                    state: fields.lenient(&warnings, nil) { reader throws(GraphDecodingError) in try reader.optionalEnum(info, "state", LinkState.self) },
+                    props: props))
+            case deviceType:
+                var paramsReader = fields
+                paramsReader.path += ".params"
+                let routes = RouteDecoder.routes(info["params"], reader: paramsReader, warnings: &warnings)
+                return .device(Device(id: id, props: props, routes: routes))
+            default:
+                return .client(Client(id: id, props: props))
             }
-            return .metadata(result)
-        }
-        guard [nodeType, portType, linkType, deviceType, clientType].contains(type) else { return nil }
-        guard let info = object["info"], info != .null else { return nil }
-        fields.path += ".info"
-        let props = try fields.properties(info["props"], "props")
-        switch type {
-        case nodeType:
-            let state = try fields.optionalEnum(info, "state", NodeState.self)
-            return .node(Node(id: id, state: state, props: props))
-        case portType:
-            guard let direction = try fields.optionalEnum(info, "direction", PortDirection.self) else {
-                throw fields.error("missing field \"direction\"")
-            }
-            return .port(Port(id: id, direction: direction, props: props))
-        case linkType:
-            return .link(Link(
-                id: id,
-                outputNode: try fields.id(info, "output-node-id"), outputPort: try fields.id(info, "output-port-id"),
-                inputNode: try fields.id(info, "input-node-id"), inputPort: try fields.id(info, "input-port-id"),
-                state: try fields.optionalEnum(info, "state", LinkState.self), props: props))
-        case deviceType:
-            return .device(Device(id: id, props: props))
-        default:
-            return .client(Client(id: id, props: props))
+        } catch {
+            warnings.add(GraphDecodingError(source: error.source, location: error.location, message: error.message + "; object skipped"))
+            return nil
         }
     }
 
+    private static func metadata(_ object: JSONValue, id: ObjectID, path: String, warnings: inout DecodingWarnings) throws(GraphDecodingError) -> Metadata {
+        let fields = FieldReader(source: warnings.source, path: path)
+        let props = try fields.properties(object["props"], "props")
+        var result = Metadata(id: id, props: props)
+        guard case .array(let items)? = object["metadata"] else { return result }
+        for (n, item) in items.enumerated() {
+            let entry = FieldReader(source: warnings.source, path: "\(path).metadata[\(n)]")
+            do throws(GraphDecodingError) {
+                let subject = try entry.id(item, "subject")
+                let key = try entry.string(item, "key")
+                let entryType = item["type"].flatMap { if case .string(let text) = $0 { text } else { nil } }
+                let value: String
+                switch item["value"] {
+                case .string(let text)?: value = text
+                case let other?: value = other.canonicalText
+                case nil: throw entry.error("missing field \"value\"")
+                }
+                result.set(subject: subject, key: key, type: entryType, value: value)
+            } catch {
+                warnings.add(GraphDecodingError(source: error.source, location: error.location, message: error.message + "; entry skipped"))
+            }
+        }
+        return result
+    }
+}
+
+/// The warnings of one decode: the first `PwDumpDecoder.keptWarnings` kept, all counted.
+struct DecodingWarnings {
+    let source: String
+    private(set) var kept: [GraphDecodingError] = []
+    private(set) var count = 0
+
+    init(source: String) { self.source = source }
+
+    var first: GraphDecodingError? { kept.first }
+
+    mutating func add(_ warning: GraphDecodingError) {
+        count += 1
+        if kept.count < PwDumpDecoder.keptWarnings { kept.append(warning) }
+    }
 }
 
 /// Reads typed fields of one pw-dump object and names the field in its errors.
@@ -156,6 +225,26 @@ struct FieldReader {
             guard let value = E(rawValue: text) else { throw error("field \"\(key)\" has unknown value \"\(text)\"") }
             return value
         default: throw error("field \"\(key)\" must be a string")
+        }
+    }
+
+    /// A non-negative count (`n-input-ports`); nil when absent.
+    func optionalCount(_ object: JSONValue, _ key: String) throws(GraphDecodingError) -> Int? {
+        switch object[key] {
+        case nil, .null?: return nil
+        case .integer(let value)? where value >= 0 && value <= Int64(Int32.max): return Int(value)
+        default: throw error("field \"\(key)\" must be a count (0…2147483647)")
+        }
+    }
+
+    /// The field's value, or `fallback` with a warning when it cannot be read: a field routing
+    /// could do without never costs the whole object.
+    func lenient<Value>(_ warnings: inout DecodingWarnings, _ fallback: Value, _ read: (FieldReader) throws(GraphDecodingError) -> Value) -> Value {
+        do throws(GraphDecodingError) {
+            return try read(self)
+        } catch {
+            warnings.add(GraphDecodingError(source: error.source, location: error.location, message: error.message + "; field skipped"))
+            return fallback
         }
     }
 

@@ -18,11 +18,34 @@ public enum PwDumpEncoder {
     public static func object(_ node: Node) -> JSONValue {
         var info: [String: JSONValue] = ["props": props(node.props)]
         if let state = node.state { info["state"] = .string(state.rawValue) }
+        if let inputPorts = node.inputPorts { info["n-input-ports"] = .integer(Int64(inputPorts)) }
         return wrap(node.id, PwDumpDecoder.nodeType, info)
     }
 
     public static func object(_ device: Device) -> JSONValue {
-        wrap(device.id, PwDumpDecoder.deviceType, ["props": props(device.props)])
+        var info: [String: JSONValue] = ["props": props(device.props)]
+        if let routes = device.routes { info["params"] = params(routes) }
+        return wrap(device.id, PwDumpDecoder.deviceType, info)
+    }
+
+    /// A device's routes as pw-dump prints its `EnumRoute`, `Route` and `Profile` params.
+    public static func params(_ routes: DeviceRoutes) -> JSONValue {
+        var params: [String: JSONValue] = ["EnumRoute": .array(routes.all.map(route)), "Route": .array(routes.active.map(route))]
+        if let profile = routes.profile { params["Profile"] = .array([.object(["index": .integer(Int64(profile))])]) }
+        return .object(params)
+    }
+
+    static func route(_ route: DeviceRoute) -> JSONValue {
+        var fields: [String: JSONValue] = [
+            "index": .integer(Int64(route.index)), "direction": .string(route.direction == .output ? "Output" : "Input"),
+            "name": .string(route.name), "priority": .integer(Int64(route.priority)), "available": .string(route.available.rawValue),
+            "devices": .array(route.devices.map { .integer(Int64($0)) }), "profiles": .array(route.profiles.map { .integer(Int64($0)) }),
+        ]
+        if let description = route.description { fields["description"] = .string(description) }
+        if let portType = route.portType { fields["info"] = .array([.integer(1), .string("port.type"), .string(portType)]) }
+        if let device = route.device { fields["device"] = .integer(Int64(device)) }
+        if let profile = route.profile { fields["profile"] = .integer(Int64(profile)) }
+        return .object(fields)
     }
 
     public static func object(_ port: Port) -> JSONValue {

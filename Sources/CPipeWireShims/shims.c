@@ -1,3 +1,8 @@
+#include <spa/pod/parser.h>
+#include <spa/param/route.h>
+#include <spa/param/profile.h>
+#include <string.h>
+#include <errno.h>
 #include "CPipeWireShims.h"
 
 #include <errno.h>
@@ -121,4 +126,60 @@ int CPipeWire_loop_update_timer(struct pw_loop *loop, struct spa_source *source,
 
 void CPipeWire_loop_destroy_source(struct pw_loop *loop, struct spa_source *source) {
     pw_loop_destroy_source(loop, source);
+}
+
+int CPipeWire_device_enum_params(struct pw_device *device, int seq, uint32_t id) {
+    return pw_device_enum_params(device, seq, id, 0, UINT32_MAX, NULL);
+}
+
+// The route info struct is { Int n, (String key, String value) * n }: only port.type is kept.
+static const char *route_port_type(const struct spa_pod *info) {
+    struct spa_pod_parser parser;
+    struct spa_pod_frame frame;
+    int32_t count = 0;
+    if (info == NULL || !spa_pod_is_struct(info)) return NULL;
+    spa_pod_parser_pod(&parser, info);
+    if (spa_pod_parser_push_struct(&parser, &frame) < 0 || spa_pod_parser_get_int(&parser, &count) < 0) return NULL;
+    for (int32_t i = 0; i < count && i < 256; i++) {
+        const char *key = NULL, *value = NULL;
+        if (spa_pod_parser_get_string(&parser, &key) < 0 || spa_pod_parser_get_string(&parser, &value) < 0) return NULL;
+        if (key != NULL && strcmp(key, "port.type") == 0) return value;
+    }
+    return NULL;
+}
+
+static uint32_t route_ints(const struct spa_pod *array, int32_t *out, uint32_t capacity) {
+    if (array == NULL || !spa_pod_is_array(array)) return 0;
+    return spa_pod_copy_array(array, SPA_TYPE_Int, out, capacity);
+}
+
+int CPipeWire_parse_route(const struct spa_pod *pod, CPipeWire_route *route) {
+    const struct spa_pod *info = NULL, *devices = NULL, *profiles = NULL;
+    memset(route, 0, sizeof(*route));
+    route->device = -1;
+    route->profile = -1;
+    route->available = SPA_PARAM_AVAILABILITY_unknown;
+    if (pod == NULL || !spa_pod_is_object_type(pod, SPA_TYPE_OBJECT_ParamRoute)) return -EINVAL;
+    int res = spa_pod_parse_object(pod, SPA_TYPE_OBJECT_ParamRoute, NULL,
+        SPA_PARAM_ROUTE_index, SPA_POD_Int(&route->index),
+        SPA_PARAM_ROUTE_direction, SPA_POD_Id(&route->direction),
+        SPA_PARAM_ROUTE_name, SPA_POD_String(&route->name),
+        SPA_PARAM_ROUTE_device, SPA_POD_OPT_Int(&route->device),
+        SPA_PARAM_ROUTE_description, SPA_POD_OPT_String(&route->description),
+        SPA_PARAM_ROUTE_priority, SPA_POD_OPT_Int(&route->priority),
+        SPA_PARAM_ROUTE_available, SPA_POD_OPT_Id(&route->available),
+        SPA_PARAM_ROUTE_info, SPA_POD_OPT_Pod(&info),
+        SPA_PARAM_ROUTE_profiles, SPA_POD_OPT_Pod(&profiles),
+        SPA_PARAM_ROUTE_profile, SPA_POD_OPT_Int(&route->profile),
+        SPA_PARAM_ROUTE_devices, SPA_POD_OPT_Pod(&devices));
+    if (res < 0) return res;
+    route->port_type = route_port_type(info);
+    route->n_devices = route_ints(devices, route->devices, CPIPEWIRE_ROUTE_MAX_DEVICES);
+    route->n_profiles = route_ints(profiles, route->profiles, CPIPEWIRE_ROUTE_MAX_PROFILES);
+    return 0;
+}
+
+int CPipeWire_parse_profile_index(const struct spa_pod *pod, int32_t *index) {
+    if (pod == NULL || !spa_pod_is_object_type(pod, SPA_TYPE_OBJECT_ParamProfile)) return -EINVAL;
+    return spa_pod_parse_object(pod, SPA_TYPE_OBJECT_ParamProfile, NULL, SPA_PARAM_PROFILE_index, SPA_POD_Int(index));
 }

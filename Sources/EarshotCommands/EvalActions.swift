@@ -15,6 +15,9 @@ enum EvalActions {
         var svg = false
         /// `--against` / `--against-builtin`: the old config to diff the decisions with.
         var against: ConfigSource? = nil
+        /// `--strict`: an object or field of the graph that cannot be read is an error, not a
+        /// warning.
+        var strict = false
     }
 
     /// Malformed input of any kind exits 2.
@@ -28,15 +31,32 @@ enum EvalActions {
         guard stdinUsers.count <= 1 else {
             return failure("earshot eval: only one of \(stdinUsers.joined(separator: ", ")) can read standard input (-)")
         }
-        let graph: Graph
+        let decoded: DecodedGraph
         do {
             let data = try InputFile.data(request.graphPath)
-            graph = try PwDumpDecoder.decode(data, source: InputFile.name(request.graphPath))
+            decoded = try PwDumpDecoder.decodeReporting(data, source: InputFile.name(request.graphPath), strict: request.strict)
         } catch let error as InputFile.Failure {
             return failure("earshot eval: graph \(error)")
         } catch {
             return failure("earshot eval: graph \(error)")
         }
+        var outcome = run(request, graph: decoded.graph, environment: environment, write: write)
+        outcome.standardError = graphWarnings(decoded) + outcome.standardError
+        return outcome
+    }
+
+    /// `earshot eval: warning: FILE: objects[12].info: missing field "output-port-id"; object
+    /// skipped`, one line each, then the count when more were skipped than listed.
+    static func graphWarnings(_ decoded: DecodedGraph) -> String {
+        guard decoded.skipped > 0 else { return "" }
+        var lines = decoded.warnings.map { "earshot eval: warning: \($0) (--strict makes this an error)" }
+        if decoded.skipped > decoded.warnings.count {
+            lines.append("earshot eval: warning: \(decoded.skipped - decoded.warnings.count) more object(s) or field(s) skipped")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private static func run(_ request: Request, graph: Graph, environment: [String: String], write: (String) -> Void) -> CommandOutcome {
         var hosts: [BluetoothAddress] = []
         for text in request.hostAddresses {
             guard let address = BluetoothAddress(text) else {

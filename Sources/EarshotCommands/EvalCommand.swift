@@ -57,6 +57,9 @@ struct EvalCommand: ParsableCommand {
     @Option(help: "Also run under this old config and print only the decisions that differ (exit 1 if any).", completion: .file(extensions: ["toml"]))
     var against: String?
 
+    @Flag(help: "Refuse a graph with an object or field that cannot be read (default: skip it with a warning on stderr).")
+    var strict = false
+
     @Flag(name: .customLong("against-builtin"), help: "Like --against, with the built-in defaults as the old config.")
     var againstBuiltin = false
 
@@ -98,7 +101,7 @@ struct EvalCommand: ParsableCommand {
         let outcome = EvalActions.run(
             EvalActions.Request(graphPath: graph, eventsPath: events, configPath: config, hostAddresses: hostAddresses,
                                 json: format == .json, detail: explain ?? .summary, svg: format == .svg,
-                                against: against.map(ConfigSource.file) ?? (againstBuiltin ? .builtIn : nil)),
+                                against: against.map(ConfigSource.file) ?? (againstBuiltin ? .builtIn : nil), strict: strict),
             environment: ProcessInfo.processInfo.environment, write: output.write)
         output.flush()
         try outcome.emit()

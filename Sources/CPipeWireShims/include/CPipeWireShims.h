@@ -32,6 +32,35 @@ int CPipeWire_link_add_listener(struct pw_link *link, struct spa_hook *listener,
                                 const struct pw_link_events *events, void *data);
 int CPipeWire_device_add_listener(struct pw_device *device, struct spa_hook *listener,
                                   const struct pw_device_events *events, void *data);
+// pw_device_enum_params is a method macro: a device's routes are read through it.
+int CPipeWire_device_enum_params(struct pw_device *device, int seq, uint32_t id);
+
+// --- route params: spa_pod_parse_object and the struct parser are varargs macros ----
+// One route (SPA_TYPE_OBJECT_ParamRoute) flattened. Strings point into the pod: valid for
+// the param callback only. Arrays longer than their buffers are cut (n_* says how many were
+// stored; *_total how many the pod had).
+#define CPIPEWIRE_ROUTE_MAX_DEVICES 32
+#define CPIPEWIRE_ROUTE_MAX_PROFILES 256
+typedef struct {
+    int32_t index;
+    uint32_t direction;       // SPA_DIRECTION_INPUT / _OUTPUT
+    int32_t device;           // -1 when absent (an EnumRoute entry)
+    int32_t profile;          // -1 when absent
+    int32_t priority;
+    uint32_t available;       // SPA_PARAM_AVAILABILITY_*
+    const char *name;
+    const char *description;  // NULL when absent
+    const char *port_type;    // "port.type" of the info struct; NULL when absent
+    uint32_t n_devices;
+    int32_t devices[CPIPEWIRE_ROUTE_MAX_DEVICES];
+    uint32_t n_profiles;
+    int32_t profiles[CPIPEWIRE_ROUTE_MAX_PROFILES];
+} CPipeWire_route;
+// 0 on success, a negative errno when the pod is not a readable route.
+int CPipeWire_parse_route(const struct spa_pod *pod, CPipeWire_route *route);
+// The index of a SPA_TYPE_OBJECT_ParamProfile; 0 on success, a negative errno otherwise.
+int CPipeWire_parse_profile_index(const struct spa_pod *pod, int32_t *index);
+
 int CPipeWire_client_add_listener(struct pw_client *client, struct spa_hook *listener,
                                   const struct pw_client_events *events, void *data);
 int CPipeWire_metadata_add_listener(struct pw_metadata *metadata, struct spa_hook *listener,

@@ -208,6 +208,13 @@ struct ConfigReader {
             result.append(tier)
         }
         guard ok else { return nil }
+        // A list written before session-priority existed (0.2 and earlier) keeps working: the
+        // new tier goes where the default order puts it, right after class-order (CHANGES.md).
+        if !result.contains(.sessionPriority), let classOrder = result.firstIndex(of: .classOrder),
+            RankTier.allCases.allSatisfy({ $0 == .sessionPriority || result.contains($0) })
+        {
+            result.insert(.sessionPriority, at: classOrder + 1)
+        }
         let missing = RankTier.allCases.filter { !result.contains($0) }
         guard missing.isEmpty else {
             fail(path, "\(Self.dotted(path)) must list every tier exactly once; missing \(missing.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))")

@@ -18,7 +18,18 @@ public struct Decision: Sendable, Hashable {
     /// This host's Bluetooth addresses as the policy knew them, with where each came from.
     public var hostAddresses: [HostAddress]
 
+    /// A jack or port event on a sink (headphones pulled from the jack, plugged back), when
+    /// this decision's input was one (docs/policy.md §6).
+    public var portEvent: PortEvent?
+    /// The port the default sink plays to before and after (its active route), when its device
+    /// says.
+    public var previousPort: String?
+    public var port: String? { ranking.first?.rank.port }
+
     public var changed: Bool { defaultSink != previous }
+
+    /// The route changed: another sink, or a port event (a jack) on the sink that stays.
+    public var routeChanged: Bool { changed || portEvent != nil }
 
     /// `2/5 sinks eligible: 2 off-head, 1 ignored`.
     public var summary: String {
@@ -44,4 +55,27 @@ public struct Decision: Sendable, Hashable {
     public func why(_ sink: RejectedSink) -> String {
         RankExplainer(config: config, hostAddresses: hostAddresses).why(sink.rejection)
     }
+}
+
+/// A port of a sink became unavailable (headphones pulled from the jack, a monitor switched
+/// off) or a personal port became available (headphones plugged in): a route change even when
+/// the sink stays the default (docs/policy.md §6).
+public struct PortEvent: Sendable, Hashable {
+    public enum Kind: String, Sendable, Hashable, Codable {
+        case unplugged, plugged
+    }
+
+    public var kind: Kind
+    /// The sink's node.name.
+    public var sink: String
+    /// The port's description (`Headphones`), else its route name.
+    public var port: String
+
+    public init(kind: Kind, sink: String, port: String) {
+        self.kind = kind
+        self.sink = sink
+        self.port = port
+    }
+
+    public var reason: RouteChangeReason { kind == .unplugged ? .oldDeviceUnavailable : .newDeviceAvailable }
 }

@@ -5,8 +5,8 @@ import AudioGraph
 extension PolicyEngine {
     /// What a graph change did to the policy's inputs.
     enum GraphEffect {
-        /// It changed what ranking reads: decide.
-        case decide(DecisionTrigger, reason: RouteChangeReason?)
+        /// It changed what ranking reads: decide (with the jack or port event it was, if any).
+        case decide(DecisionTrigger, reason: RouteChangeReason?, portEvent: PortEvent? = nil)
         /// It cannot change any decision: no ranking.
         case unchanged(DecisionTrigger)
     }
@@ -26,9 +26,12 @@ extension PolicyEngine {
             return changed ? .decide(trigger, reason: nil) : .unchanged(trigger)
 
         case .device(let device):
+            let before = routesOfSinks(ofDevice: device.id)
             graph.apply(change)
             let trigger = DecisionTrigger.deviceChanged(device.props["device.name"] ?? "#\(device.id)")
-            return refreshNodes(ofDevice: device.id) ? .decide(trigger, reason: nil) : .unchanged(trigger)
+            guard refreshNodes(ofDevice: device.id) else { return .unchanged(trigger) }
+            let event = portEvent(ofDevice: device.id, before: before, at: now)
+            return .decide(trigger, reason: nil, portEvent: event)
 
         case .removed(let id):
             let name = graph.nodes[id]?.name ?? graph.devices[id]?.props["device.name"] ?? "#\(id)"
@@ -65,19 +68,57 @@ extension PolicyEngine {
     }
 
     mutating func replaceGraph(_ newGraph: Graph, at now: Milliseconds) -> Decision {
-        let before = Dictionary(sinks.features.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        // A reconnect gives every object a new id: a sink is known by its name.
+        let before = Dictionary(sinks.features.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         graph = newGraph
         sinks = SinkTable()
         var anyArrived = false
         for node in newGraph.nodes.values {
-            let known = before[node.id].flatMap { $0.name == node.name ? $0 : nil }
+            let known = node.name.flatMap { before[$0] }
             if known == nil, node.isAudioSink, node.name != nil { anyArrived = true }
             if let sink = SinkFeatures(node: node, graph: newGraph, config: config, arrivedAt: known == nil ? now : known?.arrivedAt) {
                 sinks.upsert(sink)
             }
         }
-        if anyArrived { sinkArrived() }
+        // A reconnect changes nothing by itself (§5): the default found holds, unless a sink
+        // arrived meanwhile.
+        if anyArrived { sinkArrived() } else { holdCurrentDefault() }
         return decide(.graphReplaced, reason: anyArrived ? .newDeviceAvailable : nil, at: now)
+    }
+
+    /// The route view of each sink of a device, by node id, before a device change.
+    private func routesOfSinks(ofDevice device: ObjectID) -> [ObjectID: SinkRoutes] {
+        var result: [ObjectID: SinkRoutes] = [:]
+        for node in graph.nodes.values where node.deviceID == device {
+            if let slot = sinks.slot(id: node.id), let routes = sinks[slot].routes { result[node.id] = routes }
+        }
+        return result
+    }
+
+    /// What a device change did to its sinks' ports (docs/policy.md §6): a personal port
+    /// (headphones, headset) plugged in counts as its sink's arrival (it ends the override and
+    /// ranks at `arrived`, once the card plays it); the default sink's active port unplugged is
+    /// `old-device-unavailable` even when the sink stays. An unplug on the default wins over a
+    /// plug elsewhere in the same change.
+    private mutating func portEvent(ofDevice device: ObjectID, before: [ObjectID: SinkRoutes], at now: Milliseconds) -> PortEvent? {
+        var plugged: PortEvent?
+        var unplugged: PortEvent?
+        for node in graph.nodes.values.sorted(by: { $0.id < $1.id }) where node.deviceID == device {
+            guard let old = before[node.id], let slot = sinks.slot(id: node.id), let new = sinks[slot].routes else { continue }
+            let name = sinks[slot].name
+            if name == currentDefault, old.activeAvailable, let active = old.activeName, new.unplugged.contains(active) {
+                unplugged = PortEvent(kind: .unplugged, sink: name, port: old.activeLabel ?? active)
+            }
+            let newlyPlugged = new.pluggedPersonal.keys.filter { old.pluggedPersonal[$0] == nil }.sorted()
+            if let first = newlyPlugged.first, let label = new.pluggedPersonal[first] {
+                var sink = sinks[slot]
+                sink.arrivedAt = now
+                sinks.upsert(sink)
+                plugged = PortEvent(kind: .plugged, sink: name, port: label)
+            }
+        }
+        if plugged != nil { sinkArrived() }
+        return unplugged ?? plugged
     }
 
     /// Recomputes one node's sink features; returns whether anything ranking reads changed.

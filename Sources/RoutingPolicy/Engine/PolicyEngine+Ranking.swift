@@ -32,6 +32,15 @@ extension PolicyEngine {
 
         for slot in 0..<sinks.count {
             let sink = sinks[slot]
+            // A sink that cannot play ends even the user's pick, as a gone one does (§1, §5).
+            if let routes = sink.routes, !routes.isAvailable {
+                rejected.append(RejectedSink(node: sink.name, rejection: .unavailable(port: routes.label)))
+                continue
+            }
+            if sink.hasNoInputPorts {
+                rejected.append(RejectedSink(node: sink.name, rejection: .noPorts))
+                continue
+            }
             // The user's pick holds even where a rule of §1 would leave the sink out (§5).
             var setAside: Rejection?
             if let rule = sink.ignoredBy {
@@ -78,6 +87,14 @@ extension PolicyEngine {
                 rejected.append(RejectedSink(node: sink.name, rejection: .manualOnly(.configured(entry: index))))
                 continue
             }
+            // A virtual sink only by the user's pick, their last choice, the one handed back to,
+            // or a rule's priority (§1).
+            if sink.isVirtual, slot != overrideSlot, slot != restoreSlot, slot != lastChoiceSlot {
+                guard case .priority? = sink.rule else {
+                    rejected.append(RejectedSink(node: sink.name, rejection: .virtual))
+                    continue
+                }
+            }
             rank.override = slot == overrideSlot
             rank.overridesRejection = setAside
             rank.restore = slot == restoreSlot
@@ -86,6 +103,9 @@ extension PolicyEngine {
             if case .priority(let rule)? = sink.rule { rank.rule = rule }
             rank.sinkClass = sink.sinkClass
             rank.classPlaces = sink.classPlaces
+            rank.sessionPriority = sink.sessionPriority
+            rank.routePriority = sink.routePriority
+            rank.port = sink.routes?.activeLabel
             ranking.append(RankedSink(node: sink.name, id: sink.id, rank: rank))
             scratch.nameRanks.append(sink.nameRank)
         }
@@ -93,7 +113,7 @@ extension PolicyEngine {
         var order = scratch.order
         scratch.order = []
         order.removeAll(keepingCapacity: true)
-        let tiers = config.tierOrder
+        let tiers = config.tierOrder.map(\.declaration)
         for (index, sink) in ranking.enumerated() {
             order.append(RankingEntry(key: sink.rank.sortKey(order: tiers), nameRank: scratch.nameRanks[index], index: index))
         }

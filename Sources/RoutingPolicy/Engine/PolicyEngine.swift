@@ -8,6 +8,8 @@ public struct PolicyEngine: Sendable {
     public internal(set) var accessories = AccessoryRegistry()
     /// The default as last decided (initially the graph's configured default).
     public internal(set) var currentDefault: String?
+    /// The port the default plays to (its active route's label), when its device says.
+    public internal(set) var currentPort: String?
     /// A hand-picked default that holds until the next placement transition or sink arrival.
     public internal(set) var userOverride: String?
     /// The user's most recent choice; outlives the override.
@@ -62,7 +64,7 @@ public struct PolicyEngine: Sendable {
         case .start: decision = decide(.initial, reason: .initial, at: now)
         case .graphChanged(let change):
             switch applyGraphChange(change, at: now) {
-            case .decide(let trigger, let reason): decision = decide(trigger, reason: reason, at: now)
+            case .decide(let trigger, let reason, let portEvent): decision = decide(trigger, reason: reason, at: now, portEvent: portEvent)
             case .unchanged(let trigger):
                 guard let restated = restate(trigger, at: now) else {
                     decision = decide(trigger, reason: nil, at: now)
@@ -89,6 +91,8 @@ public struct PolicyEngine: Sendable {
         decision.previous = currentDefault
         decision.reason = nil
         decision.error = nil
+        decision.portEvent = nil
+        decision.previousPort = currentPort
         return decision
     }
 
@@ -161,15 +165,20 @@ public struct PolicyEngine: Sendable {
         }
     }
 
-    /// The daemon never moves audio when it starts (docs/policy.md §5): the configured default
-    /// it finds, if that sink exists, is the user's standing choice and holds as the override
-    /// until the next placement transition or sink arrival. (A restored registration that says
-    /// "worn" would otherwise take the output from a default the user picked while the daemon
-    /// was away.)
-    public mutating func holdConfiguredDefault() {
-        guard let name = graph.configuredDefaultSinkName, sinks.slot(named: name) != nil else { return }
+    /// Starting changes nothing (docs/policy.md §5): the default Earshot finds — the configured
+    /// one if that sink exists, else the effective `default.audio.sink` (the session manager's
+    /// choice when the user never picked one) — is the standing choice and holds as the override
+    /// until the next placement transition, sink arrival or pick. (A restored registration that
+    /// says "worn" would otherwise take the output from a default the user picked while the
+    /// daemon was away.) A sink that cannot play (unplugged, §1) is not held.
+    public mutating func holdCurrentDefault() {
+        let configured = graph.configuredDefaultSinkName.flatMap { sinks.slot(named: $0) != nil ? $0 : nil }
+        guard let name = configured ?? graph.effectiveDefaultSinkName, sinks.slot(named: name) != nil else { return }
         userOverride = name
     }
+
+    /// The former name of `holdCurrentDefault()`.
+    public mutating func holdConfiguredDefault() { holdCurrentDefault() }
 
     /// A new sink ends the override (§5) and any restore hold.
     mutating func sinkArrived() {
@@ -204,13 +213,24 @@ public struct PolicyEngine: Sendable {
 
     /// Ranks the sinks and records the outcome as the current default. `reason` is the reason
     /// if the default changes; nil derives it from the graph (the old default gone or not).
-    mutating func decide(_ trigger: DecisionTrigger, reason hint: RouteChangeReason?, at now: Milliseconds, error: AccessoryError? = nil) -> Decision {
+    mutating func decide(
+        _ trigger: DecisionTrigger, reason hint: RouteChangeReason?, at now: Milliseconds, error: AccessoryError? = nil,
+        portEvent: PortEvent? = nil
+    ) -> Decision {
+        // A pick (or a hand-back) on a sink that was unplugged ends as a gone one does (§5).
+        for name in [userOverride, restoreHold].compactMap({ $0 }) {
+            guard let slot = sinks.slot(named: name), sinks[slot].routes?.isAvailable == false else { continue }
+            if userOverride == name { userOverride = nil }
+            if restoreHold == name { restoreHold = nil }
+        }
         let (ranking, rejected) = rank()
         let previous = currentDefault
         let winner = ranking.first
         var decision = Decision(
             at: now, trigger: trigger, defaultSink: winner?.node, previous: previous, reason: nil,
             ranking: ranking, rejected: rejected, error: error, config: config, hostAddresses: knownHostAddresses)
+        decision.portEvent = portEvent
+        decision.previousPort = currentPort
         if trigger == .initial {
             decision.reason = .initial
         } else if decision.changed {
@@ -222,12 +242,17 @@ public struct PolicyEngine: Sendable {
                 let previousStillThere = previous.map { name in ranking.contains { $0.node == name } } ?? false
                 decision.reason = previousStillThere || previous == nil ? .newDeviceAvailable : .oldDeviceUnavailable
             }
+            // The jack that moved it says why, whatever else the input did.
+            if let portEvent, portEvent.kind == .unplugged, portEvent.sink == previous { decision.reason = .oldDeviceUnavailable }
+        } else if let portEvent {
+            decision.reason = portEvent.reason
         }
         // Remember what a worn accessory took the output from, to hand it back (§4).
         if decision.changed, let winner, winner.rank.worn != nil, let identity = winner.rank.accessory, let previous {
             restoreTargets[identity] = previous
         }
         currentDefault = winner?.node
+        currentPort = winner?.rank.port
         lastDecision = decision
         return decision
     }

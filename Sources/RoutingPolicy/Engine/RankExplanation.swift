@@ -51,45 +51,13 @@ struct RankExplainer {
 
     /// The term of one tier, or nil when the sink has no value there (not worn, no rule…).
     func term(_ rank: SinkRank, _ tier: RankTier) -> RankTerm? {
-        guard let value = value(rank, tier) else { return nil }
-        let why: String
-        switch tier {
-        case .override:
-            why = "§2.1 the user chose this sink by hand; the override holds until the next placement transition or sink arrival"
-                + (rank.overridesRejection.map { "; it holds although \(self.why($0)) (§5: the user is in charge)" } ?? "")
-        case .restore:
-            why = "§4 it was the default before the accessory that just came off took the output"
-        case .worn:
-            guard let worn = rank.worn else { return nil }
-            let accessory = rank.accessory.map { "\($0)" } ?? "?"
-            let source = worn.primarySource.map { "; its primary source \(hostAddressWithOrigin($0)) is this host, not only its secondary" } ?? ""
-            why = "§2.2 accessory \(accessory) is \(worn.placement.rawValue) since \(worn.since) ms (the most recently put on ranks first)\(source)"
-        case .arrived:
-            why = "§2.3 a \(rank.sinkClass.rawValue) sink (personal class) that arrived at \(rank.arrivedAt ?? 0) ms (the most recent arrival ranks first)"
-        case .rulePriority:
-            guard let match = rank.rule else { return nil }
-            let rule = config.rules[match.index]
-            why = "§2.4 rule at \(rule.location?.fileLine ?? "built-in") (\(rule.matchDescription)) priority \(match.priority)"
-        case .lastChoice:
-            why = "§2.5 the user's own last choice"
-        case .classOrder:
-            why = "§2.6 class \(rank.sinkClass.rawValue), \(rank.classPlaces) place(s) from the bottom of class-order [\(config.classOrder.map(\.rawValue).joined(separator: ", "))]"
-        }
+        let declaration = tier.declaration
+        guard let value = declaration.value(rank, self), let why = declaration.why(rank, self) else { return nil }
         return RankTerm(tier: tier, value: value, why: why)
     }
 
     /// A tier's value in words; nil when the sink has none there.
-    func value(_ rank: SinkRank, _ tier: RankTier) -> String? {
-        switch tier {
-        case .override: rank.override ? "the user's pick" : nil
-        case .restore: rank.restore ? "handed back" : nil
-        case .worn: rank.worn.map { "put on \($0.since) ms" + ($0.primarySource == nil ? "" : ", primary source") }
-        case .arrived: rank.arrivedAt.map { "arrived \($0) ms" }
-        case .rulePriority: rank.rule.map { "priority \($0.priority)" }
-        case .lastChoice: rank.lastChoice ? "last choice" : nil
-        case .classOrder: "\(rank.sinkClass.rawValue) (\(rank.classPlaces) of \(config.classOrder.count))"
-        }
-    }
+    func value(_ rank: SinkRank, _ tier: RankTier) -> String? { tier.declaration.value(rank, self) }
 
     /// What the winner has at the deciding tier against what the runner-up has there.
     func decidedBy(_ winner: RankedSink, over runnerUp: RankedSink) -> DecidedBy {
@@ -103,21 +71,7 @@ struct RankExplainer {
     }
 
     private func contrast(_ a: SinkRank, _ b: SinkRank, at tier: RankTier) -> (String, String) {
-        switch tier {
-        case .override: return ("the user's pick", "not picked")
-        case .restore: return ("handed back", "not handed back")
-        case .worn:
-            guard let x = a.worn else { return ("not worn", "not worn") }
-            guard let y = b.worn else { return ("put on \(x.since) ms", "not worn") }
-            if x.since != y.since { return ("put on \(x.since) ms", "\(y.since) ms") }
-            return ("put on \(x.since) ms, primary source this host", "only secondary source this host")
-        case .arrived:
-            guard let x = a.arrivedAt else { return ("not arrived", "not arrived") }
-            return ("arrived \(x) ms", b.arrivedAt.map { "\($0) ms" } ?? "not arrived")
-        case .rulePriority: return ("priority \(a.priority)", "\(b.priority)")
-        case .lastChoice: return ("the user's last choice", "not")
-        case .classOrder: return ("class \(a.sinkClass.rawValue)", "\(b.sinkClass.rawValue)")
-        }
+        tier.declaration.contrast(a, b)
     }
 
     func why(_ rejection: Rejection) -> String {
@@ -139,11 +93,17 @@ struct RankExplainer {
             return "§1 static accessory at \(config.accessories[entry].location?.fileLine ?? "built-in") has no audio-switching: only the user chooses it"
         case .gone:
             return "§1 gone: no such sink in the graph"
+        case .unavailable(let port):
+            return "§1 unavailable: port \"\(port)\" is unplugged (every route of its device for it is available: no)"
+        case .noPorts:
+            return "§1 no input ports (yet): it cannot take audio until they appear"
+        case .virtual:
+            return "§1 virtual (a null or filter sink of no hardware): only the user or a [[rule]] with a priority chooses it"
         }
     }
 
     /// `11:22:33:44:55:66 (bluez hci0)`: the address with where the policy learnt it is this host's.
-    private func hostAddressWithOrigin(_ address: BluetoothAddress) -> String {
+    func hostAddressWithOrigin(_ address: BluetoothAddress) -> String {
         hostAddresses.first { $0.address == address }?.description ?? address.description
     }
 }

@@ -1,6 +1,10 @@
 /// One tier of the ranking (docs/policy.md §2). A sink's rank is a key compared tier by tier in
 /// the config's `tier-order`: the first tier where two sinks differ decides between them, so no
 /// lower tier can outweigh a higher one. After the last tier, the smaller `node.name` wins.
+///
+/// Everything about a tier — its config name, its section, how two ranks compare there, how it
+/// packs into a sort key, and how it reads in an explanation — is declared once, in
+/// `RankTier.declaration` (RankTierDeclarations.swift).
 public enum RankTier: String, Sendable, Hashable, CaseIterable, Codable, CustomStringConvertible {
     /// §2.1 the user's pick, while the override holds (§5).
     case override
@@ -17,22 +21,15 @@ public enum RankTier: String, Sendable, Hashable, CaseIterable, Codable, CustomS
     case lastChoice = "last-choice"
     /// §2.6 the built-in class order.
     case classOrder = "class-order"
+    /// §2.7 the system's own order: `priority.session`, then the active route's priority.
+    case sessionPriority = "session-priority"
 
-    /// docs/policy.md §2: rule priorities rank above the last choice.
-    public static let defaultOrder: [RankTier] = [.override, .restore, .worn, .arrived, .rulePriority, .lastChoice, .classOrder]
+    /// docs/policy.md §2: rule priorities rank above the last choice; the system's own order
+    /// only breaks ties the class leaves.
+    public static let defaultOrder: [RankTier] = [.override, .restore, .worn, .arrived, .rulePriority, .lastChoice, .classOrder, .sessionPriority]
 
     public var description: String { rawValue }
 
     /// The point of docs/policy.md that defines the tier.
-    public var section: String {
-        switch self {
-        case .override: "§2.1"
-        case .restore: "§4"
-        case .worn: "§2.2"
-        case .arrived: "§2.3"
-        case .rulePriority: "§2.4"
-        case .lastChoice: "§2.5"
-        case .classOrder: "§2.6"
-        }
-    }
+    public var section: String { declaration.section }
 }

@@ -1,21 +1,25 @@
 import AudioGraph
 
-/// The kind of output a sink is, read from its (or its device's) properties. The class order
-/// and the personal classes of the config are lists of these.
+/// The kind of output a sink is. The class order and the personal classes of the config are
+/// lists of these.
 public enum SinkClass: String, Sendable, Hashable, CaseIterable, Codable {
-    case headphones, headset, usb, speaker, `internal`, hdmi, other
+    case headphones, headset, usb, speaker, line, `internal`, digital, hdmi, other
 
-    public static let defaultOrder: [SinkClass] = [.headphones, .headset, .usb, .speaker, .internal, .other, .hdmi]
-    /// Outputs that belong to one person: when one arrives, it takes the output.
-    public static let defaultPersonal: [SinkClass] = [.headphones, .headset, .usb]
+    /// Line outputs (a desktop's green jack, an amplifier) rank with speakers; S/PDIF and
+    /// HDMI/DisplayPort, whose far end nobody can see, last.
+    public static let defaultOrder: [SinkClass] = [.headphones, .headset, .usb, .speaker, .line, .internal, .other, .digital, .hdmi]
+    /// Outputs that belong to one person: when one arrives, it takes the output. A USB sink is
+    /// personal only when its port or form factor says headphones or headset (then its class is
+    /// that); a USB DAC or a USB microphone's S/PDIF output is not.
+    public static let defaultPersonal: [SinkClass] = [.headphones, .headset]
 
-    /// HDMI/DisplayPort first (ALSA marks them only in profile and node names), then the form
-    /// factor, then the bus.
-    public static func of(_ node: Node, in graph: Graph) -> SinkClass {
-        let profile = graph.property("device.profile.name", of: node)?.lowercased() ?? ""
-        let name = node.name?.lowercased() ?? ""
-        if profile.contains("hdmi") || profile.contains("displayport") || name.contains("hdmi") || name.contains("displayport") {
-            return .hdmi
+    /// The class, from the most to the least specific evidence (docs/policy.md §2.6): the active
+    /// route's `port.type` (what the card says is plugged in), then the form factor, then
+    /// HDMI/DisplayPort/S/PDIF in the profile or node name (ALSA without routes), and only then
+    /// the bus.
+    public static func of(_ node: Node, in graph: Graph, route: NodeRoute? = nil) -> SinkClass {
+        if let portType = (route ?? graph.route(of: node))?.port?.portType, let fromPort = of(portType: portType) {
+            return fromPort
         }
         switch graph.formFactor(of: node) {
         case "headphone": return .headphones
@@ -24,10 +28,33 @@ public enum SinkClass: String, Sendable, Hashable, CaseIterable, Codable {
         case "internal": return .internal
         default: break
         }
+        let profile = graph.property("device.profile.name", of: node)?.lowercased() ?? ""
+        let name = node.name?.lowercased() ?? ""
+        for text in [profile, name] {
+            if text.contains("hdmi") || text.contains("displayport") { return .hdmi }
+            if text.contains("iec958") || text.contains("spdif") { return .digital }
+        }
         switch graph.bus(of: node) {
         case "usb": return .usb
         case "pci", "isa": return .internal
         default: return .other
         }
     }
+
+    /// A route's `port.type` as a class; nil for types that say nothing (`unknown`, `analog`).
+    public static func of(portType: String) -> SinkClass? {
+        switch portType.lowercased() {
+        case "headphones", "headphone", "earpiece": return .headphones
+        case "headset", "handset", "handsfree", "hands-free": return .headset
+        case "speaker", "hifi", "portable", "car", "tv": return .speaker
+        case "line", "aux": return .line
+        case "spdif", "iec958": return .digital
+        case "hdmi", "displayport": return .hdmi
+        default: return nil
+        }
+    }
+
+    /// Never personal, whatever the config says: nobody wears an HDMI monitor or an S/PDIF
+    /// amplifier (a `personal-classes` listing them is refused).
+    public var canBePersonal: Bool { self != .hdmi && self != .digital }
 }

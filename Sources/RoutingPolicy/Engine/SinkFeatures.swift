@@ -18,6 +18,15 @@ struct SinkFeatures: Sendable, Hashable {
     var arrivedAt: Milliseconds?
     /// Position of (name, id) among all sinks, so ties sort by name without comparing strings.
     var nameRank = 0
+    /// What the device's routes say about the sink; nil without route information.
+    var routes: SinkRoutes?
+    /// `n-input-ports` is 0: the sink cannot take audio yet.
+    var hasNoInputPorts = false
+    /// A sink of no hardware (null and filter sinks): only the user or a rule chooses it.
+    var isVirtual = false
+    /// §2.7 `priority.session`, and the active route's priority.
+    var sessionPriority = 0
+    var routePriority = 0
 
     enum MatchedRule: Sendable, Hashable {
         case ignore(rule: Int)
@@ -33,10 +42,16 @@ struct SinkFeatures: Sendable, Hashable {
         guard node.isAudioSink, let name = node.name else { return nil }
         id = node.id
         self.name = name
-        sinkClass = SinkClass.of(node, in: graph)
+        let route = graph.route(of: node)
+        routes = route.map { SinkRoutes($0, node: node, graph: graph) }
+        sinkClass = SinkClass.of(node, in: graph, route: route)
         let position = config.classOrder.firstIndex(of: sinkClass)
         classPlaces = position.map { config.classOrder.count - $0 } ?? 0
-        isPersonal = config.personalClasses.contains(sinkClass)
+        isPersonal = sinkClass.canBePersonal && config.personalClasses.contains(sinkClass)
+        hasNoInputPorts = node.inputPorts == 0
+        isVirtual = node.isVirtualSink
+        sessionPriority = node.props["priority.session"].flatMap { Int($0) } ?? 0
+        routePriority = route?.port?.priority ?? 0
         if let index = config.rules.firstIndex(where: { $0.holds(for: node, in: graph) }) {
             switch config.rules[index].action {
             case .ignore: rule = .ignore(rule: index)
@@ -46,6 +61,44 @@ struct SinkFeatures: Sendable, Hashable {
         address = graph.bluetoothAddress(of: node).flatMap(BluetoothAddress.init)
         staticAccessory = config.accessories.firstIndex { $0.capabilities != nil && $0.matches(node, in: graph) }
         self.arrivedAt = arrivedAt
+    }
+}
+
+/// A sink's routes as the policy reads them: the port it plays to, whether anything is plugged
+/// in, and which personal ports (headphones, headset) of its profile device are plugged, so a
+/// device change can tell a jack plugged in or pulled out (docs/policy.md §6).
+struct SinkRoutes: Sendable, Hashable {
+    /// The active route's name and label, and whether it is available.
+    var activeName: String?
+    var activeLabel: String?
+    var activeAvailable: Bool
+    /// False when every route for the sink is `no` (§1 `unavailable`).
+    var isAvailable: Bool
+    /// The port the judgement names (the active route, else the best of the others).
+    var label: String
+    /// Names of the routes for the sink that are `no` now.
+    var unplugged: [String]
+    /// Labels of the personal routes (headphones, headset) for the sink not `no` now, by name.
+    var pluggedPersonal: [String: String]
+
+    init(_ route: NodeRoute, node: Node, graph: Graph) {
+        activeName = route.active?.name
+        activeLabel = route.active?.label
+        activeAvailable = route.active?.available.isAvailable ?? true
+        isAvailable = route.isAvailable
+        label = route.port?.label ?? "?"
+        unplugged = []
+        pluggedPersonal = [:]
+        guard let deviceID = node.deviceID, let all = graph.devices[deviceID]?.routes?.all,
+            let profileDevice = node.props["card.profile.device"].flatMap({ Int($0) })
+        else { return }
+        for candidate in all where candidate.direction == .output && candidate.devices.contains(profileDevice) {
+            if candidate.available == .no {
+                unplugged.append(candidate.name)
+            } else if let type = candidate.portType, let kind = SinkClass.of(portType: type), kind == .headphones || kind == .headset {
+                pluggedPersonal[candidate.name] = candidate.label
+            }
+        }
     }
 }
 

@@ -45,31 +45,16 @@ public struct SinkRank: Sendable, Hashable {
     /// The rule priority this rank competes with: 0 without a matching rule.
     public var priority: Int { rule?.priority ?? 0 }
 
-    /// How `a` compares to `b` at one tier: `.orderedAscending` when `a` ranks higher (sorts first).
+    /// §2.7: the node's `priority.session` (0 without one).
+    public var sessionPriority = 0
+    /// §2.7: the active route's priority (0 without route information).
+    public var routePriority = 0
+    /// The port the sink plays to now (its active route's description), when the device says.
+    public var port: String?
+
+    /// How `a` compares to `b` at one tier: `.higher` when `a` ranks higher (sorts first).
     public static func compare(_ a: SinkRank, _ b: SinkRank, at tier: RankTier) -> Order {
-        switch tier {
-        case .override: return better(a.override, b.override)
-        case .restore: return better(a.restore, b.restore)
-        case .worn:
-            switch (a.worn, b.worn) {
-            case (nil, nil): return .same
-            case (_?, nil): return .higher
-            case (nil, _?): return .lower
-            case (let x?, let y?):
-                if x.since != y.since { return x.since > y.since ? .higher : .lower }
-                return better(x.primarySource != nil, y.primarySource != nil)
-            }
-        case .arrived:
-            switch (a.arrivedAt, b.arrivedAt) {
-            case (nil, nil): return .same
-            case (_?, nil): return .higher
-            case (nil, _?): return .lower
-            case (let x?, let y?): return x == y ? .same : (x > y ? .higher : .lower)
-            }
-        case .rulePriority: return a.priority == b.priority ? .same : (a.priority > b.priority ? .higher : .lower)
-        case .lastChoice: return better(a.lastChoice, b.lastChoice)
-        case .classOrder: return a.classPlaces == b.classPlaces ? .same : (a.classPlaces > b.classPlaces ? .higher : .lower)
-        }
+        tier.declaration.compare(a, b)
     }
 
     /// The first tier of `order` where `a` and `b` differ, and which of them it favours; nil when
@@ -84,30 +69,12 @@ public struct SinkRank: Sendable, Hashable {
 
     /// This rank as a sort key: unsigned words such that comparing two keys word by word
     /// (greater first) orders the ranks as `compare(_:_:at:)` does tier by tier in `order`.
-    /// Small values (flags, priority, class places) share words; a time takes a word of its own,
-    /// after a presence bit, so an absent time is below every time. Every rank packs the same
-    /// fields in the same places, so all keys of one ranking line up.
-    func sortKey(order: [RankTier]) -> SortKey {
+    /// Small values (flags, priorities, class places) share words; a time takes a word of its
+    /// own, after a presence bit, so an absent time is below every time. Every rank packs the
+    /// same fields in the same places, so all keys of one ranking line up.
+    func sortKey(order: [TierDeclaration]) -> SortKey {
         var packer = SortKeyPacker()
-        for tier in order {
-            switch tier {
-            case .override: packer.add(override ? 1 : 0, bits: 1)
-            case .restore: packer.add(restore ? 1 : 0, bits: 1)
-            case .worn:
-                packer.add(worn == nil ? 0 : 1, bits: 1)
-                packer.addWord(worn.map { SortKeyPacker.ordered($0.since) } ?? 0)
-                packer.add(worn?.primarySource == nil ? 0 : 1, bits: 1)
-            case .arrived:
-                packer.add(arrivedAt == nil ? 0 : 1, bits: 1)
-                packer.addWord(arrivedAt.map(SortKeyPacker.ordered) ?? 0)
-            case .rulePriority:
-                // Config priorities are -1000 … 1000; anything in Int32 keeps its order.
-                let clamped = Int64(min(max(priority, Int(Int32.min)), Int(Int32.max)))
-                packer.add(UInt64(clamped - Int64(Int32.min)), bits: 32)
-            case .lastChoice: packer.add(lastChoice ? 1 : 0, bits: 1)
-            case .classOrder: packer.add(UInt64(min(max(classPlaces, 0), 0xFFFF)), bits: 16)
-            }
-        }
+        for tier in order { tier.pack(self, &packer) }
         return packer.finish()
     }
 
@@ -115,7 +82,9 @@ public struct SinkRank: Sendable, Hashable {
         case higher, same, lower
     }
 
-    private static func better(_ a: Bool, _ b: Bool) -> Order { a == b ? .same : (a ? .higher : .lower) }
+    static func better(_ a: Bool, _ b: Bool) -> Order { a == b ? .same : (a ? .higher : .lower) }
+
+    static func order(_ a: Int, _ b: Int) -> Order { a == b ? .same : (a > b ? .higher : .lower) }
 }
 
 /// An eligible sink and its rank.
@@ -137,6 +106,13 @@ public enum Rejection: Sendable, Hashable {
     case manualOnly(ManualAccessory)
     /// The sink named by the default or the override is not in the graph.
     case gone
+    /// Every route of its profile device is `available: no` (an empty jack, a monitor off):
+    /// the port the judgement names.
+    case unavailable(port: String)
+    /// It has no input ports (yet): it cannot take audio.
+    case noPorts
+    /// A sink of no hardware (a null or filter sink): only the user or a rule chooses it.
+    case virtual
 
     /// Which accessory without audio-switching a sink belongs to.
     public enum ManualAccessory: Sendable, Hashable {
@@ -154,10 +130,13 @@ public enum Rejection: Sendable, Hashable {
         case .otherHost: "other-host"
         case .manualOnly: "manual-only"
         case .gone: "gone"
+        case .unavailable: "unavailable"
+        case .noPorts: "no-ports"
+        case .virtual: "virtual"
         }
     }
 
-    static let kindOrder = ["off-head", "other-host", "manual-only", "ignored", "gone"]
+    static let kindOrder = ["off-head", "other-host", "manual-only", "ignored", "unavailable", "no-ports", "virtual", "gone"]
 }
 
 public struct RejectedSink: Sendable, Hashable {
@@ -165,11 +144,11 @@ public struct RejectedSink: Sendable, Hashable {
     public var rejection: Rejection
 }
 
-/// A rank packed for sorting (`SinkRank.sortKey(order:)`). Every tier order fits in five
-/// words: the two times take a word each, and the small fields between and around them (54 bits
-/// in all) one word per stretch.
+/// A rank packed for sorting (`SinkRank.sortKey(order:)`). Every tier order fits in eight
+/// words: the two times take a word each, and the small fields between and around them (118
+/// bits in all, none wider than 32) at most two words per stretch.
 struct SortKey: Sendable, Hashable {
-    var words: (UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0)
+    var words: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
 
     /// True when `self` ranks above `other` (the first differing word is greater); false when
     /// equal.
@@ -178,12 +157,15 @@ struct SortKey: Sendable, Hashable {
         if words.1 != other.words.1 { return words.1 > other.words.1 }
         if words.2 != other.words.2 { return words.2 > other.words.2 }
         if words.3 != other.words.3 { return words.3 > other.words.3 }
-        return words.4 > other.words.4
+        if words.4 != other.words.4 { return words.4 > other.words.4 }
+        if words.5 != other.words.5 { return words.5 > other.words.5 }
+        if words.6 != other.words.6 { return words.6 > other.words.6 }
+        return words.7 > other.words.7
     }
 
     func isEqual(to other: SortKey) -> Bool {
         words.0 == other.words.0 && words.1 == other.words.1 && words.2 == other.words.2 && words.3 == other.words.3
-            && words.4 == other.words.4
+            && words.4 == other.words.4 && words.5 == other.words.5 && words.6 == other.words.6 && words.7 == other.words.7
     }
 
     static func == (a: SortKey, b: SortKey) -> Bool { a.isEqual(to: b) }
@@ -194,6 +176,9 @@ struct SortKey: Sendable, Hashable {
         hasher.combine(words.2)
         hasher.combine(words.3)
         hasher.combine(words.4)
+        hasher.combine(words.5)
+        hasher.combine(words.6)
+        hasher.combine(words.7)
     }
 }
 
@@ -211,6 +196,12 @@ struct SortKeyPacker {
         if used + bits > 64 { flush() }
         current = (current << UInt64(bits)) | value
         used += bits
+    }
+
+    /// A signed value in 32 bits, order kept (clamped to Int32).
+    mutating func addSigned32(_ value: Int) {
+        let clamped = Int64(min(max(value, Int(Int32.min)), Int(Int32.max)))
+        add(UInt64(clamped - Int64(Int32.min)), bits: 32)
     }
 
     mutating func addWord(_ value: UInt64) {
@@ -231,9 +222,12 @@ struct SortKeyPacker {
         case 1: key.words.1 = word
         case 2: key.words.2 = word
         case 3: key.words.3 = word
+        case 4: key.words.4 = word
+        case 5: key.words.5 = word
+        case 6: key.words.6 = word
         default:
-            precondition(count == 4, "a sort key has five words")
-            key.words.4 = word
+            precondition(count == 7, "a sort key has eight words")
+            key.words.7 = word
         }
         count += 1
     }

@@ -8,6 +8,8 @@ public enum EvalRunner {
         onDecision: (Decision, EvalEvent?) -> Void
     ) throws(EvalScriptError) {
         var engine = PolicyEngine(graph: graph, config: config, hostAddresses: hostAddresses)
+        // As the daemon starts: the default found holds (docs/policy.md §5).
+        engine.holdCurrentDefault()
         onDecision(engine.handle(.start, at: 0).decision, nil)
         for event in events {
             PolicyRun.fireTimers(&engine, upTo: event.at) { decision, _ in onDecision(decision, nil) }
@@ -28,6 +30,20 @@ public enum EvalRunner {
                     throw EvalScriptError(source: source, line: event.line, message: "remove: no node named \"\(name)\" in the graph at this point")
                 }
                 outcome = engine.handle(.graphChanged(.removed(node.id)), at: event.at)
+            case .route(let deviceName, let routeName, let available, let active):
+                guard let device = engine.graph.devices.values.sorted(by: { $0.id < $1.id }).first(where: { $0.props["device.name"] == deviceName }) else {
+                    throw EvalScriptError(source: source, line: event.line, message: "route: no device named \"\(deviceName)\" (device.name) in the graph at this point")
+                }
+                guard let routes = device.routes else {
+                    throw EvalScriptError(source: source, line: event.line, message: "route: device \"\(deviceName)\" has no routes (no EnumRoute/Route params)")
+                }
+                guard let changed = routes.setting(routeName, available: available, activate: active) else {
+                    let names = routes.all.map(\.name).joined(separator: ", ")
+                    throw EvalScriptError(source: source, line: event.line, message: "route: device \"\(deviceName)\" has no route \"\(routeName)\" (it has \(names.isEmpty ? "none" : names))")
+                }
+                var updated = device
+                updated.routes = changed
+                outcome = engine.handle(.graphChanged(.device(updated)), at: event.at)
             case .select(let name):
                 guard engine.graph.node(named: name) != nil else {
                     throw EvalScriptError(source: source, line: event.line, message: "select: no node named \"\(name)\" in the graph at this point")

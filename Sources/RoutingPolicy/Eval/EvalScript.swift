@@ -10,6 +10,9 @@ public struct EvalEvent: Sendable {
         /// Resolved to an object id when it runs: ids come and go during a script.
         case remove(node: String)
         case select(node: String)
+        /// A route of a device (by `device.name`) becomes available or not — a jack or a
+        /// monitor — and, with `active`, the card's active route for it.
+        case route(device: String, route: String, available: RouteAvailability, active: Bool)
     }
 
     public var at: Milliseconds
@@ -30,7 +33,7 @@ public struct EvalScriptError: Error, Sendable, Hashable, CustomStringConvertibl
 /// Reads JSON Lines event scripts: `{"at": ms, "<action>": {…}}` per line, `at` non-decreasing.
 /// Blank lines and lines starting with `#` are skipped.
 public enum EvalScript {
-    public static let actions = ["register", "update", "unregister", "add", "remove", "select"]
+    public static let actions = ["register", "update", "unregister", "add", "remove", "select", "route"]
 
     /// The latest `at` a script may use: 2^53 ms (about 285 000 years). Every delay the policy
     /// adds to an input's time (at most a minute, a resume window of an hour) stays far from
@@ -103,6 +106,24 @@ public enum EvalScript {
                     throw fail("\(verb) takes {\"node\": \"<node.name>\"}")
                 }
                 action = verb == "remove" ? .remove(node: node) : .select(node: node)
+            case "route":
+                let usage = "route takes {\"device\": \"<device.name>\", \"route\": \"<route name>\", \"available\": \"yes\"|\"no\"|\"unknown\"} and optionally \"active\": true"
+                guard case .object(let target) = body, case .string(let device)? = target["device"], case .string(let route)? = target["route"],
+                    case .string(let availableText)? = target["available"]
+                else { throw fail(usage) }
+                guard let available = RouteAvailability(rawValue: availableText) else {
+                    throw fail("route: \"available\" is \"\(availableText)\"; it must be \"yes\", \"no\" or \"unknown\"")
+                }
+                var active = false
+                switch target["active"] {
+                case nil: break
+                case .bool(let flag)?: active = flag
+                default: throw fail("route: \"active\" must be true or false")
+                }
+                if let unknown = target.keys.first(where: { !["device", "route", "available", "active"].contains($0) }) {
+                    throw fail("route: unknown field \"\(unknown)\"; \(usage)")
+                }
+                action = .route(device: device, route: route, available: available, active: active)
             default:
                 throw fail("unknown action \"\(verb)\"; use one of \(actions.joined(separator: ", "))")
             }

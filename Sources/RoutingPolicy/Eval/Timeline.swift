@@ -190,6 +190,7 @@ public struct TimelineStep: Sendable, Hashable {
             return .other
         case .remove(let node): return .remove(node: node)
         case .select(let node): return .select(node: node)
+        case .route: return .other
         }
     }
 }

@@ -65,7 +65,11 @@ enum CallbackTables {
         events.info = { data, info in
             guard let info else { return }
             let object = bound(data)
-            object.connection.deviceInfo(id: object.id, props: info.pointee.props)
+            object.connection.deviceInfo(object, info.pointee)
+        }
+        events.param = { data, seq, id, _, _, param in
+            let object = bound(data)
+            object.routeReader?.param(sequence: seq, id: id, pod: param)
         }
         return events
     }

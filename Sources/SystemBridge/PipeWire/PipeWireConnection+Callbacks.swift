@@ -7,6 +7,10 @@ extension PipeWireConnection {
     func coreDone(id: UInt32, seq: Int32) {
         loop.assertLockHeld()
         guard id == PW_ID_CORE else { return }
+        if let reading = routeReadings.removeValue(forKey: seq) {
+            finishRouteReading(reading)
+            return
+        }
         pendingSyncs.removeValue(forKey: seq)?.fulfill(())
     }
 
@@ -75,6 +79,7 @@ extension PipeWireConnection {
         var node = graph.nodes[id] ?? Node(id: id)
         if info.change_mask & UInt64(PW_NODE_CHANGE_MASK_STATE) != 0 { node.state = NodeState(info.state) }
         if info.change_mask & UInt64(PW_NODE_CHANGE_MASK_PROPS) != 0 { node.props = LibPipeWire.properties(info.props) }
+        if info.change_mask & UInt64(PW_NODE_CHANGE_MASK_INPUT_PORTS) != 0 { node.inputPorts = Int(info.n_input_ports) }
         record(.node(node))
     }
 
@@ -97,9 +102,33 @@ extension PipeWireConnection {
         record(.link(link))
     }
 
-    func deviceInfo(id: ObjectID, props: UnsafeMutablePointer<spa_dict>?) {
+    func deviceInfo(_ object: BoundObject, _ info: pw_device_info) {
         loop.assertLockHeld()
-        record(.device(Device(id: id, props: LibPipeWire.properties(props))))
+        var device = graph.devices[object.id] ?? Device(id: object.id)
+        if info.change_mask & UInt64(PW_DEVICE_CHANGE_MASK_PROPS) != 0 || graph.devices[object.id] == nil {
+            device.props = LibPipeWire.properties(info.props)
+        }
+        record(.device(device))
+        guard let reader = object.routeReader else { return }
+        let params = reader.changedParams(info)
+        guard !params.isEmpty else { return }
+        // One sequence number for the three enumerations, then a round trip: its `done`
+        // comes after every param they send.
+        nextRouteSequence = nextRouteSequence == Int32.max ? 1 : nextRouteSequence + 1
+        reader.begin(sequence: nextRouteSequence)
+        for id in params where CPipeWire_device_enum_params(object.handle.proxy, nextRouteSequence, id) < 0 { return }
+        let syncSeq = CPipeWire_core_sync(core, UInt32(PW_ID_CORE), 0)
+        guard syncSeq >= 0 else { return }
+        routeReadings[syncSeq] = RouteReading(device: object.id, sequence: nextRouteSequence)
+    }
+
+    /// A device's routes are all in: the device changes with them.
+    private func finishRouteReading(_ reading: RouteReading) {
+        guard let object = boundObjects[reading.device], let reader = object.routeReader,
+            let routes = reader.finish(sequence: reading.sequence), var device = graph.devices[reading.device]
+        else { return }
+        device.routes = routes
+        record(.device(device))
     }
 
     func clientInfo(id: ObjectID, props: UnsafeMutablePointer<spa_dict>?) {

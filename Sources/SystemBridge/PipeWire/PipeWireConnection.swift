@@ -23,7 +23,7 @@ public final class PipeWireConnection: @unchecked Sendable {
     let loop: ThreadLoop
     let eventQueue: EventQueue
     private var context: OpaquePointer?
-    private var core: OpaquePointer?
+    private(set) var core: OpaquePointer?
     private var registry: OpaquePointer?
     /// A second connection for objects this process implements and exports (the `default`
     /// metadata): the daemon calls back into an exported object, and doing that on the
@@ -37,6 +37,9 @@ public final class PipeWireConnection: @unchecked Sendable {
     var boundObjects: [ObjectID: BoundObject] = [:]
     var createdObjects: [ObjectIdentifier: CreatedObject] = [:]
     var pendingSyncs: [Int32: LoopPromise<Void>] = [:]
+    /// Route enumerations in flight, by the sequence number of the round trip that ends each.
+    var routeReadings: [Int32: RouteReading] = [:]
+    var nextRouteSequence: Int32 = 0
     var graphWaiters: [UInt64: GraphWaiter] = [:]
     var nextWaiterToken: UInt64 = 0
     var failure: PipeWireError?
@@ -65,6 +68,8 @@ public final class PipeWireConnection: @unchecked Sendable {
             // The first round trip delivers every global (and binds it); the second, the
             // info of every bound object.
             try await connection.sync()
+            try await connection.sync()
+            // The devices' routes, asked for as their info came, are in before this one ends.
             try await connection.sync()
         } catch {
             connection.close()
@@ -502,6 +507,12 @@ public final class PipeWireConnection: @unchecked Sendable {
     }
 
     var registryPointer: OpaquePointer? { registry }
+}
+
+/// A device's route enumeration in flight (`DeviceRouteReader`).
+struct RouteReading {
+    let device: ObjectID
+    let sequence: Int32
 }
 
 /// A caller of `waitUntil` and the condition it waits for.

@@ -70,12 +70,15 @@ final class BoundObject {
     let kind: TrackedKind
     let handle: ProxyHandle
     unowned let connection: PipeWireConnection
+    /// A device's route params as they are read (devices only).
+    let routeReader: DeviceRouteReader?
 
     init(id: ObjectID, kind: TrackedKind, proxy: OpaquePointer, connection: PipeWireConnection) {
         self.id = id
         self.kind = kind
         self.handle = ProxyHandle(proxy: proxy)
         self.connection = connection
+        routeReader = kind == .device ? DeviceRouteReader() : nil
     }
 }
 
