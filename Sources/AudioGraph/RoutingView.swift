@@ -12,6 +12,14 @@ public struct RoutingView: Sendable, Hashable, Codable {
         public var state: NodeState?
         public var isConfiguredDefault: Bool
         public var isEffectiveDefault: Bool
+        /// The port it plays to (its device's active route for it, else the route the
+        /// judgement names); nil without route information.
+        public var port: String?
+        public var portType: String?
+        /// False when every route for it is unplugged (`available: no`); nil without routes.
+        public var available: Bool?
+        /// `n-input-ports`, when known.
+        public var inputPorts: Int?
     }
 
     public struct Stream: Sendable, Hashable, Codable {
@@ -35,6 +43,7 @@ public struct RoutingView: Sendable, Hashable, Codable {
 
     public var sinks: [Sink]
     public var streams: [Stream]
+
     public var defaults: Defaults
 
     public init(_ graph: Graph) {
@@ -46,7 +55,8 @@ public struct RoutingView: Sendable, Hashable, Codable {
                 bus: graph.bus(of: node), formFactor: graph.formFactor(of: node),
                 bluetoothAddress: graph.bluetoothAddress(of: node), state: node.state,
                 isConfiguredDefault: node.name != nil && node.name == defaults.configuredSink,
-                isEffectiveDefault: node.name != nil && node.name == defaults.effectiveSink)
+                isEffectiveDefault: node.name != nil && node.name == defaults.effectiveSink,
+                route: graph.route(of: node), inputPorts: node.inputPorts)
         }
         streams = graph.playbackStreams.map { node in
             Stream(
@@ -64,6 +74,8 @@ public struct RoutingView: Sendable, Hashable, Codable {
         for sink in sinks {
             let mark = sink.isEffectiveDefault ? "*" : (sink.isConfiguredDefault ? "+" : " ")
             var details = [sink.bus, sink.formFactor, sink.bluetoothAddress, sink.state?.rawValue].compactMap { $0 }
+            if let port = sink.port { details.append("port \"\(port)\"" + (sink.available == false ? " unplugged" : "")) }
+            if sink.inputPorts == 0 { details.append("no ports yet") }
             if details.isEmpty { details = ["-"] }
             lines.append(" \(mark) \(pad(String(sink.id), 5)) \(pad(sink.name ?? "?", 44)) \(sink.description ?? "")  [\(details.joined(separator: ", "))]")
         }
@@ -81,5 +93,18 @@ public struct RoutingView: Sendable, Hashable, Codable {
 
     private func pad(_ text: String, _ width: Int) -> String {
         text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+    }
+}
+
+extension RoutingView.Sink {
+    init(
+        id: ObjectID, serial: UInt64?, name: String?, description: String?, bus: String?, formFactor: String?,
+        bluetoothAddress: String?, state: NodeState?, isConfiguredDefault: Bool, isEffectiveDefault: Bool, route: NodeRoute?, inputPorts: Int?
+    ) {
+        self.init(
+            id: id, serial: serial, name: name, description: description, bus: bus, formFactor: formFactor,
+            bluetoothAddress: bluetoothAddress, state: state, isConfiguredDefault: isConfiguredDefault,
+            isEffectiveDefault: isEffectiveDefault, port: route?.port?.label, portType: route?.port?.portType,
+            available: route.map(\.isAvailable), inputPorts: inputPorts)
     }
 }

@@ -51,6 +51,11 @@ enum ControlText {
         case .routeChange(let change):
             var line = "\(time(change.at))  \(change.reason)  \(change.previous ?? "(none)") -> \(change.current ?? "(none)")"
             if let accessory = change.accessory { line += "  accessory \(accessory)" }
+            if let event = change.portEvent {
+                line += "  port \"\(event.port)\" \(event.kind)"
+            } else if let port = change.port, port != change.previousPort {
+                line += "  port \"\(port)\""
+            }
             return line
         case .accessory(let change):
             var line = "\(time(change.at))  accessory \(change.change) \(change.accessory)"

@@ -123,6 +123,10 @@ public struct PlaybackChange: Sendable, Hashable {
         case accessoryRemoved = "accessory-removed"
         case sinkRemoved = "sink-removed"
         case accessoryReturned = "accessory-returned"
+        /// The default sink's port was unplugged (headphones pulled from the jack).
+        case portUnplugged = "port-unplugged"
+        /// That port was plugged back within the resume window.
+        case portPlugged = "port-plugged"
     }
 
     /// Wall-clock time, milliseconds since the Unix epoch.
@@ -156,14 +160,27 @@ public struct RouteChange: Sendable, Hashable {
     public var accessory: String?
     /// The decision's one-line summary ("2/5 sinks eligible: …").
     public var summary: String
+    /// The port the default plays to before and after (its active route's description), when
+    /// the sink's device says.
+    public var previousPort: String?
+    public var port: String?
+    /// The jack or port event that made the change, if one did: `unplugged` or `plugged`, and
+    /// which port of which sink.
+    public var portEvent: PortEvent?
 
-    public init(at: Int64, reason: RouteChangeReason, previous: String?, current: String?, accessory: String?, summary: String) {
+    public init(
+        at: Int64, reason: RouteChangeReason, previous: String?, current: String?, accessory: String?, summary: String,
+        previousPort: String? = nil, port: String? = nil, portEvent: PortEvent? = nil
+    ) {
         self.at = at
         self.reason = reason
         self.previous = previous
         self.current = current
         self.accessory = accessory
         self.summary = summary
+        self.previousPort = previousPort
+        self.port = port
+        self.portEvent = portEvent
     }
 }
 

@@ -471,7 +471,7 @@ extension ControlWire {
         }
     }
 
-    /// `route-change`: the default output changed.
+    /// `route-change`: the default output changed — another sink, or a jack on the default.
     public struct RouteChangeEvent: Codable, Sendable, Hashable {
         public static let name = "route-change"
         /// Wall-clock milliseconds since the Unix epoch.
@@ -481,6 +481,19 @@ extension ControlWire {
         public var current: String?
         public var accessory: String?
         public var summary: String
+        /// Added in 0.3: the port (active route description) before and after, when the
+        /// sink's device says; null otherwise.
+        public var previousPort: String?
+        public var port: String?
+        /// Added in 0.3: the jack or port event that made the change (`{"kind": "unplugged" |
+        /// "plugged", "sink": NODE, "port": DESCRIPTION}`), else null.
+        public var portEvent: PortEventField?
+
+        public struct PortEventField: Codable, Sendable, Hashable {
+            public var kind: String
+            public var sink: String
+            public var port: String
+        }
 
         public init(_ change: RouteChange) {
             at = change.at
@@ -489,9 +502,15 @@ extension ControlWire {
             current = change.current
             accessory = change.accessory
             summary = change.summary
+            previousPort = change.previousPort
+            port = change.port
+            portEvent = change.portEvent.map { PortEventField(kind: $0.kind.rawValue, sink: $0.sink, port: $0.port) }
         }
 
-        enum CodingKeys: String, CodingKey { case at, reason, previous, current, accessory, summary }
+        enum CodingKeys: String, CodingKey {
+            case at, reason, previous, current, accessory, summary
+            case previousPort = "previous-port", port, portEvent = "port-event"
+        }
 
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
@@ -501,6 +520,9 @@ extension ControlWire {
             try container.encode(current, forKey: .current)
             try container.encode(accessory, forKey: .accessory)
             try container.encode(summary, forKey: .summary)
+            try container.encode(previousPort, forKey: .previousPort)
+            try container.encode(port, forKey: .port)
+            try container.encode(portEvent, forKey: .portEvent)
         }
     }
 

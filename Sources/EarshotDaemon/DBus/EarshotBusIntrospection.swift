@@ -91,6 +91,18 @@ enum EarshotBusIntrospection {
       <arg name="at" type="x"/>
     </signal>
 
+    <signal name="RoutePortChanged">
+      <annotation name="org.gtk.GDBus.DocString" value="Sent right after a RouteChanged whose route has a port (a sink whose device publishes routes) or that a jack caused; RouteChanged keeps its arguments. current: the default's node.name; previous_port, port: the active route's description before and after; event: unplugged (the default's port went away: headphones pulled from the jack, a monitor off), plugged (a headphones or headset port came) or empty; event_sink, event_port: where. at: milliseconds since the Unix epoch."/>
+      <arg name="reason" type="s"/>
+      <arg name="current" type="s"/>
+      <arg name="previous_port" type="s"/>
+      <arg name="port" type="s"/>
+      <arg name="event" type="s"/>
+      <arg name="event_sink" type="s"/>
+      <arg name="event_port" type="s"/>
+      <arg name="at" type="x"/>
+    </signal>
+
     <signal name="AccessoryChanged">
       <annotation name="org.gtk.GDBus.DocString" value="A registration changed. change: registered, updated, unregistered, invalidated. configuration: capabilities as, placement s, primary-source s, secondary-source s afterwards; empty once it ended. at: milliseconds since the Unix epoch."/>
       <arg name="change" type="s"/>

@@ -54,6 +54,10 @@ final class EarshotBusService: Sendable {
             for await event in events {
                 let signal = EarshotBusValues.signal(event)
                 bus.emitSignal(path: objectPath, interface: interface, member: signal.member, signal.arguments)
+                // RouteChanged keeps its 0.2 arguments; the ports follow in a signal of their own.
+                if let ports = EarshotBusValues.portSignal(event) {
+                    bus.emitSignal(path: objectPath, interface: interface, member: ports.member, ports.arguments)
+                }
                 if let changed = EarshotBusProperty.changedSignal(for: event) {
                     bus.emitSignal(path: objectPath, interface: EarshotBusPropertyRead.interface, member: "PropertiesChanged", changed)
                 }

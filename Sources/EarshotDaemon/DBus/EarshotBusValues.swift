@@ -50,6 +50,20 @@ enum EarshotBusValues {
         ])
     }
 
+    /// `RoutePortChanged`, sent right after a `RouteChanged` that has ports to name: the
+    /// route's port before and after, and the jack event that made it (`unplugged`, `plugged`,
+    /// or empty) with its sink and port.
+    static func portSignal(_ event: DaemonEvent) -> (member: String, arguments: [DBusValue])? {
+        guard case .routeChanged(let change) = event, change.port != nil || change.previousPort != nil || change.portEvent != nil else {
+            return nil
+        }
+        return ("RoutePortChanged", [
+            .string(change.reason.rawValue), .string(change.current ?? ""), .string(change.previousPort ?? ""), .string(change.port ?? ""),
+            .string(change.portEvent?.kind.rawValue ?? ""), .string(change.portEvent?.sink ?? ""), .string(change.portEvent?.port ?? ""),
+            .int64(change.at),
+        ])
+    }
+
     /// The signal for an event: its member name and arguments, in the order of the XML.
     static func signal(_ event: DaemonEvent) -> (member: String, arguments: [DBusValue]) {
         switch event {

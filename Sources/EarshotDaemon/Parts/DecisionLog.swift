@@ -15,14 +15,15 @@ struct DecisionLog {
     /// Records a decision; returns the route change it made, if it changed the default.
     mutating func record(_ decision: Decision, wallClock: Int64) -> RouteChange? {
         last = decision
-        guard decision.changed else { return nil }
+        guard decision.routeChanged else { return nil }
         lastRouteChange = decision
         guard let reason = decision.reason else { return nil }
         history.append(.init(at: wallClock, current: decision.defaultSink, previous: decision.previous, reason: reason.rawValue))
         if history.count > PersistedState.historyLimit { history.removeFirst(history.count - PersistedState.historyLimit) }
         return RouteChange(
             at: wallClock, reason: reason, previous: decision.previous, current: decision.defaultSink,
-            accessory: decision.trigger.accessory?.description, summary: decision.summary)
+            accessory: decision.trigger.accessory?.description, summary: decision.summary,
+            previousPort: decision.previousPort, port: decision.port, portEvent: decision.portEvent)
     }
 
     /// A refused request's decision: reported by `status`, changes nothing else.
@@ -44,7 +45,8 @@ struct DecisionLog {
     /// Logs a decision: every route change, and accessory/config/host decisions that kept it.
     static func log(_ decision: Decision, change: RouteChange?, verbose: Bool, to logger: Logger) {
         if let change {
-            logger.info("route \(change.reason.rawValue): \(decision.previous ?? "(none)") → \(decision.defaultSink ?? "(none)"); \(decision.summary)")
+            let jack = change.portEvent.map { " (port \"\($0.port)\" of \($0.sink) \($0.kind.rawValue))" } ?? ""
+            logger.info("route \(change.reason.rawValue): \(decision.previous ?? "(none)") → \(decision.defaultSink ?? "(none)")\(jack); \(decision.summary)")
         } else if decision.trigger.isAccessory || decision.trigger == .configReplaced || decision.trigger == .hostAddressesChanged {
             logger.info("decision (\(decision.trigger)): \(decision.defaultSink ?? "(none)") stays; \(decision.summary)")
         } else {

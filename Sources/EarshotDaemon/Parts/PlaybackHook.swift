@@ -55,7 +55,7 @@ final class PlaybackHook {
         for case .resume(let resume) in cues {
             let resumed = await players.resume(resume.players)
             guard !resumed.isEmpty else { continue }
-            changes.append(Self.change(.resumed, .accessoryReturned, resumed, sink: resume.sink, accessory: resume.accessory, at: wallClock))
+            changes.append(Self.change(.resumed, resume.reason, resumed, sink: resume.sink, accessory: resume.accessory, at: wallClock))
         }
         return changes
     }

@@ -22,11 +22,13 @@ public struct PlaybackPolicy: Sendable {
         public var players: [MediaPlayer]
         public var sink: String
         public var accessory: AccessoryIdentity
+        public var reason: PlaybackChange.Reason
 
-        public init(players: [MediaPlayer], sink: String, accessory: AccessoryIdentity) {
+        public init(players: [MediaPlayer], sink: String, accessory: AccessoryIdentity, reason: PlaybackChange.Reason = .accessoryReturned) {
             self.players = players
             self.sink = sink
             self.accessory = accessory
+            self.reason = reason
         }
     }
 
@@ -53,6 +55,13 @@ public struct PlaybackPolicy: Sendable {
         paused = paused.filter { decision.at - $0.value.at <= config.resumeWindow }
         var cues: [Cue] = []
         if config.pauseWhenRemoved, let pause = Self.pause(for: decision, after: previous) { cues.append(.pause(pause)) }
+        // A jack: the sink itself stands for what was unplugged (docs/policy.md §7).
+        if let event = decision.portEvent, event.kind == .plugged, let group = paused[.nodeName(event.sink)] {
+            paused[.nodeName(event.sink)] = nil
+            if config.resumeWhenWorn {
+                cues.append(.resume(Resume(players: group.players, sink: group.sink, accessory: .nodeName(event.sink), reason: .portPlugged)))
+            }
+        }
         for accessory in paused.keys.sorted() where decision.ranksWorn(accessory) {
             guard let group = paused.removeValue(forKey: accessory), config.resumeWhenWorn else { continue }
             cues.append(.resume(Resume(players: group.players, sink: group.sink, accessory: accessory)))
@@ -64,6 +73,11 @@ public struct PlaybackPolicy: Sendable {
     /// off the head (after its grace: the decision is the transition) or its sink is gone.
     /// Any other move (a user pick, another accessory put on) leaves the players alone.
     static func pause(for decision: Decision, after previous: Decision?) -> Pause? {
+        // The default sink's port unplugged (the jack emptied, the monitor off): what played
+        // there pauses, whether the default moved or the card switched to its speakers.
+        if let event = decision.portEvent, event.kind == .unplugged {
+            return Pause(reason: .portUnplugged, sink: event.sink, accessory: .nodeName(event.sink))
+        }
         guard decision.changed, let sink = decision.previous, let accessory = previous?.wornAccessory(of: sink) else { return nil }
         if decision.rejectsOffHead(sink) { return Pause(reason: .accessoryRemoved, sink: sink, accessory: accessory) }
         if decision.lacks(sink) { return Pause(reason: .sinkRemoved, sink: sink, accessory: accessory) }
