@@ -56,13 +56,39 @@ struct PwDumpDecoderTests {
     ])
     func malformed(input: String, location: String) {
         do {
-            _ = try PwDumpDecoder.decode(Data(input.utf8), source: "bad.json")
+            _ = try PwDumpDecoder.decodeReporting(Data(input.utf8), source: "bad.json", strict: true)
             Issue.record("decoded \(input)")
         } catch {
             #expect(error.source == "bad.json")
             #expect(error.location.hasPrefix(location), "\(error)")
             #expect(error.description.hasPrefix("bad.json: "))
         }
+    }
+
+    /// Issue 19: a Link without port ids (seen in a real capture) cost the whole graph.
+    @Test("objects and fields that cannot be read are skipped with a warning naming their path")
+    func degradesWithWarnings() throws {
+        let json = """
+            [{"id": 40, "type": "PipeWire:Interface:Node", "info": {"state": "hibernating", "n-input-ports": 2,
+              "props": {"node.name": "s", "media.class": "Audio/Sink"}}},
+             {"id": 12, "type": "PipeWire:Interface:Link", "info": {"output-node-id": 40, "input-node-id": 41, "props": {}}},
+             {"id": 50, "type": "PipeWire:Interface:Device", "info": {"props": {"device.name": "card"},
+              "params": {"EnumRoute": [{"index": 0, "direction": "Output", "name": "a", "available": "no", "devices": [0]},
+                                       {"index": 1, "direction": "Sideways", "name": "b"}],
+                         "EnumFormat": [{"huge": [1, 2, 3]}]}}},
+             {"id": 60, "type": "PipeWire:Interface:SecurityContext", "info": {}}]
+            """
+        let decoded = try PwDumpDecoder.decodeReporting(Data(json.utf8), source: "real.json")
+        #expect(decoded.graph.nodes[40]?.state == nil && decoded.graph.nodes[40]?.inputPorts == 2)
+        #expect(decoded.graph.links.isEmpty)
+        #expect(decoded.graph.devices[50]?.routes?.all.map(\.name) == ["a"])
+        #expect(decoded.skipped == 3)
+        #expect(decoded.warnings.map(\.location) == ["objects[0].info", "objects[1].info", "objects[2].info.params.EnumRoute[1]"])
+        #expect(decoded.warnings[1].description == #"real.json: objects[1].info: missing field "output-port-id"; object skipped"#)
+        #expect(throws: GraphDecodingError.self) { try PwDumpDecoder.decodeReporting(Data(json.utf8), source: "real.json", strict: true) }
+        // Routes survive a round trip through the encoder.
+        let again = try PwDumpDecoder.decode(Data(PwDumpEncoder.encode(decoded.graph).canonicalText.utf8))
+        #expect(again == decoded.graph)
     }
 
     @Test("graph changes apply and report whether anything changed")

@@ -22,7 +22,7 @@ struct ConfigTests {
         BadCase(name: "dotted key at top level", text: "timing.on-delay-ms = 70000\n", errors: ["1:1: timing.on-delay-ms must be an integer in 0 … 60000, not 70000"]),
         BadCase(name: "weights are refused with what to write instead", text: "restore-previous = true\n[weights]\narrival = 1000\nworn = 5\n",
                 errors: ["3:1: weights.* was replaced by tier-order: tiers compare in order, first difference wins",
-                         #"4:1: weights.* was replaced by tier-order: tiers compare in order, first difference wins (no weight can make a lower tier outweigh a higher one); remove [weights] and write tier-order = ["override", "restore", "worn", "arrived", "rule-priority", "last-choice", "class-order"]"#]),
+                         #"4:1: weights.* was replaced by tier-order: tiers compare in order, first difference wins (no weight can make a lower tier outweigh a higher one); remove [weights] and write tier-order = ["override", "restore", "worn", "arrived", "rule-priority", "last-choice", "class-order", "session-priority"]"#]),
         BadCase(name: "a dotted weight is refused too", text: "\nweights.class-order = 1\n", errors: ["2:1: weights.* was replaced by tier-order"]),
         BadCase(name: "an empty [weights] is refused", text: "[weights]\n", errors: ["1:1: weights.* was replaced by tier-order"]),
         BadCase(name: "unknown tier", text: #"tier-order = ["override", "restore", "wron", "arrived", "rule-priority", "last-choice", "class-order"]"#,
@@ -104,7 +104,8 @@ struct ConfigTests {
         #expect(!config.restorePrevious)
         #expect(config.classOrder == [.usb, .internal])
         #expect(config.onDelay == 100 && config.offGrace == 900)
-        #expect(config.tierOrder == [.worn, .override, .restore, .arrived, .lastChoice, .rulePriority, .classOrder])
+        // Written before session-priority existed: the new tier goes right after class-order.
+        #expect(config.tierOrder == [.worn, .override, .restore, .arrived, .lastChoice, .rulePriority, .classOrder, .sessionPriority])
         #expect(!config.playback.pauseWhenRemoved && config.playback.resumeWindow == 2000)
         #expect(config.rules.map(\.action) == [.ignore, .priority(-3)])
         #expect(config.rules.map { $0.location?.description } == ["all.toml:12:1", "all.toml:15:1"])
@@ -130,7 +131,7 @@ struct ConfigTests {
         for key in ConfigSchema.keys {
             #expect(text.contains("\(key.name) = "), "\(key.path) missing from config/earshot.toml")
         }
-        #expect(text.contains(#"tier-order = ["override", "restore", "worn", "arrived", "rule-priority", "last-choice", "class-order"]"#))
+        #expect(text.contains(#"tier-order = ["override", "restore", "worn", "arrived", "rule-priority", "last-choice", "class-order", "session-priority"]"#))
         #expect(!text.contains("weights"))
         #expect(text.range(of: "[0-9]{9,}", options: .regularExpression) == nil, "no huge numbers")
     }
@@ -139,7 +140,7 @@ struct ConfigTests {
     /// reads every declared key of PolicyConfig (a file setting them all to non-defaults).
     @Test func declarationsDriveTheLoader() throws {
         #expect(ConfigSchema.key("timing.off-grace-ms")?.defaultValue == "400")
-        #expect(ConfigSchema.key("tier-order")?.defaultValue == #"["override", "restore", "worn", "arrived", "rule-priority", "last-choice", "class-order"]"#)
+        #expect(ConfigSchema.key("tier-order")?.defaultValue == #"["override", "restore", "worn", "arrived", "rule-priority", "last-choice", "class-order", "session-priority"]"#)
         #expect(ConfigSchema.key("rule[].priority")?.integers == -1000...1000)
         #expect(ConfigSchema.key("weights.worn") == nil)
         var custom = PolicyConfig()

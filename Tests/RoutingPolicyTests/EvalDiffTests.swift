@@ -16,7 +16,11 @@ struct EvalDiffTests {
         return try EvalDiff.run(graph: graph, old: old, new: new, hostAddresses: [BluetoothAddress(Sinks.host)!], events: events)
     }
 
-    static let usbFirst = "[[rule]]\nmatch = { \"node.name\" = \"alsa_output.usb-FiiO_K3-00.*\" }\npriority = 100\n"
+    static let usbFirst = "restore-previous = false\n[[rule]]\nmatch = { \"node.name\" = \"alsa_output.usb-FiiO_K3-00.*\" }\npriority = 100\n"
+    /// The old side of the rule comparisons: the same config without the rule. (Starting holds
+    /// the default found, issue 19, and a hand-back outranks rules: without restore-previous the
+    /// rule decides where the headphones come off.)
+    static func noRestore() throws -> PolicyConfig { try PolicyConfigLoader.parse("restore-previous = false\n", file: "old.toml") }
 
     /// Every decision of one run, as `earshot eval` prints them.
     static func defaults(_ config: PolicyConfig) throws -> [(at: Milliseconds, trigger: String, default: String?)] {
@@ -36,28 +40,30 @@ struct EvalDiffTests {
         #expect(try Self.diff(old: rule, new: rule).differences.isEmpty)
     }
 
-    /// Raising the USB DAC wins where nothing above rule-priority decides: before the
-    /// headphones go on and once they are handed back; the worn headphones and the user's
-    /// HDMI pick outrank any rule, so those decisions stay.
+    /// Raising the USB DAC wins where nothing above rule-priority decides: the start holds the
+    /// default found, the worn headphones and the user's HDMI pick outrank any rule, so only the
+    /// decision where the headphones come off (9400, no hand-back) differs.
     @Test func aUSBDACRuleListsExactlyTheDecisionsItChanges() throws {
         let new = try PolicyConfigLoader.parse(Self.usbFirst, file: "new.toml")
-        let outcome = try Self.diff(old: PolicyConfig(), new: new)
+        let old = try Self.noRestore()
+        let outcome = try Self.diff(old: old, new: new)
         let listed = outcome.differences.map { "\($0.at) \($0.line.map(String.init) ?? "-") \($0.trigger)" }
-        #expect(listed == ["0 - initial", "0 3 register AA:BB:CC:DD:EE:FF", "0 4 register 50:C2:ED:12:34:56", "9400 - off-grace AA:BB:CC:DD:EE:FF"])
+        #expect(listed == ["9400 - off-grace AA:BB:CC:DD:EE:FF"])
         for difference in outcome.differences {
             #expect(difference.old.default == Sinks.speakers)
             #expect(difference.new.default == Sinks.dac)
             #expect(difference.old.decided && difference.new.decided)
             #expect(difference.new.winner?.tiers.contains { $0.tier == "rule-priority" && $0.value == "priority 100" } == true)
         }
+        try #require(!outcome.differences.isEmpty)
         #expect(outcome.differences[0].old.decidedBy?.tier == "last-choice")
         #expect(outcome.differences[0].new.decidedBy?.tier == "rule-priority")
 
         // Cross-checked against the two runs printed separately: the listed decisions are the
         // ones whose defaults differ, and only those.
-        let old = try Self.defaults(PolicyConfig()), changed = try Self.defaults(new)
-        try #require(old.count == changed.count)
-        let differing = zip(old, changed).filter { $0.0.default != $0.1.default }.map { "\($0.0.at) \($0.0.trigger)" }
+        let oldRun = try Self.defaults(old), changed = try Self.defaults(new)
+        try #require(oldRun.count == changed.count)
+        let differing = zip(oldRun, changed).filter { $0.0.default != $0.1.default }.map { "\($0.0.at) \($0.0.trigger)" }
         #expect(differing == outcome.differences.map { "\($0.at) \($0.trigger)" })
     }
 
@@ -77,7 +83,7 @@ struct EvalDiffTests {
 
     @Test func differenceJSONHasTheDocumentedFields() throws {
         let new = try PolicyConfigLoader.parse(Self.usbFirst, file: "new.toml")
-        let difference = try #require(try Self.diff(old: PolicyConfig(), new: new).differences.last)
+        let difference = try #require(try Self.diff(old: try Self.noRestore(), new: new).differences.last)
         let json = try JSONValue.parse(difference.jsonLine)
         guard case .object(let fields) = json, case .object(let old)? = fields["old"], case .object(let newSide)? = fields["new"] else {
             Issue.record("not an object: \(difference.jsonLine)")
@@ -87,14 +93,14 @@ struct EvalDiffTests {
         #expect(Set(old.keys) == ["decided", "default", "reason", "decided-by", "winner"] && Set(newSide.keys) == Set(old.keys))
         #expect(fields["at"] == .integer(9400) && fields["line"] == .null && fields["trigger"] == .string("off-grace AA:BB:CC:DD:EE:FF"))
         #expect(newSide["default"] == .string(Sinks.dac) && old["default"] == .string(Sinks.speakers))
-        #expect(newSide["decided-by"]?["tier"] == .string("restore"))
+        #expect(newSide["decided-by"]?["tier"] == .string("rule-priority"))
         #expect(newSide["winner"]?["node"] == .string(Sinks.dac))
     }
 
     @Test func textIsAnAlignedTableWithBothRunsReasons() throws {
         let new = try PolicyConfigLoader.parse(Self.usbFirst, file: "new.toml")
-        let lines = EvalDiffText.render(try Self.diff(old: PolicyConfig(), new: new).differences)
-        #expect(lines.count == 1 + 4 * 3)
+        let lines = EvalDiffText.render(try Self.diff(old: try Self.noRestore(), new: new).differences)
+        #expect(lines.count == 1 + 1 * 3)
         let header = try #require(lines.first)
         let rows = lines.filter { !$0.hasPrefix(" ") || $0.trimmingCharacters(in: .whitespaces).first?.isNumber == true }.dropFirst()
         // Every row's OLD → NEW column starts where the header's does.

@@ -89,8 +89,8 @@ struct EvalTests {
         #expect(terms == [
             ["worn", "put on 5000 ms, primary source",
              "§2.2 accessory AA:BB:CC:DD:EE:FF is on-head since 5000 ms (the most recently put on ranks first); its primary source 11:22:33:44:55:66 (--host-address) is this host, not only its secondary"],
-            ["class-order", "headphones (7 of 7)",
-             "§2.6 class headphones, 7 place(s) from the bottom of class-order [headphones, headset, usb, speaker, internal, other, hdmi]"],
+            ["class-order", "headphones (9 of 9)",
+             "§2.6 class headphones, 9 place(s) from the bottom of class-order [headphones, headset, usb, speaker, line, internal, other, digital, hdmi]"],
         ])
         #expect(decision.decidedBy == DecidedBy(tier: .worn, runnerUp: Sinks.speakers, why: "beats \(Sinks.speakers) at worn (put on 5000 ms vs not worn)"))
         #expect(decision.rejected.map { [$0.node, decision.why($0)] } == [
@@ -98,12 +98,12 @@ struct EvalTests {
         ])
         // Text: one line per sink with its tier values, and the line saying which tier decided.
         let text = DecisionText.render(decision, detail: .full)
-        #expect(text.contains("#1 \(Sinks.headphones): worn put on 5000 ms, primary source · class-order headphones (7 of 7)"))
-        #expect(text.contains("#2 \(Sinks.speakers): last-choice last choice · class-order internal (3 of 7)"))
+        #expect(text.contains("#1 \(Sinks.headphones): worn put on 5000 ms, primary source · class-order headphones (9 of 9)"))
+        #expect(text.contains("#2 \(Sinks.speakers): last-choice last choice · class-order internal (4 of 9) · session-priority priority.session 1009"))
         #expect(text.contains("decided by worn: beats \(Sinks.speakers) at worn (put on 5000 ms vs not worn)"))
         #expect(!text.contains(" = "), "no sums")
         let summary = DecisionText.render(decision, detail: .summary)
-        #expect(summary.contains("winner: \(Sinks.headphones): worn put on 5000 ms, primary source · class-order headphones (7 of 7)"))
+        #expect(summary.contains("winner: \(Sinks.headphones): worn put on 5000 ms, primary source · class-order headphones (9 of 9)"))
         #expect(summary.contains("decided by worn: beats"))
     }
 

@@ -21,7 +21,7 @@ struct RouteChangeReasonTests {
 
     static let cases: [Case] = [
         Case(reason: .initial, graph: Sinks.graph(Sinks.all, configured: nil), steps: []),
-        Case(reason: .newDeviceAvailable, graph: lonelySpeakers, steps: [(5, .graphChanged(.node(Sinks.dacNode)))]),
+        Case(reason: .newDeviceAvailable, graph: lonelySpeakers, steps: [(5, .graphChanged(.node(Sinks.usbHeadsetNode)))]),
         Case(reason: .oldDeviceUnavailable, steps: [(5, .graphChanged(.removed(40)))]),
         Case(reason: .placementChanged, steps: [(0, Requests.register(hp, placement: .offHead)), (5, Requests.place(hp, .onHead))]),
         Case(reason: .sourceChanged, steps: [(0, Requests.register(hp, placement: .onHead)),

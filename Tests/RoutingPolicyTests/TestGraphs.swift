@@ -25,6 +25,9 @@ enum Sinks {
     static let speakersNode = node(40, speakers, ["device.bus": "pci", "device.form-factor": "internal"])
     static let hdmiNode = node(41, hdmi, ["device.bus": "pci", "device.profile.name": "hdmi-stereo"])
     static let dacNode = node(42, dac, ["device.bus": "usb"])
+    /// A USB headset: personal by its form factor (a USB DAC is not, issue 19).
+    static let usbHeadset = "alsa_output.usb-Logitech_PRO_X-00.analog-stereo"
+    static let usbHeadsetNode = node(42, usbHeadset, ["device.bus": "usb", "device.form-factor": "headset"])
     static let headphonesNode = node(43, headphones, ["device.bus": "bluetooth", "device.form-factor": "headphone", "api.bluez5.address": headphonesAddress])
     static let headsetNode = node(44, headset, ["device.bus": "bluetooth", "device.form-factor": "headset", "api.bluez5.address": headsetAddress])
 

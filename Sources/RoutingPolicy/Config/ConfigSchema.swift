@@ -130,9 +130,9 @@ public enum ConfigSchema {
             "When a worn accessory comes off, return to the sink that was default before it took the output."),
         .tiers(
             "tier-order", \.tierOrder,
-            "The ranking's tiers, compared in this order: the first tier where two sinks differ decides, then the node name (§2)."),
+            "The ranking's tiers, compared in this order: the first tier where two sinks differ decides, then the node name (§2). A list without session-priority (written for 0.2) gets it right after class-order."),
         .classes("class-order", \.classOrder, "Built-in class order, best first; unlisted classes rank last."),
-        .classes("personal-classes", \.personalClasses, "Classes whose sinks take the output when they arrive."),
+        .classes("personal-classes", \.personalClasses, "Classes whose sinks take the output when they arrive (a headphones or headset port plugged in counts as an arrival); digital and hdmi never do."),
         .milliseconds(
             "timing.on-delay-ms", \.onDelay, in: 0...60_000,
             "How long an accessory must stay worn before the output switches to it."),

@@ -139,7 +139,8 @@ extension TierDeclaration {
             packer.addSigned32(rank.routePriority)
         },
         value: { rank, _ in
-            rank.sessionPriority == 0 && rank.routePriority == 0 ? nil : "priority.session \(rank.sessionPriority), route \(rank.routePriority)"
+            if rank.sessionPriority == 0 && rank.routePriority == 0 { return nil }
+            return rank.port == nil ? "priority.session \(rank.sessionPriority)" : "priority.session \(rank.sessionPriority), route \(rank.routePriority)"
         },
         why: { rank, _ in
             let route = rank.port.map { " and port \"\($0)\"'s priority \(rank.routePriority)" } ?? ""
