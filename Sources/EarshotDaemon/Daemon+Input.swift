@@ -239,6 +239,23 @@ extension Daemon {
             events.recorder.record("add", PwDumpEncoder.object(node), at: now)
         case .device(let device) where engine.graph.devices[device.id] == nil:
             events.recorder.record("add", PwDumpEncoder.object(device), at: now)
+        case .device(let device):
+            // A jack or a monitor: each route whose availability or activity changed, as the
+            // `route` event eval replays (a device first seen without routes gets them here).
+            guard let name = device.props["device.name"], let routes = device.routes else { return }
+            guard let before = engine.graph.devices[device.id]?.routes else {
+                // The routes came after the device (they are read once its info is in): the
+                // device again, which eval takes as an update of the same device.
+                events.recorder.record("add", PwDumpEncoder.object(device), at: now)
+                return
+            }
+            for change in before.changes(to: routes) {
+                var body: [String: JSONValue] = [
+                    "device": .string(name), "route": .string(change.name), "available": .string(change.available.rawValue),
+                ]
+                if change.active { body["active"] = .bool(true) }
+                events.recorder.record("route", .object(body), at: now)
+            }
         case .removed(let id):
             guard let name = engine.graph.nodes[id]?.name else { return }
             events.recorder.record("remove", .object(["node": .string(name)]), at: now)

@@ -14,7 +14,7 @@ struct EvalCLITests {
         #expect(lines.first?.hasPrefix("   AT ms  TRIGGER") == true)
         #expect(lines.contains { $0.contains("5000  update AA:BB:CC:DD:EE:FF") && $0.contains("→ bluez_output.AA_BB_CC_DD_EE_FF.1") && $0.hasSuffix("placement-changed") })
         #expect(lines.contains { $0.contains("9400  off-grace AA:BB:CC:DD:EE:FF") && $0.contains("→ alsa_output.pci-0000_00_1f.3.analog-stereo") })
-        #expect(lines.contains { $0.hasSuffix("winner: bluez_output.AA_BB_CC_DD_EE_FF.1: worn put on 5000 ms, primary source · class-order headphones (7 of 7)") })
+        #expect(lines.contains { $0.hasSuffix("winner: bluez_output.AA_BB_CC_DD_EE_FF.1: worn put on 5000 ms, primary source · class-order headphones (9 of 9)") })
         #expect(lines.contains { $0.hasSuffix("decided by worn: beats alsa_output.pci-0000_00_1f.3.analog-stereo at worn (put on 5000 ms vs not worn)") })
         #expect(result.standardOutput.range(of: "[0-9]{9,}", options: .regularExpression) == nil, "no score totals")
         #expect(lines.contains { $0.contains("refused: accessory-not-capable:") })
@@ -23,7 +23,7 @@ struct EvalCLITests {
     @Test func fullExplanationListsEverySinkAndRejection() throws {
         let result = try EarshotBinary.run(["eval", "--graph", Self.graph, "--events", Self.events, "--host-address", "11:22:33:44:55:66", "--explain", "full"])
         #expect(result.status == 0)
-        #expect(result.standardOutput.contains("#5 alsa_output.pci-0000_00_1f.3.hdmi-stereo: class-order hdmi (1 of 7)"))
+        #expect(result.standardOutput.contains("#5 alsa_output.pci-0000_00_1f.3.hdmi-stereo: class-order hdmi (1 of 9)"))
         #expect(result.standardOutput.contains("    class-order: §2.6 class hdmi, 1 place(s) from the bottom of class-order"))
         #expect(result.standardOutput.contains("✗ bluez_output.50_C2_ED_12_34_56.1: §1 accessory 50:C2:ED:12:34:56 is playing for another host"))
     }
@@ -132,13 +132,19 @@ struct EvalCLITests {
 
     @Test func configRulesShowTheirFileAndLine() throws {
         let config = try EarshotBinary.temporaryFile("earshot.toml", "[[rule]]\nmatch = { \"node.name\" = \"*hdmi*\" }\npriority = 100\n")
-        let result = try EarshotBinary.run(["eval", "--graph", Self.graph, "--config", config, "--format", "json"])
+        // The start holds the default found (issue 19); a sink arriving ends that hold.
+        let events = try EarshotBinary.temporaryFile("arrive.jsonl", #"{"at": 5, "add": {"id": 900, "type": "PipeWire:Interface:Node", "info": {"props": {"node.name": "alsa_output.extra", "media.class": "Audio/Sink", "device.bus": "pci"}}}}"# + "\n")
+        let result = try EarshotBinary.run(["eval", "--graph", Self.graph, "--config", config, "--events", events, "--format", "json"])
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.standardOutput.contains("rule at \(config):1 (node.name = \\\"*hdmi*\\\") priority 100"), "\(result.standardOutput)")
+        let lines = result.standardOutput.split(separator: "\n").map(String.init)
+        let first = try JSONValue.parse(try #require(lines.first))
+        #expect(first["default"] == .string("alsa_output.pci-0000_00_1f.3.analog-stereo"), "starting changes nothing")
+        #expect(first["decided-by"]?["tier"] == .string("override"))
         // Rule priority ranks above the last choice (docs/policy.md §2): the HDMI sink wins.
-        let first = try JSONValue.parse(String(result.standardOutput.prefix { $0 != "\n" }))
-        #expect(first["default"] == .string("alsa_output.pci-0000_00_1f.3.hdmi-stereo"))
-        #expect(first["decided-by"]?["tier"] == .string("rule-priority"))
+        let last = try JSONValue.parse(try #require(lines.last))
+        #expect(last["default"] == .string("alsa_output.pci-0000_00_1f.3.hdmi-stereo"))
+        #expect(last["decided-by"]?["tier"] == .string("rule-priority"))
     }
 
     @Test func oldWeightsAreRefusedWithWhatToWriteInstead() throws {
@@ -146,6 +152,6 @@ struct EvalCLITests {
         let result = try EarshotBinary.run(["eval", "--graph", Self.graph, "--config", config])
         #expect(result.status == 2)
         #expect(result.standardError.hasPrefix("\(config):5:1: weights.* was replaced by tier-order"), "\(result.standardError)")
-        #expect(result.standardError.contains(#"write tier-order = ["override", "restore", "worn", "arrived", "rule-priority", "last-choice", "class-order"]"#))
+        #expect(result.standardError.contains(#"write tier-order = ["override", "restore", "worn", "arrived", "rule-priority", "last-choice", "class-order", "session-priority"]"#))
     }
 }

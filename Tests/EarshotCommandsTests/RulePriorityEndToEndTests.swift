@@ -17,6 +17,14 @@ struct RulePriorityEndToEndTests {
         try await withSandbox(.init(wirePlumber: true, sinks: Self.sinks)) { sandbox in
             let config = sandbox.configDir.appendingPathComponent("usb-dac.toml")
             try "[[rule]]\nmatch = { \"device.bus\" = \"usb\" }\npriority = 1000\n".write(to: config, atomically: true, encoding: .utf8)
+            // The DAC is the default before Earshot starts: starting changes nothing (issue 19),
+            // so it stays, whatever the rule says.
+            let before = try await sandbox.observer.waitUntil("both sinks", timeout: .seconds(10)) {
+                $0.node(named: Self.dac) != nil && $0.node(named: D.speakers) != nil
+            }
+            let dacID = try #require(before.node(named: Self.dac)?.id)
+            #expect(try sandbox.run(["wpctl", "set-default", String(dacID)]).status == 0)
+            _ = try await sandbox.observer.waitUntil("the DAC configured", timeout: .seconds(10)) { $0.configuredDefaultSinkName == Self.dac }
             let daemon = try D.start(in: sandbox, arguments: ["--config", config.path])
             let graph = try await daemon.waitForRoute(to: Self.dac, streams: [])
             let speakers = try #require(graph.node(named: D.speakers))

@@ -25,7 +25,7 @@ struct StatusExplanationTests {
             #expect(Array(lines.suffix(expected.count)) == expected)
         }
         let full = StatusText.render(status, explain: true)
-        #expect(full.contains("#1 bluez_output.AA_BB_CC_DD_EE_FF.1: worn put on 5000 ms, primary source · class-order headphones (7 of 7)"))
+        #expect(full.contains("#1 bluez_output.AA_BB_CC_DD_EE_FF.1: worn put on 5000 ms, primary source · class-order headphones (9 of 9)"))
         #expect(full.contains("decided by worn: beats alsa_output.pci-0000_00_1f.3.analog-stereo at worn (put on 5000 ms vs not worn)"))
         #expect(!full.contains(" = "))
     }
