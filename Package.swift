@@ -78,6 +78,14 @@ let package = Package(
         .executableTarget(
             name: "earshot-bench", dependencies: ["SystemBridge", "PipeWireTestSupport", "AudioGraph", "EarshotDaemon"],
             path: "Sources/EarshotBench", swiftSettings: strict),
+        // Tests' stand-in for an ALSA card: a C PipeWire client exporting an Audio/Device with
+        // EnumRoute/Route/EnumProfile/Profile params whose availability a test toggles, plus
+        // its sink nodes (PipeWireTestSupport's RouteDevice runs it).
+        .executableTarget(
+            name: "earshot-route-device", dependencies: ["CPipeWire"], path: "Sources/earshot-route-device",
+            cSettings: pipewireCFlags + [.unsafeFlags(["-Wall"])],
+            // The module map's `link` reaches Swift importers only; C files need it said here.
+            linkerSettings: [.linkedLibrary("pipewire-0.3")]),
         .target(name: "PipeWireTestSupport", dependencies: ["SystemBridge", "AudioGraph", "EarshotDaemon", "RoutingPolicy"], swiftSettings: strict),
         .testTarget(name: "AudioGraphTests", dependencies: ["AudioGraph"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "SystemBridgeTests", dependencies: ["SystemBridge", "PipeWireTestSupport", "AudioGraph"], swiftSettings: strict),

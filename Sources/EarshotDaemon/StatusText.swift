@@ -19,10 +19,14 @@ public enum StatusText {
             return lines.joined(separator: "\n")
         }
         var head = "default: \(text(decision["default"], none: "(none)"))"
+        if let port = decision["port"], port != .null { head += " port \"\(text(port))\"" }
         if let reason = decision["reason"], reason != .null {
             head += " (\(text(reason)), previous: \(text(decision["previous"], none: "(none)")))"
         }
         lines.append(head)
+        if let event = decision["port-event"], event != .null {
+            lines.append("port event: \"\(text(event["port"]))\" of \(text(event["sink"])) \(text(event["kind"]))")
+        }
         lines.append("trigger: \(text(decision["trigger"]))")
         if let error = decision["error"], error != .null {
             lines.append("refused: \(text(error["code"])): \(text(error["message"]))")

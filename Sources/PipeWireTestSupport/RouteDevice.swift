@@ -90,7 +90,8 @@ public final class RouteDevice: @unchecked Sendable {
         public var device: Int
         public var isSource: Bool
         public var channels: [String]
-        /// More node properties (`priority.session`, `device.form-factor`, …).
+        /// More node properties (`device.form-factor`, …). `priority.session` and
+        /// `priority.driver` are 1000 for a sink and 2000 for a source unless given here.
         public var properties: [String: String]
 
         public init(
@@ -183,9 +184,9 @@ public final class RouteDevice: @unchecked Sendable {
     }
 
     /// Starts the program in `sandbox` and waits for its `ready` line; with `waitForPorts`, also
-    /// until the sandbox's observer sees every node with its ports (made by WirePlumber, or by
-    /// the adapters themselves in a sandbox without it). The process is the sandbox's: it is
-    /// stopped with it at the latest.
+    /// until the sandbox's observer sees every node with its ports (configured by WirePlumber,
+    /// or by the program itself, `--auto-port-config`, in a sandbox without it). The process
+    /// is the sandbox's: it is stopped with it at the latest.
     public static func start(
         in sandbox: PipeWireSandbox, _ configuration: Configuration, name: String = "earshot-route-device",
         waitForPorts: Bool = true, timeout: Duration = .seconds(20)

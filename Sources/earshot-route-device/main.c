@@ -1,8 +1,10 @@
 /* earshot-route-device — a test PipeWire client that stands in for an ALSA sound card.
  *
  * Test sandboxes have no sound cards, but Earshot judges a sink by its device's routes: a sink
- * whose every route is `available: no` (headphones pulled from the jack, an HDMI monitor
- * switched off) is out, and the active route's port type and priority rank it. This program
+ * whose route is `available: no` (headphones pulled from the jack, an HDMI monitor switched
+ * off) is out — as WirePlumber judges it: the device's active Route for the node's
+ * card.profile.device if it has one, else every EnumRoute for it — and the active route's port
+ * type and priority rank it. This program
  * is a real libpipewire client that exports a `struct spa_device` with
  * `pw_core_export(core, SPA_TYPE_INTERFACE_Device, ...)` — as WirePlumber exports the ALSA and
  * BlueZ devices it creates — implementing EnumProfile, Profile, EnumRoute and Route params the
@@ -31,9 +33,11 @@
  *                            info=KEY=VALUE (repeatable; EnumRoute index = position)
  *   --active DEVICE:ROUTE    the active route of a card.profile.device (default: its best route)
  *   --sink SPEC              name=NODE.NAME,description=TEXT,device=N,channels=FL;FR,
- *                            prop=KEY=VALUE (repeatable; one node per card.profile.device)
+ *                            prop=KEY=VALUE (repeatable; one node per card.profile.device;
+ *                            priority.session/driver default to 1000, sources 2000)
  *   --source SPEC            the same, an Audio/Source
- *   --auto-port-config       the adapters make their own ports (no session manager present)
+ *   --auto-port-config       configure the nodes' DSP ports as WirePlumber would (no session
+ *                            manager present)
  *
  * Protocol: once the device and every node are bound (their proxies' `bound` events, then a
  * core sync) it prints one line `ready device=<id> <node.name>=<id> ...`. Then it reads
@@ -43,18 +47,23 @@
  *   activate DEVICE ROUTE            ROUTE becomes the active route of card.profile.device DEVICE
  *   show                             ok profile=I active=DEV:ROUTE,... routes=ROUTE:AVAIL,...
  *   quit                             ok quit, then exit 0 (EOF on stdin quits the same way)
- * SIGTERM/SIGINT end it with status 0. Any failure (connection lost, an object refused or
- * removed by the server) ends it with status 1 and a message on stderr. Everything is driven
- * by events on one pw_main_loop; nothing sleeps or polls.
+ * SIGTERM/SIGINT end it with status 0. Any failure (connection lost, the device or a node
+ * refused, the device removed by the server) ends it with status 1 and a message on stderr; a
+ * bad command line with status 2. What clients set (Route, Profile) is logged on stderr.
+ * Everything is driven by events on one pw_main_loop; nothing sleeps or polls.
  */
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <spa/param/audio/format-utils.h>
+#include <spa/param/port-config.h>
+#include <spa/pod/builder.h>
 #include <spa/utils/result.h>
 #include <pipewire/pipewire.h>
 #include <pipewire/impl-module.h>
@@ -89,9 +98,15 @@ static void queue_reply(struct app *app, const char *text, bool quit_after)
 {
 	int seq;
 
-	if (app->n_pending == MAX_PENDING) {
-		fatal(app, "too many commands in flight");
-		return;
+	if (app->n_pending == app->pending_capacity) {
+		uint32_t capacity = app->pending_capacity == 0 ? 16 : app->pending_capacity * 2;
+		struct pending_reply *pending = realloc(app->pending, capacity * sizeof(*pending));
+		if (pending == NULL) {
+			fatal(app, "out of memory");
+			return;
+		}
+		app->pending = pending;
+		app->pending_capacity = capacity;
 	}
 	seq = pw_core_sync(app->core, PW_ID_CORE, 0);
 	if (seq < 0) {
@@ -315,8 +330,8 @@ static void announce_ready(struct app *app)
 	app->ready = true;
 
 	fd_flags = fcntl(STDIN_FILENO, F_GETFL);
-	if (fd_flags >= 0)
-		fcntl(STDIN_FILENO, F_SETFL, fd_flags | O_NONBLOCK);
+	if (fd_flags >= 0 && fcntl(STDIN_FILENO, F_SETFL, fd_flags | O_NONBLOCK) == 0)
+		app->stdin_flags = fd_flags;	/* given back at exit: the description may be shared */
 	app->stdin_source = pw_loop_add_io(pw_main_loop_get_loop(app->loop), STDIN_FILENO,
 			SPA_IO_IN | SPA_IO_HUP | SPA_IO_ERR, false, on_stdin, app);
 	if (app->stdin_source == NULL)
@@ -333,9 +348,43 @@ struct node_ref {
 
 static struct node_ref node_refs[MAX_NODES];
 
+/* What a session manager does to a new device node (WirePlumber's si-audio-adapter): one DSP
+ * port per channel (F32P, 48 kHz, the node's positions), and monitor ports on a sink. Done
+ * here only with --auto-port-config (no session manager); adapter.auto-port-config gives an
+ * audiotestsrc source a single mono port on PipeWire 1.4, so the program sets it itself. */
+static int configure_ports(struct node *node)
+{
+	uint8_t buffer[1024];
+	struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, sizeof(buffer));
+	struct spa_audio_info_raw info = {
+		.format = SPA_AUDIO_FORMAT_F32P, .rate = 48000, .channels = node->n_channels,
+	};
+	struct spa_pod *format, *param;
+
+	for (uint32_t c = 0; c < node->n_channels; c++)
+		info.position[c] = node->channel_ids[c];
+	format = spa_format_audio_raw_build(&b, SPA_PARAM_Format, &info);
+	param = spa_pod_builder_add_object(&b,
+		SPA_TYPE_OBJECT_ParamPortConfig, SPA_PARAM_PortConfig,
+		SPA_PARAM_PORT_CONFIG_direction, SPA_POD_Id(node->source ? SPA_DIRECTION_OUTPUT : SPA_DIRECTION_INPUT),
+		SPA_PARAM_PORT_CONFIG_mode, SPA_POD_Id(SPA_PARAM_PORT_CONFIG_MODE_dsp),
+		SPA_PARAM_PORT_CONFIG_monitor, SPA_POD_Bool(!node->source),
+		SPA_PARAM_PORT_CONFIG_format, SPA_POD_Pod(format));
+	if (format == NULL || param == NULL)
+		return -ENOSPC;
+	return pw_node_set_param((struct pw_node *)node->proxy, SPA_PARAM_PortConfig, 0, param);
+}
+
 static void on_node_bound(void *data, uint32_t global_id)
 {
 	struct node_ref *ref = data;
+	int res;
+
+	if (ref->app->auto_port_config && !ref->node->bound &&
+	    (res = configure_ports(ref->node)) < 0) {
+		fatal(ref->app, "cannot configure the ports of %s: %s", ref->node->name, spa_strerror(res));
+		return;
+	}
 
 	ref->node->global_id = global_id;
 	ref->node->bound = true;
@@ -399,18 +448,14 @@ static int create_node(struct app *app, uint32_t n)
 	pw_properties_setf(props, PW_KEY_DEVICE_ID, "%u", app->device_id);
 	pw_properties_setf(props, "card.profile.device", "%u", node->device);
 	pw_properties_setf(props, PW_KEY_AUDIO_CHANNELS, "%u", node->n_channels);
+	/* WirePlumber gives an ALSA node of PCM device 0 these (its monitors/alsa.lua); a
+	 * source above the sinks' monitors, which otherwise may win the default source */
+	pw_properties_set(props, PW_KEY_PRIORITY_SESSION, node->source ? "2000" : "1000");
+	pw_properties_set(props, PW_KEY_PRIORITY_DRIVER, node->source ? "2000" : "1000");
 	for (uint32_t i = 0; i < app->n_device_props; i++) {
 		/* what a card's nodes carry of the card (device.api), unless given */
 		if (strcmp(app->device_props[i].key, PW_KEY_DEVICE_API) == 0)
 			pw_properties_set(props, PW_KEY_DEVICE_API, app->device_props[i].value);
-	}
-	if (app->auto_port_config) {
-		pw_properties_set(props, "adapter.auto-port-config", node->source ?
-				"{ mode=dsp monitor=false position=preserve }" :
-				"{ mode=dsp monitor=true position=preserve }");
-		/* PipeWire 1.4 makes the DSP ports only with both a format and a rate */
-		pw_properties_set(props, "audio.format", "F32P");
-		pw_properties_set(props, "audio.rate", "48000");
 	}
 	for (uint32_t i = 0; i < node->n_props; i++)
 		pw_properties_set(props, node->props[i].key, node->props[i].value);
@@ -519,6 +564,7 @@ int main(int argc, char *argv[])
 	int res;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	app.stdin_flags = -1;
 	if (parse_command_line(&app, argc, argv) < 0)
 		return 2;
 
@@ -573,6 +619,8 @@ int main(int argc, char *argv[])
 
 	if (app.stdin_source != NULL)
 		pw_loop_destroy_source(loop, app.stdin_source);
+	if (app.stdin_flags >= 0)
+		fcntl(STDIN_FILENO, F_SETFL, app.stdin_flags);
 	for (uint32_t i = 0; i < app.n_nodes; i++)
 		if (app.nodes[i].proxy != NULL)
 			pw_proxy_destroy(app.nodes[i].proxy);
@@ -582,6 +630,7 @@ int main(int argc, char *argv[])
 	pw_main_loop_destroy(app.loop);
 	for (uint32_t i = 0; i < app.n_pending; i++)
 		free(app.pending[i].text);
+	free(app.pending);
 	free_config(&app);
 	pw_deinit();
 	return app.status;

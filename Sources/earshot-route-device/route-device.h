@@ -18,7 +18,6 @@
 #define MAX_INFO 16
 #define MAX_PROPS 64
 #define MAX_CHANNELS 16
-#define MAX_PENDING 64
 
 struct kv {
 	char *key;
@@ -133,11 +132,13 @@ struct app {
 
 	/* stdin commands */
 	struct spa_source *stdin_source;
+	int stdin_flags;		/* before O_NONBLOCK, or -1 */
 	char line[4096];
 	size_t line_len;
 	bool discarding;		/* a line longer than the buffer, skipped to its end */
-	struct pending_reply pending[MAX_PENDING];
+	struct pending_reply *pending;	/* answers waiting for their round trip, in order */
 	uint32_t n_pending;
+	uint32_t pending_capacity;
 	bool stdin_closed;
 
 	int status;			/* exit status */

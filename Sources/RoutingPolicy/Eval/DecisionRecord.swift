@@ -49,6 +49,17 @@ public struct DecisionRecord: Codable, Sendable, Hashable {
     public var decidedBy: Decider?
     public var rejected: [Rejected]
     public var error: Failure?
+    /// The default's port before and after (its active route's description), when its device
+    /// says; the jack or port event that made the decision, if one did.
+    public var previousPort: String?
+    public var port: String?
+    public var portEvent: PortEventRecord?
+
+    public struct PortEventRecord: Codable, Sendable, Hashable {
+        public var kind: String
+        public var sink: String
+        public var port: String
+    }
 
     public init(_ decision: Decision, line: Int? = nil) {
         self.init(decision, line: line, explaining: decision.ranking[...], rejected: decision.rejected)
@@ -72,6 +83,9 @@ public struct DecisionRecord: Codable, Sendable, Hashable {
         // By node name: the engine's order follows hashing, which differs from run to run.
         self.rejected = rejected.map { Rejected(node: $0.node, why: decision.why($0)) }.sorted { $0.node < $1.node }
         error = decision.error.map { Failure(code: $0.code.rawValue, message: $0.message) }
+        previousPort = decision.previousPort
+        port = decision.port
+        portEvent = decision.portEvent.map { PortEventRecord(kind: $0.kind.rawValue, sink: $0.sink, port: $0.port) }
     }
 
     /// A record received as JSON (the daemon's status over the control socket).
@@ -81,6 +95,7 @@ public struct DecisionRecord: Codable, Sendable, Hashable {
 
     private enum CodingKeys: String, CodingKey {
         case at, line, trigger, `default`, previous, changed, reason, summary, ranking, decidedBy = "decided-by", rejected, error
+        case previousPort = "previous-port", port, portEvent = "port-event"
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -97,6 +112,9 @@ public struct DecisionRecord: Codable, Sendable, Hashable {
         try container.encode(decidedBy, forKey: .decidedBy)
         try container.encode(rejected, forKey: .rejected)
         try container.encode(error, forKey: .error)
+        try container.encode(previousPort, forKey: .previousPort)
+        try container.encode(port, forKey: .port)
+        try container.encode(portEvent, forKey: .portEvent)
     }
 
     /// One line of JSON, keys sorted so runs diff cleanly.
