@@ -37,7 +37,8 @@ struct ConfigCLITests {
         let file = try EarshotBinary.temporaryFile("tiers.toml", "tier-order = [\"worn\", \"override\", \"restore\", \"arrived\", \"rule-priority\", \"last-choice\", \"class-order\"]\n")
         let result = try EarshotBinary.run(["config", "show", "--effective", "--config", file])
         #expect(result.status == 0, "\(result.standardError)")
-        #expect(result.standardOutput.contains(#"\#ntier-order = ["worn", "override", "restore", "arrived", "rule-priority", "last-choice", "class-order"]\#n"#))
+        // A 0.2 list (no session-priority) gets the new tier after class-order.
+        #expect(result.standardOutput.contains(#"\#ntier-order = ["worn", "override", "restore", "arrived", "rule-priority", "last-choice", "class-order", "session-priority"]\#n"#))
         #expect(result.standardOutput.range(of: "[0-9]{15}", options: .regularExpression) == nil)
         #expect(!result.standardOutput.contains("weights"))
     }

@@ -27,14 +27,14 @@ struct DBusPropertiesEndToEndTests {
                 { @Sendable (signal: DBusSignal) in signal.arguments.count == 3 && signal.arguments[1].dictionary?["DefaultSink"] == .string(sink) }
             }
 
-            // Registered off-head, the headphones (the initial pick) give way to the speakers.
+            // Registered off-head: the output is (or stays) on the speakers. (Starting holds
+            // the default WirePlumber chose, issue 19, so there may be no change to signal.)
             let registered = try sandbox.run(Self.call + [
                 "Register", "ssasa{sv}", D.address, "org.example.busctl", "2", "audio-switching", "placement", "1", "placement", "s", "off-head",
             ])
             #expect(registered.status == 0, "\(registered.output)")
             try await daemon.waitForRoute(to: D.speakers, streams: [])
             #expect(try getProperty("DefaultSink") == "s \"\(D.speakers)\"\n")
-            _ = try await signals.collect(timeout: .seconds(10), until: changedTo(D.speakers))
 
             // On-head: the headphones again, read back and signalled.
             let updated = try sandbox.run(Self.call + ["Update", "ssa{sv}", D.address, "org.example.busctl", "1", "placement", "s", "on-head"])
