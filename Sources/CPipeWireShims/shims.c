@@ -181,5 +181,7 @@ int CPipeWire_parse_route(const struct spa_pod *pod, CPipeWire_route *route) {
 
 int CPipeWire_parse_profile_index(const struct spa_pod *pod, int32_t *index) {
     if (pod == NULL || !spa_pod_is_object_type(pod, SPA_TYPE_OBJECT_ParamProfile)) return -EINVAL;
-    return spa_pod_parse_object(pod, SPA_TYPE_OBJECT_ParamProfile, NULL, SPA_PARAM_PROFILE_index, SPA_POD_Int(index));
+    // spa_pod_parse_object counts the fields it read; only a negative result is an error.
+    int res = spa_pod_parse_object(pod, SPA_TYPE_OBJECT_ParamProfile, NULL, SPA_PARAM_PROFILE_index, SPA_POD_Int(index));
+    return res < 0 ? res : 0;
 }

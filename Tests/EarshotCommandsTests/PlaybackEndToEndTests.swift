@@ -108,16 +108,24 @@ struct PlaybackEndToEndTests {
 
     // MARK: Helpers
 
-    private func short(_ busName: String) -> String { String(busName.dropFirst("org.mpris.MediaPlayer2.".count)) }
+    private func short(_ busName: String) -> String { MPRISNames.short(busName) }
+
+    private func playerStatus(_ players: MPRISNames, _ sandbox: PipeWireSandbox, _ busName: String, becomes expected: String) async throws -> String {
+        try await players.status(of: busName, in: sandbox, becomes: expected)
+    }
+}
+
+extension MPRISNames {
+    static func short(_ busName: String) -> String { String(busName.dropFirst("org.mpris.MediaPlayer2.".count)) }
 
     /// `playerctl -p NAME status`, as a user would read it, once the player says `expected`
     /// (mpv applies Pause and Play a moment after answering them): read at once, and if it says
     /// something else, read again after the player announces `expected` (PropertiesChanged),
     /// which is listened for before the first read; at most 10 s. Returns what it said last.
-    private func playerStatus(_ players: MPRISNames, _ sandbox: PipeWireSandbox, _ busName: String, becomes expected: String) async throws -> String {
-        let announced = try await players.statusSignal(from: busName, expected)
+    func status(of busName: String, in sandbox: PipeWireSandbox, becomes expected: String) async throws -> String {
+        let announced = try await statusSignal(from: busName, expected)
         defer { announced.cancel() }
-        let read = { try sandbox.run(["playerctl", "-p", self.short(busName), "status"]).output.trimmingCharacters(in: .whitespacesAndNewlines) }
+        let read = { try sandbox.run(["playerctl", "-p", Self.short(busName), "status"]).output.trimmingCharacters(in: .whitespacesAndNewlines) }
         let now = try read()
         guard now != expected else { return now }
         _ = try? await announced.value  // no announcement within the deadline: the read below says what it is

@@ -120,4 +120,50 @@ private struct PwDump {
     func object(_ id: UInt32) -> Object? {
         objects.first { ($0.json["id"] as? Int) == Int(id) }
     }
+
+}
+
+extension RouteDeviceTests {
+    /// Earshot's own PipeWire layer (the sandbox's observer is a `PipeWireConnection`) reads a
+    /// device's routes, the node's `card.profile.device` and input ports, and follows a jack.
+    @Test("Earshot's connection reads the card's routes and follows each availability change")
+    func connectionFollowsRoutes() async throws {
+        try await withSandbox(.init(wirePlumber: true)) { sandbox in
+            let card = try await RouteDevice.start(in: sandbox, .init(
+                deviceProperties: ["device.name": "alsa_card.pci-test", "device.bus": "pci"],
+                routes: [.speaker(available: .yes), .headphones(available: .no)],
+                nodes: [.sink(name: Self.sinkName, description: "Built-in Audio", device: 0)]))
+            defer { card.stop() }
+            let graph = try await sandbox.observer.waitUntil("the card's routes", timeout: .seconds(10)) { graph in
+                graph.devices[card.deviceID]?.routes?.all.count == 2
+            }
+            let routes = try #require(graph.devices[card.deviceID]?.routes)
+            #expect(routes.all.map(\.name) == ["analog-output-speaker", "analog-output-headphones"])
+            #expect(routes.all.map(\.available) == [.yes, .no])
+            #expect(routes.all.map(\.portType) == ["speaker", "headphones"])
+            #expect(routes.all.allSatisfy { $0.devices == [0] && $0.direction == .output })
+            #expect(routes.profile != nil)
+            let sink = try #require(graph.node(named: Self.sinkName))
+            #expect((sink.inputPorts ?? 0) > 0)
+            let judged = try #require(graph.route(of: sink))
+            #expect(judged.isAvailable && judged.active?.name == "analog-output-speaker" && judged.active?.label == "Speakers")
+
+            try await card.setAvailable(route: "analog-output-headphones", .yes)
+            _ = try await sandbox.observer.waitUntil("headphones plugged", timeout: .seconds(10)) { graph in
+                graph.devices[card.deviceID]?.routes?.all.first { $0.name == "analog-output-headphones" }?.available == .yes
+            }
+            // WirePlumber switches the card to the port that came (as PulseAudio's
+            // switch-on-port-available does); the active route follows.
+            _ = try await sandbox.observer.waitUntil("the headphones active", timeout: .seconds(10)) { graph in
+                graph.devices[card.deviceID]?.routes?.active.first { $0.device == 0 }?.name == "analog-output-headphones"
+            }
+            try await card.setAvailable(route: "analog-output-headphones", .no)
+            let back = try await sandbox.observer.waitUntil("headphones unplugged, the speakers active", timeout: .seconds(10)) { graph in
+                let routes = graph.devices[card.deviceID]?.routes
+                return routes?.all.first { $0.name == "analog-output-headphones" }?.available == .no
+                    && routes?.active.first { $0.device == 0 }?.name == "analog-output-speaker"
+            }
+            #expect(back.route(of: try #require(back.node(named: Self.sinkName)))?.isAvailable == true)
+        }
+    }
 }

@@ -4,16 +4,19 @@ import CPipeWireShims
 
 /// Reads a device's routes as pw-dump does: when the device's info says its `EnumRoute`,
 /// `Route` or `Profile` param changed (a new serial in the param's flags — a jack plugged, a
-/// monitor switched off, a port or profile chosen), the three are enumerated again under one
-/// sequence number, then a core round trip marks the end; only then does the device change,
-/// so a half-read list never reaches the policy. An older enumeration still in flight is
-/// dropped when a newer one starts. Runs on the loop thread, lock held.
+/// monitor switched off, a port or profile chosen), the three are enumerated again, then a
+/// core round trip marks the end; only then does the device change, so a half-read list never
+/// reaches the policy. Each enumeration's params come with the sequence number its request
+/// returned (libpipewire's async result, not the one passed in). An older reading still in
+/// flight is dropped when a newer one starts. Runs on the loop thread, lock held.
 final class DeviceRouteReader {
     /// The params read, with the flags last seen for each (the serial bit flips on change).
     static let watched: [UInt32] = [SPA_PARAM_EnumRoute.rawValue, SPA_PARAM_Route.rawValue, SPA_PARAM_Profile.rawValue]
     private var seenFlags: [UInt32: UInt32] = [:]
-    /// The enumeration in flight: its sequence number and what came so far.
+    /// The reading in flight: its number (`begin`), the sequence numbers of its requests, and
+    /// what came so far.
     private(set) var sequence: Int32 = 0
+    private var requests: Set<Int32> = []
     private var all: [DeviceRoute] = []
     private var active: [DeviceRoute] = []
     private var profile: Int?
@@ -41,17 +44,21 @@ final class DeviceRouteReader {
         return changed.isEmpty ? [] : Self.watched.filter(readable.contains)
     }
 
-    /// A new enumeration under `sequence`: what came before is dropped.
+    /// A new reading numbered `sequence`: what came before is dropped.
     func begin(sequence: Int32) {
         self.sequence = sequence
+        requests = []
         all = []
         active = []
         profile = nil
         dropped = 0
     }
 
+    /// An enumeration request of the current reading went out; its params carry `sequence`.
+    func requested(_ sequence: Int32) { requests.insert(sequence) }
+
     func param(sequence: Int32, id: UInt32, pod: UnsafePointer<spa_pod>?) {
-        guard sequence == self.sequence, let pod else { return }
+        guard requests.contains(sequence), let pod else { return }
         if id == SPA_PARAM_Profile.rawValue {
             var index: Int32 = 0
             if CPipeWire_parse_profile_index(pod, &index) == 0 { profile = Int(index) }

@@ -112,11 +112,15 @@ extension PipeWireConnection {
         guard let reader = object.routeReader else { return }
         let params = reader.changedParams(info)
         guard !params.isEmpty else { return }
-        // One sequence number for the three enumerations, then a round trip: its `done`
-        // comes after every param they send.
+        // The three enumerations, then a round trip: its `done` comes after every param
+        // they send.
         nextRouteSequence = nextRouteSequence == Int32.max ? 1 : nextRouteSequence + 1
         reader.begin(sequence: nextRouteSequence)
-        for id in params where CPipeWire_device_enum_params(object.handle.proxy, nextRouteSequence, id) < 0 { return }
+        for id in params {
+            let sent = CPipeWire_device_enum_params(object.handle.proxy, 0, id)
+            guard sent >= 0 else { return }
+            reader.requested(sent)
+        }
         let syncSeq = CPipeWire_core_sync(core, UInt32(PW_ID_CORE), 0)
         guard syncSeq >= 0 else { return }
         routeReadings[syncSeq] = RouteReading(device: object.id, sequence: nextRouteSequence)

@@ -1,0 +1,115 @@
+import AudioGraph
+import Foundation
+import PipeWireTestSupport
+import SystemBridge
+import Testing
+
+@testable import EarshotCommands
+
+/// Issue 19: jacks and ports as route changes, with a real card (`RouteDevice`: a PipeWire
+/// client exporting a device with routes, as WirePlumber exports ALSA's), real WirePlumber
+/// switching its ports, real mpv over MPRIS.
+@Suite("Jacks end to end", .serialized, .timeLimit(.minutes(3)))
+struct JackEndToEndTests {
+    typealias D = DaemonFixture
+    static let laptop = "alsa_output.pci-test.analog-stereo"
+
+    /// A laptop: one sink, speakers and a headphone jack on the same profile device.
+    static func laptopCard(headphones: RouteDevice.Availability) -> RouteDevice.Configuration {
+        .init(
+            deviceProperties: ["device.name": "alsa_card.pci-test", "device.bus": "pci", "device.form-factor": "internal"],
+            routes: [.speaker(available: .unknown), .headphones(available: headphones)],
+            nodes: [.sink(name: laptop, description: "Built-in Audio", device: 0)])
+    }
+
+    @Test("headphones pulled from the laptop's jack: old-device-unavailable on the same sink, mpv paused; plugged back: new-device-available, mpv resumed")
+    func jackOnTheLaptopSink() async throws {
+        try await withSandbox(.init(wirePlumber: true)) { sandbox in
+            let card = try await RouteDevice.start(in: sandbox, Self.laptopCard(headphones: .yes))
+            defer { card.stop() }
+            let players = try await MPRISNames(sandbox)
+            let (mpvProcess, mpv) = try await sandbox.startPlayer(name: "mpv")
+            let daemon = try D.start(in: sandbox)
+            let mpvName = try await players.name(of: mpvProcess.pid)
+            #expect(try await players.status(of: mpvName, in: sandbox, becomes: "Playing") == "Playing")
+            // The daemon reads the card (its routes come a round trip after the device).
+            try await daemon.process.waitForLog(containing: "connected to PipeWire")
+            let events = try EventSubscription(socket: daemon.socketPath)
+            let status = try JSONValue.parse(try daemon.earshot("status", "--json").output)
+            #expect(status["decision"]?["default"] == .string(Self.laptop))
+            #expect(status["decision"]?["port"] == .string("Headphones"), "\(status)")
+
+            try await card.setAvailable(route: "analog-output-headphones", .no)
+            let unplugged = try await events.next("route-change")
+            #expect(unplugged["reason"] == .string("old-device-unavailable"), "\(unplugged)")
+            #expect(unplugged["previous"] == .string(Self.laptop) && unplugged["current"] == .string(Self.laptop))
+            #expect(unplugged["port-event"]?["kind"] == .string("unplugged"))
+            #expect(unplugged["port-event"]?["port"] == .string("Headphones"))
+            #expect(unplugged["previous-port"] == .string("Headphones"))
+            let paused = try await events.next("playback")
+            #expect(paused["action"] == .string("paused") && paused["reason"] == .string("port-unplugged"), "\(paused)")
+            #expect(paused["players"] == .array([.string(mpvName)]))
+            #expect(paused["sink"] == .string(Self.laptop))
+            #expect(try await players.status(of: mpvName, in: sandbox, becomes: "Paused") == "Paused")
+            // watch names the port.
+            #expect(ControlText.event(name: "route-change", unplugged.objectFields).contains("port \"Headphones\" unplugged"))
+
+            try await card.setAvailable(route: "analog-output-headphones", .yes)
+            let plugged = try await events.next("route-change")
+            #expect(plugged["reason"] == .string("new-device-available"), "\(plugged)")
+            #expect(plugged["port-event"]?["kind"] == .string("plugged"))
+            let resumed = try await events.next("playback")
+            #expect(resumed["action"] == .string("resumed") && resumed["reason"] == .string("port-plugged"), "\(resumed)")
+            #expect(try await players.status(of: mpvName, in: sandbox, becomes: "Playing") == "Playing")
+            // The stream never left the laptop's sink.
+            let graph = sandbox.observer.snapshot()
+            #expect(graph.linkedTargets(of: mpv.id).map(\.name) == [Self.laptop])
+        }
+    }
+
+    /// Shaped like a Dell XPS (SoundWire): speakers and headphones are two sinks of one card.
+    @Test("a headphones sink of its own: unplugged, the default moves to the speakers and mpv pauses; plugged, it takes the output back and mpv resumes")
+    func jackOnASinkOfItsOwn() async throws {
+        let speakers = "alsa_output.sof.Speaker__sink", headphones = "alsa_output.sof.Headphones__sink"
+        try await withSandbox(.init(wirePlumber: true)) { sandbox in
+            let card = try await RouteDevice.start(in: sandbox, .init(
+                deviceProperties: ["device.name": "alsa_card.sof-soundwire", "device.bus": "pci"],
+                routes: [.speaker(available: .unknown, device: 0), .headphones(available: .yes, device: 1)],
+                nodes: [
+                    .sink(name: speakers, description: "Speaker", device: 0, properties: ["priority.session": "1000"]),
+                    .sink(name: headphones, description: "Headphones", device: 1, properties: ["priority.session": "712"]),
+                ]))
+            defer { card.stop() }
+            // The user listens on the headphones.
+            #expect(try sandbox.run(["wpctl", "set-default", String(try #require(card.nodeIDs[headphones]))]).status == 0)
+            _ = try await sandbox.observer.waitUntil("headphones configured", timeout: .seconds(10)) { $0.configuredDefaultSinkName == headphones }
+            let players = try await MPRISNames(sandbox)
+            let (mpvProcess, mpv) = try await sandbox.startPlayer(name: "mpv")
+            let daemon = try D.start(in: sandbox)
+            try await daemon.waitForRoute(to: headphones, streams: [mpv.id])
+            let mpvName = try await players.name(of: mpvProcess.pid)
+            try await daemon.process.waitForLog(containing: "connected to PipeWire")
+            let events = try EventSubscription(socket: daemon.socketPath)
+
+            try await card.setAvailable(route: "analog-output-headphones", .no)
+            let moved = try await events.next("route-change")
+            #expect(moved["reason"] == .string("old-device-unavailable"), "\(moved)")
+            #expect(moved["current"] == .string(speakers))
+            #expect(moved["port-event"]?["sink"] == .string(headphones))
+            let paused = try await events.next("playback")
+            #expect(paused["reason"] == .string("port-unplugged") && paused["sink"] == .string(headphones), "\(paused)")
+            #expect(try await players.status(of: mpvName, in: sandbox, becomes: "Paused") == "Paused")
+            try await daemon.waitForRoute(to: speakers, streams: [mpv.id])
+            let explained = try daemon.earshot("status", "--explain").output
+            #expect(explained.contains("✗ \(headphones): §1 unavailable: port \"Headphones\" is unplugged"), "\(explained)")
+
+            try await card.setAvailable(route: "analog-output-headphones", .yes)
+            let back = try await events.next("route-change")
+            #expect(back["reason"] == .string("new-device-available") && back["current"] == .string(headphones), "\(back)")
+            let resumed = try await events.next("playback")
+            #expect(resumed["reason"] == .string("port-plugged"), "\(resumed)")
+            #expect(try await players.status(of: mpvName, in: sandbox, becomes: "Playing") == "Playing")
+            try await daemon.waitForRoute(to: headphones, streams: [mpv.id])
+        }
+    }
+}
