@@ -10,6 +10,45 @@ import Testing
 struct RestartTests {
     typealias D = DaemonFixture
 
+    /// Issue 19: the user never picked a default; only the session manager's effective
+    /// `default.audio.sink` is there. Starting Earshot, and restarting it, must not move audio.
+    @Test("a first start and a restart against a graph with only default.audio.sink write nothing and move nothing")
+    func startWithOnlyTheEffectiveDefault() async throws {
+        try await withSandbox(.init(wirePlumber: true, sinks: [.speakers(), .headphones()])) { sandbox in
+            let (_, mpv) = try await sandbox.startPlayer()
+            let before = try await sandbox.observer.waitUntil("an effective default only", timeout: .seconds(10)) {
+                $0.effectiveDefaultSinkName != nil && $0.configuredDefaultSinkName == nil
+                    && !$0.outgoingLinks(of: mpv.id).isEmpty
+            }
+            let effective = try #require(before.effectiveDefaultSinkName)
+            let playedOn = before.linkedTargets(of: mpv.id).map(\.name)
+            var daemon: DaemonFixture?
+            defer { daemon?.process.stop() }
+            for (index, round) in ["first start", "restart"].enumerated() {
+                let writes = try await ConfiguredDefaultWrites.start(remote: sandbox.socketPath)
+                if let running = daemon {
+                    daemon = try await running.restartedOffPool()
+                } else {
+                    daemon = try await D.startOffPool(in: sandbox)
+                }
+                let current = try #require(daemon)
+                // The first decision is made in the turn that logs this; status comes after.
+                // (Both daemons append to one log: the restarted one's is the second line.)
+                try await current.process.waitForLog(containing: "connected to PipeWire", occurrences: index + 1)
+                let session = try DaemonSession(path: current.socketPath)
+                let status = try await session.status()
+                #expect(status["decision"]?["default"] == .string(effective), "\(round): \(status["decision"] ?? .null)")
+                #expect(status["decision"]?["changed"] == .bool(false), "\(round)")
+                #expect(status["decision"]?["decided-by"]?["tier"] == .string("override"), "\(round): the default found holds")
+                let seen = try await writes.stop()
+                #expect(seen.isEmpty, "\(round): configured-default writes: \(seen)")
+                let graph = sandbox.observer.snapshot()
+                #expect(graph.configuredDefaultSinkName == nil && graph.effectiveDefaultSinkName == effective, "\(round)")
+                #expect(graph.linkedTargets(of: mpv.id).map(\.name) == playedOn, "\(round): the stream did not move")
+            }
+        }
+    }
+
     @Test("speakers picked by hand while the daemon was away stay the default across restarts; nothing is written, no override recorded")
     func restartKeepsTheUsersPick() async throws {
         try await withSandbox(.init(wirePlumber: true, sinks: [.speakers(), .headphones()])) { sandbox in

@@ -28,6 +28,14 @@ final class CooperativeApplier: Applier {
             logger.trace("cooperative: \(target) not written (default metadata \(graph.metadata.values.filter { $0.name == "default" }.map(\.id)), configured \(graph.configuredDefaultSinkName ?? "-"), in flight \(writer.inFlight))")
             return
         }
+        // The session manager already plays there and nobody's pick says otherwise (the user
+        // never picked one, or picked a sink that is not here now): writing would only turn its
+        // choice into a pick and forget the user's absent one. Starting changes nothing.
+        let configured = graph.configuredDefaultSinkName
+        if writer.inFlight.isEmpty, graph.effectiveDefaultSinkName == target, configured.map({ graph.node(named: $0) == nil }) ?? true {
+            logger.trace("cooperative: \(target) is the effective default already, configured \(configured ?? "-"): nothing to write")
+            return
+        }
         await writer.write(target, keys: [Graph.configuredSinkKey], on: connection, flush: true)
     }
 
