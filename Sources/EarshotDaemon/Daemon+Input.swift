@@ -118,7 +118,7 @@ extension Daemon {
             break
         }
         var outcome = engine.handle(.graphChanged(change), at: now)
-        playback.record(change, in: engine.graph)
+        playback.record(change, in: engine.graph, at: now)
         switch change {
         case .client, .removed:
             if session.detectMode(in: engine.graph), session.connection != nil {

@@ -45,15 +45,25 @@ struct DaemonFixture {
         guard result.status == 0 else { throw FixtureError("update failed (\(result.status)): \(result.output)\n\(process.logTail())") }
     }
 
-    /// Waits until the default is `sink` and every following stream plays to it only.
+    /// Waits until the default is `sink` (`Graph.isDefault`) and every following stream plays
+    /// to it only.
     @discardableResult
     func waitForRoute(to sink: String, streams: [ObjectID], timeout: Duration = .seconds(10)) async throws -> Graph {
         try await sandbox.observer.waitUntil("default \(sink) with streams \(streams) linked there", timeout: timeout) { graph in
-            guard graph.configuredDefaultSinkName == sink, let node = graph.node(named: sink) else { return false }
+            guard graph.isDefault(sink), let node = graph.node(named: sink) else { return false }
             return streams.allSatisfy { stream in
                 let targets = graph.linkedTargets(of: stream)
                 return targets.map(\.id) == [node.id] && graph.outgoingLinks(of: stream).count == 2
             }
         }
+    }
+}
+
+extension Graph {
+    /// `sink` is the default: configured so, or — nobody having picked one, and Earshot
+    /// writing nothing when the session manager already plays its choice (issue 19) — the
+    /// session manager's effective default.
+    func isDefault(_ sink: String) -> Bool {
+        configuredDefaultSinkName == sink || (configuredDefaultSinkName == nil && effectiveDefaultSinkName == sink)
     }
 }

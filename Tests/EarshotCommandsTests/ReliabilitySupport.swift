@@ -92,7 +92,7 @@ extension Graph {
     /// Every following stream linked to `sink` only, one link per output port, and the default
     /// metadata naming `sink` (both keys when `effectiveToo`, as standalone Earshot writes both).
     func routesEverything(to sink: String, effectiveToo: Bool) -> Bool {
-        guard configuredDefaultSinkName == sink, !effectiveToo || effectiveDefaultSinkName == sink,
+        guard isDefault(sink), !effectiveToo || effectiveDefaultSinkName == sink,
             let node = node(named: sink)
         else { return false }
         return followingStreams.allSatisfy { stream in

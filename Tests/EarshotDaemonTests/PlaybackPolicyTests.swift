@@ -160,6 +160,42 @@ struct PlaybackPolicyTests {
         #expect(harness.place(.onHead, at: 2000) == [.resume(.init(players: [Self.vlc], sink: Self.headphones, accessory: Self.accessory))])
     }
 
+    /// A laptop: one sink whose card has speakers and a headphone jack (issue 19).
+    static func laptop(headphones: RouteAvailability) -> (Graph, Device) {
+        var graph = Graph()
+        let routes = DeviceRoutes(all: [
+            DeviceRoute(index: 0, direction: .output, name: "speaker", description: "Speakers", priority: 100, available: .unknown, portType: "speaker", devices: [0]),
+            DeviceRoute(index: 1, direction: .output, name: "headphones", description: "Headphones", priority: 200, available: headphones, portType: "headphones", devices: [0]),
+        ], active: [
+            DeviceRoute(index: 1, direction: .output, name: "headphones", description: "Headphones", priority: 200, available: headphones, portType: "headphones", devices: [0], device: 0),
+        ])
+        let card = Device(id: 50, props: ["device.name": "alsa_card.laptop"], routes: routes)
+        graph.apply(.device(card))
+        graph.apply(.node(sink(40, speakers, ["device.id": "50", "card.profile.device": "0", "device.bus": "pci"])))
+        return (graph, card)
+    }
+
+    @Test("a jack: unplugged on the default sink pauses (also streams the session manager just moved off); plugged back resumes")
+    func jack() throws {
+        let (graph, card) = Self.laptop(headphones: .yes)
+        var engine = PolicyEngine(graph: graph, config: PolicyConfig())
+        var policy = PlaybackPolicy()
+        var last = engine.handle(.start, at: 0).decision
+        var unplugged = card
+        unplugged.routes = try #require(card.routes?.setting("headphones", available: .no))
+        let out = engine.handle(.graphChanged(.device(unplugged)), at: 5000).decision
+        let cues = policy.react(to: out, after: last, config: PlaybackConfig())
+        last = out
+        #expect(cues == [.pause(PlaybackPolicy.Pause(reason: .portUnplugged, sink: Self.speakers, accessory: .nodeName(Self.speakers), movedOffSince: 3000))])
+        policy.record([Self.mpv], for: PlaybackPolicy.Pause(reason: .portUnplugged, sink: Self.speakers, accessory: .nodeName(Self.speakers)), at: 5000, config: PlaybackConfig())
+        let back = engine.handle(.graphChanged(.device(card)), at: 6000).decision
+        #expect(back.portEvent?.kind == .plugged)
+        #expect(policy.react(to: back, after: last, config: PlaybackConfig()) == [
+            .resume(PlaybackPolicy.Resume(players: [Self.mpv], sink: Self.speakers, accessory: .nodeName(Self.speakers), reason: .portPlugged)),
+        ])
+        #expect(policy.pausedPlayers.isEmpty)
+    }
+
     @Test("after a sink-removed pause, the headphones coming back worn resume")
     func sinkReturns() {
         var harness = Harness.worn()
@@ -205,6 +241,24 @@ struct LastPlayedSinksTests {
         graph.apply(.removed(70))
         sinks.record(.removed(70), in: graph)
         #expect(sinks.sinks.isEmpty)
+    }
+
+    /// Issue 19: WirePlumber moves streams off an unplugged port itself, sometimes before
+    /// Earshot has read the card: a jack's pause also takes the streams that just moved off.
+    @Test("streams that moved off a sink since a time count for a jack's pause, older moves not")
+    func movedOff() {
+        var graph = Self.graph()
+        var sinks = LastPlayedSinks()
+        for (change, at) in [(GraphChange.link(Self.link(80, to: 43)), Milliseconds(100)), (.removed(80), 900), (.link(Self.link(81, to: 40)), 1000)] {
+            graph.apply(change)
+            sinks.record(change, in: graph, at: at)
+        }
+        #expect(sinks.processIDs(playingOn: PlaybackPolicyTests.headphones, in: graph).isEmpty)
+        #expect(sinks.processIDs(playingOn: PlaybackPolicyTests.headphones, in: graph, movedOffSince: 500) == [100])
+        #expect(sinks.processIDs(playingOn: PlaybackPolicyTests.headphones, in: graph, movedOffSince: 1500).isEmpty)
+        graph.apply(.removed(70))
+        sinks.record(.removed(70), in: graph, at: 1100)
+        #expect(sinks.movedFrom.isEmpty)
     }
 
     @Test("rebuilding from a graph reads the existing links")

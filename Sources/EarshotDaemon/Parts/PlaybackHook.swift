@@ -18,7 +18,7 @@ final class PlaybackHook {
     func rebuild(from graph: Graph) { lastPlayed.rebuild(from: graph) }
 
     /// One graph change, taken before the next one can hide where a stream played.
-    func record(_ change: GraphChange, in graph: Graph) { lastPlayed.record(change, in: graph) }
+    func record(_ change: GraphChange, in graph: Graph, at now: Milliseconds) { lastPlayed.record(change, in: graph, at: now) }
 
     func playerStatusChanged(connection: String, to status: String) {
         policy.playerStatusChanged(connection: connection, to: status)
@@ -38,7 +38,7 @@ final class PlaybackHook {
         guard let players else { return [] }
         var changes: [PlaybackChange] = []
         for case .pause(let pause) in cues {
-            let processIDs = lastPlayed.processIDs(playingOn: pause.sink, in: graph)
+            let processIDs = lastPlayed.processIDs(playingOn: pause.sink, in: graph, movedOffSince: pause.movedOffSince)
             guard !processIDs.isEmpty else { continue }
             let paused = await players.pausePlaying(processIDs: processIDs)
             guard !paused.isEmpty else { continue }

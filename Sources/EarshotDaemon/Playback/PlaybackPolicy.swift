@@ -9,11 +9,15 @@ public struct PlaybackPolicy: Sendable {
         public var reason: PlaybackChange.Reason
         public var sink: String
         public var accessory: AccessoryIdentity
+        /// Also pause streams that moved off `sink` at or after this time (a jack: the session
+        /// manager may have moved them before Earshot read the card).
+        public var movedOffSince: Milliseconds?
 
-        public init(reason: PlaybackChange.Reason, sink: String, accessory: AccessoryIdentity) {
+        public init(reason: PlaybackChange.Reason, sink: String, accessory: AccessoryIdentity, movedOffSince: Milliseconds? = nil) {
             self.reason = reason
             self.sink = sink
             self.accessory = accessory
+            self.movedOffSince = movedOffSince
         }
     }
 
@@ -43,6 +47,11 @@ public struct PlaybackPolicy: Sendable {
         /// Policy time of the removal; the resume window counts from here.
         var at: Milliseconds
     }
+
+    /// How long before a jack's decision the session manager may already have moved the
+    /// streams off the unplugged port (it reads the card's routes as Earshot does, a round
+    /// trip or two apart; WirePlumber moves streams off an unavailable port itself).
+    static let sessionManagerReaction: Milliseconds = 2_000
 
     /// The players Earshot paused and may resume, by the accessory that went away.
     private(set) var paused: [AccessoryIdentity: PausedGroup] = [:]
@@ -76,7 +85,7 @@ public struct PlaybackPolicy: Sendable {
         // The default sink's port unplugged (the jack emptied, the monitor off): what played
         // there pauses, whether the default moved or the card switched to its speakers.
         if let event = decision.portEvent, event.kind == .unplugged {
-            return Pause(reason: .portUnplugged, sink: event.sink, accessory: .nodeName(event.sink))
+            return Pause(reason: .portUnplugged, sink: event.sink, accessory: .nodeName(event.sink), movedOffSince: decision.at - Self.sessionManagerReaction)
         }
         guard decision.changed, let sink = decision.previous, let accessory = previous?.wornAccessory(of: sink) else { return nil }
         if decision.rejectsOffHead(sink) { return Pause(reason: .accessoryRemoved, sink: sink, accessory: accessory) }

@@ -89,7 +89,7 @@ extension PolicyEngine {
     /// The route view of each sink of a device, by node id, before a device change.
     private func routesOfSinks(ofDevice device: ObjectID) -> [ObjectID: SinkRoutes] {
         var result: [ObjectID: SinkRoutes] = [:]
-        for node in graph.nodes.values where node.deviceID == device {
+        for node in graph.sinks where node.deviceID == device {
             if let slot = sinks.slot(id: node.id), let routes = sinks[slot].routes { result[node.id] = routes }
         }
         return result
@@ -103,7 +103,7 @@ extension PolicyEngine {
     private mutating func portEvent(ofDevice device: ObjectID, before: [ObjectID: SinkRoutes], at now: Milliseconds) -> PortEvent? {
         var plugged: PortEvent?
         var unplugged: PortEvent?
-        for node in graph.nodes.values.sorted(by: { $0.id < $1.id }) where node.deviceID == device {
+        for node in graph.sinks where node.deviceID == device {
             guard let old = before[node.id], let slot = sinks.slot(id: node.id), let new = sinks[slot].routes else { continue }
             let name = sinks[slot].name
             if name == currentDefault, old.activeAvailable, let active = old.activeName, new.unplugged.contains(active) {

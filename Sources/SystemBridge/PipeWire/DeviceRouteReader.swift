@@ -23,6 +23,15 @@ final class DeviceRouteReader {
     private var readable: Set<UInt32> = []
     /// Params beyond `DeviceRoutes.limit`, counted, not kept.
     private(set) var dropped = 0
+    /// A reading is in flight; a change meanwhile only marks `stale`, and one more reading
+    /// follows when this one ends: one reading in flight per device, however fast its params
+    /// change (a chattering jack costs one request set per round trip, not one per change).
+    private(set) var inFlight = false
+    var stale = false
+
+    /// The params to read, whatever changed: a route list is only meaningful with the others
+    /// of the same moment.
+    var readableParams: [UInt32] { Self.watched.filter(readable.contains) }
 
     /// The params to enumerate again after an info event; empty when none changed.
     func changedParams(_ info: pw_device_info) -> [UInt32] {
@@ -41,12 +50,14 @@ final class DeviceRouteReader {
         readable = readableNow
         // Whatever changed, all three are read again: a route list is only meaningful with the
         // others of the same moment.
-        return changed.isEmpty ? [] : Self.watched.filter(readable.contains)
+        return changed.isEmpty ? [] : readableParams
     }
 
     /// A new reading numbered `sequence`: what came before is dropped.
     func begin(sequence: Int32) {
         self.sequence = sequence
+        inFlight = true
+        stale = false
         requests = []
         all = []
         active = []
@@ -76,6 +87,7 @@ final class DeviceRouteReader {
     /// The routes read under `sequence`, or nil when a newer enumeration replaced it.
     func finish(sequence: Int32) -> DeviceRoutes? {
         guard sequence == self.sequence else { return nil }
+        inFlight = false
         return DeviceRoutes(all: all, active: active, profile: profile)
     }
 

@@ -112,27 +112,43 @@ extension PipeWireConnection {
         guard let reader = object.routeReader else { return }
         let params = reader.changedParams(info)
         guard !params.isEmpty else { return }
-        // The three enumerations, then a round trip: its `done` comes after every param
-        // they send.
+        guard !reader.inFlight else {
+            reader.stale = true
+            return
+        }
+        readRoutes(of: object, params)
+    }
+
+    /// The enumerations, then a round trip: its `done` comes after every param they send.
+    private func readRoutes(of object: BoundObject, _ params: [UInt32]) {
+        guard let reader = object.routeReader else { return }
         nextRouteSequence = nextRouteSequence == Int32.max ? 1 : nextRouteSequence + 1
         reader.begin(sequence: nextRouteSequence)
         for id in params {
             let sent = CPipeWire_device_enum_params(object.handle.proxy, 0, id)
-            guard sent >= 0 else { return }
+            guard sent >= 0 else {
+                _ = reader.finish(sequence: nextRouteSequence)
+                return
+            }
             reader.requested(sent)
         }
         let syncSeq = CPipeWire_core_sync(core, UInt32(PW_ID_CORE), 0)
-        guard syncSeq >= 0 else { return }
+        guard syncSeq >= 0 else {
+            _ = reader.finish(sequence: nextRouteSequence)
+            return
+        }
         routeReadings[syncSeq] = RouteReading(device: object.id, sequence: nextRouteSequence)
     }
 
-    /// A device's routes are all in: the device changes with them.
+    /// A device's routes are all in: the device changes with them; if they changed again
+    /// meanwhile, they are read once more.
     private func finishRouteReading(_ reading: RouteReading) {
         guard let object = boundObjects[reading.device], let reader = object.routeReader,
             let routes = reader.finish(sequence: reading.sequence), var device = graph.devices[reading.device]
         else { return }
         device.routes = routes
         record(.device(device))
+        if reader.stale { readRoutes(of: object, reader.readableParams) }
     }
 
     func clientInfo(id: ObjectID, props: UnsafeMutablePointer<spa_dict>?) {
