@@ -144,7 +144,15 @@ extension DeviceRoutes {
 
     /// The routes whose availability or activity differ between `self` and `newer`, as
     /// (name, availability now, active now): what a recording writes as `route` events.
+    /// Availability changes come before activations: a reading that caught a jack and the
+    /// session manager's port switch at once replays as the jack, then the switch (the other
+    /// order would hide the unplug behind the switch).
     public func changes(to newer: DeviceRoutes) -> [(name: String, available: RouteAvailability, active: Bool)] {
+        let all = unorderedChanges(to: newer)
+        return all.filter { !$0.active } + all.filter(\.active)
+    }
+
+    private func unorderedChanges(to newer: DeviceRoutes) -> [(name: String, available: RouteAvailability, active: Bool)] {
         var result: [(String, RouteAvailability, Bool)] = []
         let activeBefore = Set(active.map(\.name)), activeAfter = Set(newer.active.map(\.name))
         for route in newer.all {

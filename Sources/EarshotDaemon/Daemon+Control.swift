@@ -121,7 +121,7 @@ extension Daemon {
     }
 
     /// A player's PlaybackStatus changed on the bus (from `MPRISPlayers`).
-    public nonisolated func playerStatusChanged(connection: String, to status: String) async {
-        _ = await submit(.playerStatusChanged(connection: connection, status: status))
+    public nonisolated func playerStatusChanged(connection: String, to status: String, signal: UInt64 = .max) async {
+        _ = await submit(.playerStatusChanged(connection: connection, status: status, signal: signal))
     }
 }

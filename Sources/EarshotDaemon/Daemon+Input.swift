@@ -61,9 +61,9 @@ extension Daemon {
             // learnt addresses along; deciding now would pre-empt the initial decision.
             guard decisions.last != nil else { return .done }
             await consider(outcome, turn: &turn)
-        case .playerStatusChanged(let connection, let status):
+        case .playerStatusChanged(let connection, let status, let signal):
             logger.debug("MPRIS player \(connection): \(status)")
-            playback.playerStatusChanged(connection: connection, to: status)
+            playback.playerStatusChanged(connection: connection, to: status, signal: signal)
             return .done
         }
         await finish(turn)
@@ -103,6 +103,10 @@ extension Daemon {
             logger.trace("default metadata \(metadata.id) \(engine.graph.metadata[metadata.id] == nil ? "appeared" : "changed")")
         case .removed(let id) where engine.graph.metadata[id]?.name == "default":
             logger.trace("default metadata \(id) went")
+        case .device(let device):
+            logger.trace("device \(device.id) \(device.props["device.name"] ?? "?"): routes \(device.routes.map(Self.describe) ?? "none")")
+        case .node(let node) where node.isAudioSink:
+            logger.trace("sink \(node.id) \(node.name ?? "?"): input ports \(node.inputPorts.map(String.init) ?? "?")")
         default:
             break
         }
@@ -227,6 +231,12 @@ extension Daemon {
         if !saved.registrations.isEmpty {
             logger.info("restored \(saved.registrations.count) registration(s) from \(persister.store.path) (stale until their reporters confirm)")
         }
+    }
+
+    /// `speaker yes, headphones no; active headphones@0` for a trace line.
+    static func describe(_ routes: DeviceRoutes) -> String {
+        routes.all.map { "\($0.name) \($0.available.rawValue)" }.joined(separator: ", ")
+            + "; active " + routes.active.map { "\($0.name)@\($0.device.map(String.init) ?? "?") \($0.available.rawValue)" }.joined(separator: ", ")
     }
 
     /// What a recording keeps of a graph change, in `earshot eval`'s terms: nodes and devices

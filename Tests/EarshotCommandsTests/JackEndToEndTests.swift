@@ -112,4 +112,47 @@ struct JackEndToEndTests {
             try await daemon.waitForRoute(to: headphones, streams: [mpv.id])
         }
     }
+
+    @Test("earshot record captures the jack as route events: the replay shows the same route changes, port events included")
+    func recordedJackReplays() async throws {
+        try await withSandbox(.init(wirePlumber: true)) { sandbox in
+            let card = try await RouteDevice.start(in: sandbox, Self.laptopCard(headphones: .yes))
+            defer { card.stop() }
+            let (player, _) = try await sandbox.startPlayer()
+            defer { player.stop() }
+            let daemon = try D.start(in: sandbox)
+            defer { daemon.process.stop() }
+            try await daemon.process.waitForLog(containing: "connected to PipeWire")
+            let events = try EventSubscription(socket: daemon.socketPath)
+            let directory = sandbox.root.appendingPathComponent("recording").path
+            let recorder = try sandbox.spawn("earshot-record", [daemon.binary, "record", "--output", directory, "--socket", daemon.socketPath])
+            defer { recorder.stop() }
+            try await recorder.waitForLog(containing: "recording to")
+
+            var live: [String] = []
+            for available in [RouteDevice.Availability.no, .yes] {
+                try await card.setAvailable(route: "analog-output-headphones", available)
+                let change = try await events.next("route-change")
+                live.append("\(change["reason"]?.propertyText ?? "?") \(change["port-event"]?["kind"]?.propertyText ?? "-")")
+            }
+            // The recording is written as it comes: wait for both jack lines before stopping it.
+            let eventsFile = "\(directory)/events.jsonl"
+            let written = await recorder.waitUntil(changesOf: eventsFile, timeout: .seconds(10)) {
+                let text = (try? String(contentsOfFile: eventsFile, encoding: .utf8)) ?? ""
+                return text.contains(#""available":"no""#) && text.contains(#""available":"yes""#)
+            }
+            #expect(written, "the recording never got both jack lines")
+            recorder.signal(SIGINT)
+            _ = recorder.waitForExit(timeout: .seconds(10))
+            let script = (try? String(contentsOfFile: "\(directory)/events.jsonl", encoding: .utf8)) ?? ""
+            #expect(script.contains(#""route":{"#) || script.contains(#""route": {"#), "\(script)")
+            let replay = try daemon.earshot("eval", "--graph", "\(directory)/graph.json", "--events", "\(directory)/events.jsonl", "--format", "json")
+            #expect(replay.status == 0, "\(replay.output)")
+            let replayed = replay.output.split(separator: "\n").compactMap { try? JSONValue.parse(String($0)) }
+                .filter { $0["port-event"] != nil && $0["port-event"] != .null }
+                .map { "\($0["reason"]?.propertyText ?? "?") \($0["port-event"]?["kind"]?.propertyText ?? "-")" }
+            #expect(live == ["old-device-unavailable unplugged", "new-device-available plugged"])
+            #expect(replayed == live, "\(script)")
+        }
+    }
 }

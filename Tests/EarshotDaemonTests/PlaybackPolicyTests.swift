@@ -160,6 +160,20 @@ struct PlaybackPolicyTests {
         #expect(harness.place(.onHead, at: 2000) == [.resume(.init(players: [Self.vlc], sink: Self.headphones, accessory: Self.accessory))])
     }
 
+    /// Seen under load: mpv's own "Playing" from its start reached the daemon after Earshot's
+    /// pause, and the player was taken for the user's (never resumed).
+    @Test("a status signal sent before the pause took is not the user's")
+    func lateSignalBeforeThePause() {
+        var mpv = Self.mpv
+        mpv.pausedAfterSignal = 41
+        var harness = Harness.pausedAt1400([mpv])
+        harness.policy.playerStatusChanged(connection: ":1.7", to: "Playing", signal: 40)
+        harness.policy.playerStatusChanged(connection: ":1.7", to: "Playing", signal: 41)
+        #expect(harness.policy.pausedPlayers == [mpv])
+        harness.policy.playerStatusChanged(connection: ":1.7", to: "Playing", signal: 42)
+        #expect(harness.policy.pausedPlayers.isEmpty)
+    }
+
     /// A laptop: one sink whose card has speakers and a headphone jack (issue 19).
     static func laptop(headphones: RouteAvailability) -> (Graph, Device) {
         var graph = Graph()

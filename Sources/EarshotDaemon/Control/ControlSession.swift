@@ -116,11 +116,14 @@ final class ControlSession: Sendable {
                             id: request.id, AccessoryError(.invalidRequest, "this connection streams a recording: subscribe on another"))))
                         continue
                     }
+                    // Subscribed before the ok is written (a client acts on the ok: an event
+                    // its next step causes must not slip in between, as a jack read right
+                    // after did), and forwarded only after it, so the ok comes first.
+                    let events = subscribed ? nil : await control.subscribe()
                     lastWrite = write(ControlWire.success(id: request.id, ControlWire.SubscribeResult()))
-                    if !subscribed {
+                    if let events {
                         subscribed = true
-                        // Subscribed only after the ok is queued, so the ok comes first.
-                        await startSubscription()
+                        forward(events)
                     }
                     answered()
                 case .success(let request) where request.command == .record:
@@ -218,8 +221,8 @@ final class ControlSession: Sendable {
         return ControlWire.ListResult(entries, next: next)
     }
 
-    private func startSubscription() async {
-        let events = await control.subscribe()
+    /// Writes each event of `events` to the client until the stream ends.
+    private func forward(_ events: AsyncStream<DaemonEvent>) {
         let channel = channel
         let streaming = Task {
             for await event in events {

@@ -28,12 +28,12 @@ final class CooperativeApplier: Applier {
             logger.trace("cooperative: \(target) not written (default metadata \(graph.metadata.values.filter { $0.name == "default" }.map(\.id)), configured \(graph.configuredDefaultSinkName ?? "-"), in flight \(writer.inFlight))")
             return
         }
-        // The session manager already plays there and nobody's pick says otherwise (the user
-        // never picked one, or picked a sink that is not here now): writing would only turn its
-        // choice into a pick and forget the user's absent one. Starting changes nothing.
-        let configured = graph.configuredDefaultSinkName
-        if writer.inFlight.isEmpty, graph.effectiveDefaultSinkName == target, configured.map({ graph.node(named: $0) == nil }) ?? true {
-            logger.trace("cooperative: \(target) is the effective default already, configured \(configured ?? "-"): nothing to write")
+        // The session manager already plays there and nobody ever picked a default: writing
+        // would only turn its choice into a pick. Starting changes nothing. (A configured
+        // default naming a sink that is gone is written over: it may be Earshot's own earlier
+        // decision, which the session manager would go back to when that sink returns.)
+        if writer.inFlight.isEmpty, graph.effectiveDefaultSinkName == target, graph.configuredDefaultSinkName == nil {
+            logger.trace("cooperative: \(target) is the effective default already and none is configured: nothing to write")
             return
         }
         await writer.write(target, keys: [Graph.configuredSinkKey], on: connection, flush: true)

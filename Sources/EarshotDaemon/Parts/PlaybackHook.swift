@@ -20,8 +20,8 @@ final class PlaybackHook {
     /// One graph change, taken before the next one can hide where a stream played.
     func record(_ change: GraphChange, in graph: Graph, at now: Milliseconds) { lastPlayed.record(change, in: graph, at: now) }
 
-    func playerStatusChanged(connection: String, to status: String) {
-        policy.playerStatusChanged(connection: connection, to: status)
+    func playerStatusChanged(connection: String, to status: String, signal: UInt64) {
+        policy.playerStatusChanged(connection: connection, to: status, signal: signal)
     }
 
     /// What `decision` means for the players: pauses to make now, resumes to make after applying.

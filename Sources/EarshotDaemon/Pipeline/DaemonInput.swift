@@ -20,7 +20,8 @@ enum DaemonInput: Sendable {
     /// This host's Bluetooth adapters as BlueZ lists them now.
     case hostAddressesChanged([HostAddress])
     /// An MPRIS player's PlaybackStatus changed (a player the user touches is theirs again).
-    case playerStatusChanged(connection: String, status: String)
+    /// `signal`: its number in the order the bus delivered status signals (`MPRISPlayers`).
+    case playerStatusChanged(connection: String, status: String, signal: UInt64)
 }
 
 extension DaemonInput {

@@ -1,4 +1,5 @@
 import Logging
+import Synchronization
 import SystemBridge
 
 /// MPRIS media players on the session bus: finds the players a set of processes runs, reads
@@ -14,6 +15,10 @@ final class MPRISPlayers: MediaPlayerControl {
 
     private let bus: DBusConnection
     private let logger: Logger
+    /// Status signals received so far, numbered on the bus thread in the order they came: one
+    /// sender's signals and replies reach us in the order it sent them, so a signal numbered
+    /// at or below the count read after a Pause reply was sent before the player paused.
+    private let signalsReceived = Atomic<UInt64>(0)
 
     private init(bus: DBusConnection, logger: Logger) {
         self.bus = bus
@@ -30,7 +35,8 @@ final class MPRISPlayers: MediaPlayerControl {
                 // On the bus thread: hop to the daemon actor.
                 guard let sender = signal.sender, let status = signal.arguments.dropFirst().first?.dictionary?["PlaybackStatus"]?.string
                 else { return }
-                Task { await daemon.playerStatusChanged(connection: sender, to: status) }
+                let number = players.signalsReceived.add(1, ordering: .sequentiallyConsistent).newValue
+                Task { await daemon.playerStatusChanged(connection: sender, to: status, signal: number) }
             }
         } catch {
             logger.warning("MPRIS: cannot follow players' status (\(error)); a player played by hand meanwhile may be resumed")
@@ -44,7 +50,8 @@ final class MPRISPlayers: MediaPlayerControl {
             guard let pid = await self.processID(of: name), processIDs.contains(pid), await self.status(of: name) == "Playing",
                 await self.command("Pause", name)
             else { return nil }
-            return MediaPlayer(busName: name, processID: pid, connection: await self.owner(of: name))
+            let answered = self.signalsReceived.load(ordering: .sequentiallyConsistent)
+            return MediaPlayer(busName: name, processID: pid, connection: await self.owner(of: name), pausedAfterSignal: answered)
         }
     }
 

@@ -8,11 +8,16 @@ public struct MediaPlayer: Sendable, Hashable {
     /// Its unique connection name (`:1.42`), the sender of its property changes; nil if the
     /// bus did not say.
     public var connection: String?
+    /// The number of the last status signal received from the bus when Earshot's Pause was
+    /// answered: a status signal numbered at or below it was sent before the pause took
+    /// (a late "Playing" of the player's start), not by the user afterwards.
+    public var pausedAfterSignal: UInt64
 
-    public init(busName: String, processID: Int32, connection: String?) {
+    public init(busName: String, processID: Int32, connection: String?, pausedAfterSignal: UInt64 = 0) {
         self.busName = busName
         self.processID = processID
         self.connection = connection
+        self.pausedAfterSignal = pausedAfterSignal
     }
 }
 

@@ -104,11 +104,13 @@ public struct PlaybackPolicy: Sendable {
     }
 
     /// A player's PlaybackStatus changed. Anything but Paused means the user took it back
-    /// (played or stopped it): Earshot must not resume it later.
-    public mutating func playerStatusChanged(connection: String, to status: String) {
+    /// (played or stopped it): Earshot must not resume it later. A signal the player sent
+    /// before Earshot's pause took (`signal` not above the player's `pausedAfterSignal`: a late
+    /// "Playing" from its start) says nothing about the user.
+    public mutating func playerStatusChanged(connection: String, to status: String, signal: UInt64 = .max) {
         guard status != "Paused" else { return }
         for accessory in paused.keys {
-            paused[accessory]?.players.removeAll { $0.connection == connection }
+            paused[accessory]?.players.removeAll { $0.connection == connection && signal > $0.pausedAfterSignal }
             if paused[accessory]?.players.isEmpty == true { paused[accessory] = nil }
         }
     }
