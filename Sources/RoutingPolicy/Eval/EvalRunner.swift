@@ -31,7 +31,7 @@ public enum EvalRunner {
                 }
                 outcome = engine.handle(.graphChanged(.removed(node.id)), at: event.at)
             case .route(let deviceName, let routeName, let available, let active):
-                guard let device = engine.graph.devices.values.sorted(by: { $0.id < $1.id }).first(where: { $0.props["device.name"] == deviceName }) else {
+                guard let device = engine.graph.devices.values.filter({ $0.props["device.name"] == deviceName }).min(by: { $0.id < $1.id }) else {
                     throw EvalScriptError(source: source, line: event.line, message: "route: no device named \"\(deviceName)\" (device.name) in the graph at this point")
                 }
                 guard let routes = device.routes else {
