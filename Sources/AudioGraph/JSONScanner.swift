@@ -33,6 +33,9 @@ struct JSONScanner {
         return offset < bytes.count ? bytes[offset] : nil
     }
 
+    /// Steps over the byte `peek()` just returned.
+    mutating func consume() { offset += 1 }
+
     mutating func consume(_ byte: UInt8) throws(Failure) {
         guard peek() == byte else { throw Failure(offset: offset) }
         offset += 1
@@ -63,7 +66,22 @@ struct JSONScanner {
     indirect enum Pick: Sendable {
         case all
         case fields([String: Pick], others: Bool)
+        /// An array whose every element is picked so.
+        case elements(Pick)
+        /// Read by a reader of its own instead of built (a device's routes: `RouteDecoder`),
+        /// in the same pass; what it read is kept in `captured` under this name and the field
+        /// reads as null.
+        case read(String, @Sendable (inout JSONScanner) throws(Failure) -> Captured)
     }
+
+    /// What a `.read` pick's reader made of its value.
+    enum Captured: Sendable {
+        case routes([RouteDecoder.Entry])
+        case profile(Int?)
+    }
+
+    /// The values read by `.read` picks, by name, since the last reset.
+    var captured: [String: Captured] = [:]
 
     /// One value, building only what `pick` asks for.
     mutating func value(_ pick: Pick = .all, depth: Int = 0) throws(Failure) -> JSONValue {
@@ -81,10 +99,13 @@ struct JSONScanner {
                 let key = try string()
                 try consume(UInt8(ascii: ":"))
                 switch pick {
-                case .all:
+                case .all, .elements, .read:
                     fields[key] = try value(depth: depth + 1)
                 case .fields(let named, let others):
-                    if let inner = named[key] {
+                    if case .read(let name, let reader)? = named[key] {
+                        captured[name] = try reader(&self)
+                        fields[key] = .null
+                    } else if let inner = named[key] {
                         fields[key] = try value(inner, depth: depth + 1)
                     } else if others {
                         fields[key] = try value(depth: depth + 1)
@@ -103,7 +124,8 @@ struct JSONScanner {
             }
         case UInt8(ascii: "["):
             var items: [JSONValue] = []
-            try forEachElement { (scanner: inout JSONScanner) throws(Failure) in items.append(try scanner.value(depth: depth + 1)) }
+            let inner: Pick = if case .elements(let each) = pick { each } else { .all }
+            try forEachElement { (scanner: inout JSONScanner) throws(Failure) in items.append(try scanner.value(inner, depth: depth + 1)) }
             return .array(items)
         case UInt8(ascii: "\""):
             return .string(try string())
@@ -199,7 +221,7 @@ struct JSONScanner {
         offset += count
     }
 
-    private mutating func number() throws(Failure) -> JSONValue {
+    mutating func number() throws(Failure) -> JSONValue {
         let start = offset
         var isInteger = true
         while offset < bytes.count, Self.isNumberByte(bytes[offset]) {

@@ -61,7 +61,11 @@ public enum PwDumpDecoder {
     /// a device's routes and profile. Formats, prop infos and profile lists (most of a dump's
     /// bytes) are stepped over unbuilt.
     static let pick: JSONScanner.Pick = .fields(
-        ["info": .fields(["params": .fields(["EnumRoute": .all, "Route": .all, "Profile": .all], others: false)], others: true)],
+        ["info": .fields(["params": .fields([
+            RouteDecoder.enumRoute: .read(RouteDecoder.enumRoute, RouteDecoder.readList),
+            RouteDecoder.route: .read(RouteDecoder.route, RouteDecoder.readList),
+            RouteDecoder.profile: .read(RouteDecoder.profile, RouteDecoder.readProfile),
+        ], others: false)], others: true)],
         others: true)
 
     /// One pass over the bytes (JSONScanner): each top-level object is read, applied and
@@ -82,8 +86,9 @@ public enum PwDumpDecoder {
                 var index = 0
                 var warnings = DecodingWarnings(source: source)
                 try scanner.forEachElement { (element: inout JSONScanner) throws(JSONScanner.Failure) in
+                    element.captured = [:]
                     let object = try element.value(pick)
-                    if let change = decodeObject(object, path: "objects[\(index)]", warnings: &warnings) { graph.apply(change) }
+                    if let change = decodeObject(object, params: element, path: "objects[\(index)]", warnings: &warnings) { graph.apply(change) }
                     index += 1
                 }
                 scanner.skipWhitespace()
@@ -102,7 +107,13 @@ public enum PwDumpDecoder {
     /// anything skipped is the error (an eval script's `add` line must say exactly what it means).
     public static func decodeObject(_ object: JSONValue, path: String, source: String) throws(GraphDecodingError) -> GraphChange? {
         var warnings = DecodingWarnings(source: source)
-        let change = decodeObject(object, path: path, warnings: &warnings)
+        // Through the bytes, as a file's objects go: one reader of routes.
+        let text = Array(object.canonicalText.utf8)
+        let change = text.withUnsafeBytes { raw -> GraphChange? in
+            var scanner = JSONScanner(raw)
+            guard let picked = try? scanner.value(pick) else { return nil }
+            return decodeObject(picked, params: scanner, path: path, warnings: &warnings)
+        }
         if let first = warnings.first { throw first }
         return change
     }
@@ -110,7 +121,8 @@ public enum PwDumpDecoder {
     /// One pw-dump object as a graph change; nil for types routing does not model and for an
     /// object that cannot be read (a warning says why). A field that cannot be read is left
     /// out of the object, with a warning.
-    static func decodeObject(_ object: JSONValue, path: String, warnings: inout DecodingWarnings) -> GraphChange? {
+    /// `params`: the scanner that read `object`, holding its captured route params.
+    static func decodeObject(_ object: JSONValue, params: JSONScanner, path: String, warnings: inout DecodingWarnings) -> GraphChange? {
         var fields = FieldReader(source: warnings.source, path: path)
         do throws(GraphDecodingError) {
             guard case .object = object else { throw fields.error("expected an object") }
@@ -141,7 +153,7 @@ public enum PwDumpDecoder {
             case deviceType:
                 var paramsReader = fields
                 paramsReader.path += ".params"
-                let routes = RouteDecoder.routes(info["params"], reader: paramsReader, warnings: &warnings)
+                let routes = RouteDecoder.routes(in: params.captured, reader: paramsReader, warnings: &warnings)
                 return .device(Device(id: id, props: props, routes: routes))
             default:
                 return .client(Client(id: id, props: props))
@@ -199,8 +211,8 @@ struct FieldReader {
     let source: String
     var path: String
 
-    func error(_ message: String) -> GraphDecodingError {
-        GraphDecodingError(source: source, location: path, message: message)
+    func error(_ message: String, at suffix: String = "") -> GraphDecodingError {
+        GraphDecodingError(source: source, location: path + suffix, message: message)
     }
 
     func string(_ object: JSONValue, _ key: String) throws(GraphDecodingError) -> String {

@@ -21,9 +21,9 @@ public struct DeviceRoute: Sendable, Hashable, Codable {
     /// `port.type` from the route's info: `headphones`, `speaker`, `hdmi`, `spdif`, `line`…
     public var portType: String?
     /// The card profile devices (`card.profile.device` of nodes) the route serves.
-    public var devices: [Int]
+    public var devices: RouteIndexSet
     /// The profiles (indexes) the route exists in.
-    public var profiles: [Int]
+    public var profiles: RouteIndexSet
     /// Set on an active `Route` only: the profile device it is active on.
     public var device: Int?
     /// Set on an active `Route` only: the profile it is active in.
@@ -31,7 +31,7 @@ public struct DeviceRoute: Sendable, Hashable, Codable {
 
     public init(
         index: Int, direction: PortDirection, name: String, description: String? = nil, priority: Int = 0,
-        available: RouteAvailability = .unknown, portType: String? = nil, devices: [Int] = [], profiles: [Int] = [],
+        available: RouteAvailability = .unknown, portType: String? = nil, devices: RouteIndexSet = [], profiles: RouteIndexSet = [],
         device: Int? = nil, profile: Int? = nil
     ) {
         self.index = index

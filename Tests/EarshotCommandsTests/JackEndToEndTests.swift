@@ -155,4 +155,48 @@ struct JackEndToEndTests {
             #expect(replayed == live, "\(script)")
         }
     }
+
+    /// A worn jack switch or a flaky card: hundreds of availability changes back to back. Each
+    /// device change costs one reading in flight (a change meanwhile reads once more after it),
+    /// the daemon answers meanwhile, and it ends on the card's final state.
+    @Test("a chattering jack: 400 changes back to back; the daemon answers meanwhile and ends on the final state")
+    func chatteringJack() async throws {
+        try await withSandbox(.init(wirePlumber: true)) { sandbox in
+            let card = try await RouteDevice.start(in: sandbox, Self.laptopCard(headphones: .yes))
+            defer { card.stop() }
+            let daemon = try await D.startOffPool(in: sandbox)
+            defer { daemon.process.stop() }
+            try await daemon.process.waitForLog(containing: "connected to PipeWire")
+            let session = try DaemonSession(path: daemon.socketPath)
+            let before = try StackDifferencesTests.cpuTicks(of: daemon.process.pid)
+            var slowest: Duration = .zero
+            for round in 0..<400 {
+                try await card.setAvailable(route: "analog-output-headphones", round % 2 == 0 ? .no : .yes)
+                if round % 50 == 0 {
+                    let asked = ContinuousClock.now
+                    _ = try await session.status()
+                    slowest = max(slowest, asked.duration(to: .now))
+                }
+            }
+            // The last change left the headphones unplugged, then plugged: plugged (round 399 is odd).
+            try await card.setAvailable(route: "analog-output-headphones", .no)
+            let settled = try await sandbox.observer.waitUntil("the card unplugged", timeout: .seconds(10)) {
+                $0.devices[card.deviceID]?.routes?.all.first { $0.name == "analog-output-headphones" }?.available == .no
+            }
+            _ = settled
+            // The daemon's view catches up: its status names the speaker port (the card switched).
+            let deadline = ContinuousClock.now + .seconds(10)
+            var port = ""
+            while ContinuousClock.now < deadline {
+                let status = try await session.status()
+                port = status["decision"]?["port"]?.propertyText ?? ""
+                if port == "Speakers" { break }
+                _ = try? await sandbox.observer.waitUntil("any change", timeout: .milliseconds(200)) { _ in false }
+            }
+            #expect(port == "Speakers", "the daemon's port after the chatter: \(port)")
+            let ticks = try StackDifferencesTests.cpuTicks(of: daemon.process.pid) - before
+            print("chattering jack: 401 changes, slowest status \(slowest), \(ticks) CPU ticks")
+            #expect(slowest < .seconds(2), "status took \(slowest) during the chatter")
+        }
+    }
 }

@@ -7,6 +7,16 @@ struct RankingScratch: Sendable, Hashable {
     /// Each candidate's packed rank, name rank and index, sorted: small plain values, much
     /// cheaper to compare and move than whole ranked sinks.
     var order: [RankingEntry] = []
+    /// The declarations of the config's tier order, looked up once per change of the order.
+    var tierOrder: [RankTier] = []
+    var tiers: [TierDeclaration] = []
+
+    static func == (a: RankingScratch, b: RankingScratch) -> Bool { a.candidates == b.candidates && a.order == b.order }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(candidates)
+        hasher.combine(order)
+    }
 }
 
 struct RankingEntry: Sendable, Hashable {
@@ -113,7 +123,11 @@ extension PolicyEngine {
         var order = scratch.order
         scratch.order = []
         order.removeAll(keepingCapacity: true)
-        let tiers = config.tierOrder.map(\.declaration)
+        if scratch.tierOrder != config.tierOrder {
+            scratch.tierOrder = config.tierOrder
+            scratch.tiers = config.tierOrder.map(\.declaration)
+        }
+        let tiers = scratch.tiers
         for (index, sink) in ranking.enumerated() {
             order.append(RankingEntry(key: sink.rank.sortKey(order: tiers), nameRank: scratch.nameRanks[index], index: index))
         }

@@ -1,8 +1,9 @@
 /// Each tier, declared once: how two ranks compare at it, how it packs into a sort key (in the
 /// same order as `compare`), its value and reason in an explanation, and what the winner and
 /// the runner-up had there. Adding a tier is one more `case` in `RankTier` and one declaration
-/// here.
-struct TierDeclaration: Sendable {
+/// here. A class: the ranking loop walks the declarations for every sink of every decision, and
+/// a struct of six closures was copied (six retains) at each step.
+final class TierDeclaration: Sendable {
     /// The point of docs/policy.md that defines the tier.
     let section: String
     /// `.higher` when the first rank sorts first.
@@ -16,6 +17,19 @@ struct TierDeclaration: Sendable {
     let why: @Sendable (SinkRank, RankExplainer) -> String?
     /// What the winner had at this tier against what the runner-up had.
     let contrast: @Sendable (SinkRank, SinkRank) -> (String, String)
+
+    init(
+        section: String, compare: @escaping @Sendable (SinkRank, SinkRank) -> SinkRank.Order,
+        pack: @escaping @Sendable (SinkRank, inout SortKeyPacker) -> Void, value: @escaping @Sendable (SinkRank, RankExplainer) -> String?,
+        why: @escaping @Sendable (SinkRank, RankExplainer) -> String?, contrast: @escaping @Sendable (SinkRank, SinkRank) -> (String, String)
+    ) {
+        self.section = section
+        self.compare = compare
+        self.pack = pack
+        self.value = value
+        self.why = why
+        self.contrast = contrast
+    }
 }
 
 extension RankTier {

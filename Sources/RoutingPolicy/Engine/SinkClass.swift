@@ -17,8 +17,14 @@ public enum SinkClass: String, Sendable, Hashable, CaseIterable, Codable {
     /// route's `port.type` (what the card says is plugged in), then the form factor, then
     /// HDMI/DisplayPort/S/PDIF in the profile or node name (ALSA without routes), and only then
     /// the bus.
-    public static func of(_ node: Node, in graph: Graph, route: NodeRoute? = nil) -> SinkClass {
-        if let portType = (route ?? graph.route(of: node))?.port?.portType, let fromPort = of(portType: portType) {
+    public static func of(_ node: Node, in graph: Graph) -> SinkClass {
+        of(node, in: graph, route: graph.route(of: node))
+    }
+
+    /// The class, with the node's route already judged (`Graph.route(of:)`; nil without route
+    /// information).
+    public static func of(_ node: Node, in graph: Graph, route: NodeRoute?) -> SinkClass {
+        if let portType = route?.port?.portType, let fromPort = of(portType: portType) {
             return fromPort
         }
         switch graph.formFactor(of: node) {

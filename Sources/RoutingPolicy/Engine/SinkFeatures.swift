@@ -66,20 +66,22 @@ struct SinkFeatures: Sendable, Hashable {
 
 /// A sink's routes as the policy reads them: the port it plays to, whether anything is plugged
 /// in, and which personal ports (headphones, headset) of its profile device are plugged, so a
-/// device change can tell a jack plugged in or pulled out (docs/policy.md §6).
-struct SinkRoutes: Sendable, Hashable {
+/// device change can tell a jack plugged in or pulled out (docs/policy.md §6). A class, compared
+/// by value: the ranking loop copies sink features for every decision, and one reference costs
+/// one retain where these fields cost one each.
+final class SinkRoutes: Sendable, Hashable {
     /// The active route's name and label, and whether it is available.
-    var activeName: String?
-    var activeLabel: String?
-    var activeAvailable: Bool
+    let activeName: String?
+    let activeLabel: String?
+    let activeAvailable: Bool
     /// False when every route for the sink is `no` (§1 `unavailable`).
-    var isAvailable: Bool
+    let isAvailable: Bool
     /// The port the judgement names (the active route, else the best of the others).
-    var label: String
+    let label: String
     /// Names of the routes for the sink that are `no` now.
-    var unplugged: [String]
+    let unplugged: [String]
     /// Labels of the personal routes (headphones, headset) for the sink not `no` now, by name.
-    var pluggedPersonal: [String: String]
+    let pluggedPersonal: [String: String]
 
     init(_ route: NodeRoute, node: Node, graph: Graph) {
         activeName = route.active?.name
@@ -87,18 +89,33 @@ struct SinkRoutes: Sendable, Hashable {
         activeAvailable = route.active?.available.isAvailable ?? true
         isAvailable = route.isAvailable
         label = route.port?.label ?? "?"
-        unplugged = []
-        pluggedPersonal = [:]
-        guard let deviceID = node.deviceID, let all = graph.devices[deviceID]?.routes?.all,
+        var unplugged: [String] = []
+        var pluggedPersonal: [String: String] = [:]
+        if let deviceID = node.deviceID, let all = graph.devices[deviceID]?.routes?.all,
             let profileDevice = node.props["card.profile.device"].flatMap({ Int($0) })
-        else { return }
-        for candidate in all where candidate.direction == .output && candidate.devices.contains(profileDevice) {
-            if candidate.available == .no {
-                unplugged.append(candidate.name)
-            } else if let type = candidate.portType, let kind = SinkClass.of(portType: type), kind == .headphones || kind == .headset {
-                pluggedPersonal[candidate.name] = candidate.label
+        {
+            for candidate in all where candidate.direction == .output && candidate.devices.contains(profileDevice) {
+                if candidate.available == .no {
+                    unplugged.append(candidate.name)
+                } else if let type = candidate.portType, let kind = SinkClass.of(portType: type), kind == .headphones || kind == .headset {
+                    pluggedPersonal[candidate.name] = candidate.label
+                }
             }
         }
+        self.unplugged = unplugged
+        self.pluggedPersonal = pluggedPersonal
+    }
+
+    static func == (a: SinkRoutes, b: SinkRoutes) -> Bool {
+        a.activeName == b.activeName && a.activeLabel == b.activeLabel && a.activeAvailable == b.activeAvailable
+            && a.isAvailable == b.isAvailable && a.label == b.label && a.unplugged == b.unplugged && a.pluggedPersonal == b.pluggedPersonal
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(activeName)
+        hasher.combine(activeLabel)
+        hasher.combine(isAvailable)
+        hasher.combine(unplugged)
     }
 }
 

@@ -105,7 +105,7 @@ final class DeviceRouteReader {
         return DeviceRoute(
             index: Int(raw.index), direction: raw.direction == SPA_DIRECTION_INPUT.rawValue ? .input : .output, name: name,
             description: LibPipeWire.string(raw.description), priority: Int(raw.priority), available: available,
-            portType: LibPipeWire.string(raw.port_type), devices: devices.map(Int.init), profiles: profiles.map(Int.init),
+            portType: LibPipeWire.string(raw.port_type), devices: RouteIndexSet(devices.map(Int.init)), profiles: RouteIndexSet(profiles.map(Int.init)),
             device: raw.device >= 0 ? Int(raw.device) : nil, profile: raw.profile >= 0 ? Int(raw.profile) : nil)
     }
 }
