@@ -4,14 +4,15 @@ struct RankingScratch: Sendable, Hashable {
     var candidates: [RankedSink] = []
     /// Their name ranks, for the tie-break after the last tier.
     var nameRanks: [Int] = []
-    /// Each candidate's packed rank, name rank and index, sorted: small plain values, much
-    /// cheaper to compare and move than whole ranked sinks.
-    var order: [RankingEntry] = []
+    /// Each candidate's packed rank and name rank, by candidate index.
+    var keys: [RankingEntry] = []
+    /// Candidate indexes, sorted: four bytes to move, where an entry is eighty.
+    var order: [Int32] = []
     /// The declarations of the config's tier order, looked up once per change of the order.
     var tierOrder: [RankTier] = []
-    var tiers: [TierDeclaration] = []
+    var tiers: [any TierRule.Type] = []
 
-    static func == (a: RankingScratch, b: RankingScratch) -> Bool { a.candidates == b.candidates && a.order == b.order }
+    static func == (a: RankingScratch, b: RankingScratch) -> Bool { a.candidates == b.candidates && a.keys == b.keys && a.order == b.order }
 
     func hash(into hasher: inout Hasher) {
         hasher.combine(candidates)
@@ -121,20 +122,32 @@ extension PolicyEngine {
         }
 
         var order = scratch.order
+        var keys = scratch.keys
         scratch.order = []
+        scratch.keys = []
         order.removeAll(keepingCapacity: true)
+        keys.removeAll(keepingCapacity: true)
         if scratch.tierOrder != config.tierOrder {
             scratch.tierOrder = config.tierOrder
-            scratch.tiers = config.tierOrder.map(\.declaration)
+            scratch.tiers = config.tierOrder.map(\.rule)
         }
         let tiers = scratch.tiers
         for (index, sink) in ranking.enumerated() {
-            order.append(RankingEntry(key: sink.rank.sortKey(order: tiers), nameRank: scratch.nameRanks[index], index: index))
+            keys.append(RankingEntry(key: sink.rank.sortKey(order: tiers), nameRank: scratch.nameRanks[index], index: index))
+            order.append(Int32(index))
         }
-        order.sort { a, b in a.key.isEqual(to: b.key) ? a.nameRank < b.nameRank : a.key.ranksAbove(b.key) }
-        let sorted = order.map { ranking[$0.index] }
+        // One pass over the words per comparison: the first that differs decides, else the name.
+        keys.withUnsafeBufferPointer { keys in
+            order.sort { a, b in
+                let x = keys[Int(a)], y = keys[Int(b)]
+                let compared = x.key.compare(y.key)
+                return compared != 0 ? compared > 0 : x.nameRank < y.nameRank
+            }
+        }
+        let sorted = order.map { ranking[Int($0)] }
         scratch.candidates = ranking
         scratch.order = order
+        scratch.keys = keys
         appendGone(to: &rejected)
         return (sorted, rejected)
     }

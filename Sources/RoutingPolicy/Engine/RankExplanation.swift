@@ -51,13 +51,13 @@ struct RankExplainer {
 
     /// The term of one tier, or nil when the sink has no value there (not worn, no rule…).
     func term(_ rank: SinkRank, _ tier: RankTier) -> RankTerm? {
-        let declaration = tier.declaration
-        guard let value = declaration.value(rank, self), let why = declaration.why(rank, self) else { return nil }
+        let rule = tier.rule
+        guard let value = rule.value(rank, self), let why = rule.why(rank, self) else { return nil }
         return RankTerm(tier: tier, value: value, why: why)
     }
 
     /// A tier's value in words; nil when the sink has none there.
-    func value(_ rank: SinkRank, _ tier: RankTier) -> String? { tier.declaration.value(rank, self) }
+    func value(_ rank: SinkRank, _ tier: RankTier) -> String? { tier.rule.value(rank, self) }
 
     /// What the winner has at the deciding tier against what the runner-up has there.
     func decidedBy(_ winner: RankedSink, over runnerUp: RankedSink) -> DecidedBy {
@@ -71,7 +71,7 @@ struct RankExplainer {
     }
 
     private func contrast(_ a: SinkRank, _ b: SinkRank, at tier: RankTier) -> (String, String) {
-        tier.declaration.contrast(a, b)
+        tier.rule.contrast(a, b)
     }
 
     func why(_ rejection: Rejection) -> String {

@@ -4,7 +4,7 @@
 ///
 /// Everything about a tier — its config name, its section, how two ranks compare there, how it
 /// packs into a sort key, and how it reads in an explanation — is declared once, in
-/// `RankTier.declaration` (RankTierDeclarations.swift).
+/// its `TierRule` type (RankTierDeclarations.swift).
 public enum RankTier: String, Sendable, Hashable, CaseIterable, Codable, CustomStringConvertible {
     /// §2.1 the user's pick, while the override holds (§5).
     case override
@@ -31,5 +31,5 @@ public enum RankTier: String, Sendable, Hashable, CaseIterable, Codable, CustomS
     public var description: String { rawValue }
 
     /// The point of docs/policy.md that defines the tier.
-    public var section: String { declaration.section }
+    public var section: String { rule.section }
 }

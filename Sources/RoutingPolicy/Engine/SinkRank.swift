@@ -54,7 +54,7 @@ public struct SinkRank: Sendable, Hashable {
 
     /// How `a` compares to `b` at one tier: `.higher` when `a` ranks higher (sorts first).
     public static func compare(_ a: SinkRank, _ b: SinkRank, at tier: RankTier) -> Order {
-        tier.declaration.compare(a, b)
+        tier.rule.compare(a, b)
     }
 
     /// The first tier of `order` where `a` and `b` differ, and which of them it favours; nil when
@@ -72,9 +72,9 @@ public struct SinkRank: Sendable, Hashable {
     /// Small values (flags, priorities, class places) share words; a time takes a word of its
     /// own, after a presence bit, so an absent time is below every time. Every rank packs the
     /// same fields in the same places, so all keys of one ranking line up.
-    func sortKey(order: [TierDeclaration]) -> SortKey {
+    func sortKey(order: [any TierRule.Type]) -> SortKey {
         var packer = SortKeyPacker()
-        for tier in order { tier.pack(self, &packer) }
+        for tier in order { tier.pack(self, into: &packer) }
         return packer.finish()
     }
 
@@ -161,6 +161,21 @@ struct SortKey: Sendable, Hashable {
         if words.5 != other.words.5 { return words.5 > other.words.5 }
         if words.6 != other.words.6 { return words.6 > other.words.6 }
         return words.7 > other.words.7
+    }
+
+    /// 1 when `self` ranks above `other`, -1 below, 0 equal: one pass, stopping at the first
+    /// word that differs.
+    @inline(__always)
+    func compare(_ other: SortKey) -> Int {
+        if words.0 != other.words.0 { return words.0 > other.words.0 ? 1 : -1 }
+        if words.1 != other.words.1 { return words.1 > other.words.1 ? 1 : -1 }
+        if words.2 != other.words.2 { return words.2 > other.words.2 ? 1 : -1 }
+        if words.3 != other.words.3 { return words.3 > other.words.3 ? 1 : -1 }
+        if words.4 != other.words.4 { return words.4 > other.words.4 ? 1 : -1 }
+        if words.5 != other.words.5 { return words.5 > other.words.5 ? 1 : -1 }
+        if words.6 != other.words.6 { return words.6 > other.words.6 ? 1 : -1 }
+        if words.7 != other.words.7 { return words.7 > other.words.7 ? 1 : -1 }
+        return 0
     }
 
     func isEqual(to other: SortKey) -> Bool {
