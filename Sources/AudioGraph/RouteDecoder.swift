@@ -8,6 +8,8 @@
 /// without these params has no route information.
 enum RouteDecoder {
     static let enumRoute = "EnumRoute", route = "Route", profile = "Profile"
+    /// Routes of one list that each get a warning of their own; the rest are counted.
+    static let problemsListed = 3
 
     /// One element of a route list as read: the route, or why it cannot be one.
     enum Entry: Sendable {
@@ -70,7 +72,7 @@ enum RouteDecoder {
         guard case .routes(let entries)? = captured[name] else { return nil }
         var routes: [DeviceRoute] = []
         routes.reserveCapacity(entries.count)
-        var dropped = 0
+        var dropped = 0, skipped = 0
         for (index, entry) in entries.enumerated() {
             switch entry {
             case .route(let route): routes.append(route)
@@ -79,10 +81,16 @@ enum RouteDecoder {
                 warnings.add(reader.error("field \"\(name)\" must be an array; field skipped"))
                 return nil
             case .problem(let message):
-                warnings.add(reader.error("\(message); route skipped", at: ".\(name)[\(index)]"))
+                // The first few of a list each say where; the rest are counted in one line, so
+                // one broken card does not hide every other warning.
+                skipped += 1
+                if skipped <= problemsListed { warnings.add(reader.error("\(message); route skipped", at: ".\(name)[\(index)]")) }
             }
         }
-        if dropped > 0 { warnings.add(reader.error("\(name) lists \(routes.count + dropped) routes; the first \(DeviceRoutes.limit) are read")) }
+        if skipped > problemsListed {
+            warnings.add(reader.error("\(skipped - problemsListed) more route(s) of \(name) skipped", at: ".\(name)"))
+        }
+        if dropped > 0 { warnings.add(reader.error("\(name) lists \(routes.count + skipped + dropped) routes; the first \(DeviceRoutes.limit) are read")) }
         return routes
     }
 

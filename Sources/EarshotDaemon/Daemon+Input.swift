@@ -204,7 +204,8 @@ extension Daemon {
     private func finish(_ turn: Turn) async {
         inputs.scheduleTimer(at: engine.nextDeadline, clock: environment.clock)
         await applier.apply(
-            engine.currentDefault, mode: session.mode, sessionManager: session.sessionManager, graph: engine.graph, on: session.connection)
+            engine.currentDefault, mode: session.mode, sessionManager: session.sessionManager, graph: engine.graph, on: session.connection,
+            holdsFoundDefault: engine.holdsFoundDefault)
         for resumed in await playback.resume(for: turn.resumes, wallClock: environment.clock.wallClock) {
             logger.info("playback resumed (\(resumed.reason.rawValue)): \(resumed.players.joined(separator: ", ")) on \(resumed.sink ?? "?")")
             events.publish(.playbackChanged(resumed))

@@ -93,6 +93,19 @@ struct RouteEligibilityTests {
         #expect(decision.ranking[0].rank.override)
     }
 
+    @Test("the default found holds until something happens, and says so (the daemon then writes nothing)")
+    func holdsFoundDefault() throws {
+        let graph = try Self.real("hda-laptop-jack-empty-no-configured-default-pw1.6.2")
+        var (engine, _) = Self.initial(graph)
+        #expect(engine.holdsFoundDefault)
+        _ = engine.handle(.userSelectedDefault("alsa_output.pci-0000_00_1b.0.analog-stereo"), at: 10)
+        #expect(!engine.holdsFoundDefault, "a pick is the user's, written as any")
+        var fresh = Self.initial(graph).0
+        let arriving = Node(id: 900, props: ["node.name": "alsa_output.usb-headset", "media.class": "Audio/Sink", "device.form-factor": "headset"], inputPorts: 2)
+        _ = fresh.handle(.graphChanged(.node(arriving)), at: 20)
+        #expect(!fresh.holdsFoundDefault && fresh.currentDefault == "alsa_output.usb-headset")
+    }
+
     @Test("a jack: headphones plugged in are an arrival on the same sink; pulled out, old-device-unavailable")
     func jackOnTheSameSink() throws {
         let graph = try Self.real("hda-laptop-jack-empty-no-configured-default-pw1.6.2")

@@ -136,13 +136,17 @@ final class ApplyStage {
         responsivenessCheckDue = mode == .standalone
     }
 
+    /// - Parameter holdsFoundDefault: the decision is the default found at start or reconnect,
+    ///   still held (`PolicyEngine.holdsFoundDefault`).
     nonisolated(nonsending) func apply(
-        _ target: String?, mode: ApplyMode, sessionManager: SessionManager?, graph: Graph, on connection: (any PipeWireCommands)?
+        _ target: String?, mode: ApplyMode, sessionManager: SessionManager?, graph: Graph, on connection: (any PipeWireCommands)?,
+        holdsFoundDefault: Bool = false
     ) async {
         guard let target, let connection else { return }
         switch mode {
         case .cooperative:
             cooperative.pinsPinnedStreams = sessionManager?.movesPinnedStreams ?? false
+            cooperative.holdsFoundDefault = holdsFoundDefault
             // Standalone's metadata and links go back first: they must never outlive the
             // session manager's arrival longer than its own linking takes.
             await standalone.removeOwnMetadata(graph, on: connection)

@@ -11,6 +11,9 @@ final class CooperativeApplier: Applier {
     /// Whether the session manager needs pinned streams' pins in the metadata (WirePlumber 0.4
     /// only; `SessionManager.movesPinnedStreams`).
     var pinsPinnedStreams = true
+    /// The decision is the default found at start or reconnect, still held: when the session
+    /// manager already plays it and nobody configured one, nothing is written.
+    var holdsFoundDefault = false
 
     init(writer: DefaultSinkWriter, logger: Logger) {
         self.writer = writer
@@ -28,11 +31,11 @@ final class CooperativeApplier: Applier {
             logger.trace("cooperative: \(target) not written (default metadata \(graph.metadata.values.filter { $0.name == "default" }.map(\.id)), configured \(graph.configuredDefaultSinkName ?? "-"), in flight \(writer.inFlight))")
             return
         }
-        // The session manager already plays there and nobody ever picked a default: writing
-        // would only turn its choice into a pick. Starting changes nothing. (A configured
-        // default naming a sink that is gone is written over: it may be Earshot's own earlier
-        // decision, which the session manager would go back to when that sink returns.)
-        if writer.inFlight.isEmpty, graph.effectiveDefaultSinkName == target, graph.configuredDefaultSinkName == nil {
+        // Starting changes nothing: the default found still holds, the session manager already
+        // plays it and nobody ever picked one; writing would only turn its choice into a pick.
+        // (A decision of the policy's own is written even then: the session manager would
+        // otherwise follow its own priorities on the next change.)
+        if holdsFoundDefault, writer.inFlight.isEmpty, graph.effectiveDefaultSinkName == target, graph.configuredDefaultSinkName == nil {
             logger.trace("cooperative: \(target) is the effective default already and none is configured: nothing to write")
             return
         }

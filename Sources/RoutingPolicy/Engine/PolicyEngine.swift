@@ -8,6 +8,8 @@ public struct PolicyEngine: Sendable {
     public internal(set) var accessories = AccessoryRegistry()
     /// The default as last decided (initially the graph's configured default).
     public internal(set) var currentDefault: String?
+    /// The default `holdCurrentDefault()` found and holds (nil once a pick replaced it).
+    private var foundDefault: String?
     /// The port the default plays to (its active route's label), when its device says.
     public internal(set) var currentPort: String?
     /// A hand-picked default that holds until the next placement transition or sink arrival.
@@ -106,6 +108,7 @@ public struct PolicyEngine: Sendable {
     // MARK: - Inputs
 
     private mutating func userSelected(_ name: String, at now: Milliseconds) -> Decision {
+        foundDefault = nil
         userOverride = name
         lastUserChoice = name
         restoreHold = nil
@@ -175,7 +178,12 @@ public struct PolicyEngine: Sendable {
         let configured = graph.configuredDefaultSinkName.flatMap { sinks.slot(named: $0) != nil ? $0 : nil }
         guard let name = configured ?? graph.effectiveDefaultSinkName, sinks.slot(named: name) != nil else { return }
         userOverride = name
+        foundDefault = name
     }
+
+    /// The default found at start or reconnect still holds as the decision: there is nothing
+    /// to write for it (the daemon writes nothing until something happens).
+    public var holdsFoundDefault: Bool { foundDefault != nil && userOverride == foundDefault && currentDefault == foundDefault }
 
     /// The former name of `holdCurrentDefault()`.
     public mutating func holdConfiguredDefault() { holdCurrentDefault() }
