@@ -93,15 +93,14 @@ extension Graph {
             let profileDevice = node.props["card.profile.device"].flatMap({ Int($0) })
         else { return nil }
         let active = routes.active.first { $0.device == profileDevice && $0.direction == direction }
-        let candidates = routes.all.filter { route in
-            route.direction == direction && route.devices.contains(profileDevice)
-                && (routes.profile == nil || route.profiles.isEmpty || route.profiles.contains(routes.profile!))
-        }
+        let candidates = routes.candidates(for: profileDevice, direction: direction)
         if let active {
             // The active route's own availability, refreshed from EnumRoute where it is newer.
             var current = active
             if let listed = candidates.first(where: { $0.index == active.index && $0.name == active.name }) {
                 current.available = listed.available
+                current.portType = current.portType ?? listed.portType
+                current.description = current.description ?? listed.description
             }
             // A plugged route of the same profile device keeps the node (the card switches to
             // it, as ACP does on a jack event); the active one alone going `no` does not.
@@ -116,6 +115,15 @@ extension Graph {
 }
 
 extension DeviceRoutes {
+    /// The routes of `direction` that serve `profileDevice` in the current profile (every
+    /// profile when the device does not say which is current, or the route lists none).
+    public func candidates(for profileDevice: Int, direction: PortDirection) -> [DeviceRoute] {
+        all.filter { route in
+            route.direction == direction && route.devices.contains(profileDevice)
+                && (profile.map { route.profiles.isEmpty || route.profiles.contains($0) } ?? true)
+        }
+    }
+
     /// These routes with the route `name` set to `available` everywhere it is listed (EnumRoute
     /// and, when active, Route), and, with `activate`, made the active route of every profile
     /// device it serves, as a card does when it switches port. Nil when no route has that name.

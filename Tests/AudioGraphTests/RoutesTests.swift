@@ -38,3 +38,25 @@ struct RoutesTests {
         #expect(graph.route(of: other) == nil)
     }
 }
+
+extension RoutesTests {
+    @Test("earshot graph shows each sink's port, and whether it is unplugged; a port of another profile is not the sink's")
+    func routingViewAndProfiles() throws {
+        var graph = Graph()
+        var routes = Self.laptop
+        routes.all.append(DeviceRoute(index: 2, direction: .output, name: "hdmi", description: "HDMI", available: .no, portType: "hdmi", devices: [0], profiles: [2]))
+        graph.apply(.device(Device(id: 5, props: ["device.name": "card"], routes: routes)))
+        let node = Node(id: 6, props: ["node.name": "s", "media.class": "Audio/Sink", "device.id": "5", "card.profile.device": "0"], inputPorts: 2)
+        graph.apply(.node(node))
+        #expect(routes.candidates(for: 0, direction: .output).map(\.name) == ["speaker", "headphones"], "profile 2's HDMI is not a candidate in profile 1")
+        let sink = try #require(RoutingView(graph).sinks.first)
+        #expect(sink.port == "Headphones" && sink.portType == "headphones" && sink.available == true && sink.inputPorts == 2)
+        #expect(RoutingView(graph).renderText().contains("port \"Headphones\""))
+        var unplugged = graph.devices[5]!
+        unplugged.routes = try #require(routes.setting("headphones", available: .no)?.setting("speaker", available: .no))
+        graph.apply(.device(unplugged))
+        let out = try #require(RoutingView(graph).sinks.first)
+        #expect(out.available == false)
+        #expect(RoutingView(graph).renderText().contains("port \"Headphones\" unplugged"))
+    }
+}

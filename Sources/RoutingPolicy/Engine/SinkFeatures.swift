@@ -91,10 +91,12 @@ final class SinkRoutes: Sendable, Hashable {
         label = route.port?.label ?? "?"
         var unplugged: [String] = []
         var pluggedPersonal: [String: String] = [:]
-        if let deviceID = node.deviceID, let all = graph.devices[deviceID]?.routes?.all,
+        if let deviceID = node.deviceID, let routes = graph.devices[deviceID]?.routes,
             let profileDevice = node.props["card.profile.device"].flatMap({ Int($0) })
         {
-            for candidate in all where candidate.direction == .output && candidate.devices.contains(profileDevice) {
+            // The same routes `Graph.route(of:)` judges by: a headphones port of another profile
+            // is not this sink's to plug.
+            for candidate in routes.candidates(for: profileDevice, direction: .output) {
                 if candidate.available == .no {
                     unplugged.append(candidate.name)
                 } else if let type = candidate.portType, let kind = SinkClass.of(portType: type), kind == .headphones || kind == .headset {
