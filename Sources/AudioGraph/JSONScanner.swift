@@ -77,6 +77,8 @@ struct JSONScanner {
     /// What a `.read` pick's reader made of its value.
     enum Captured: Sendable {
         case routes([RouteDecoder.Entry])
+        /// A route list that is neither an array nor null.
+        case notRoutes
         case profile(Int?)
     }
 

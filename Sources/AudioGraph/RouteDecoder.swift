@@ -25,7 +25,7 @@ enum RouteDecoder {
         guard scanner.peek() == UInt8(ascii: "[") else {
             let isNull = scanner.peek() == UInt8(ascii: "n")
             try scanner.skipValue()
-            return .routes(isNull ? [] : [.problem("must be an array")])
+            return isNull ? .routes([]) : .notRoutes
         }
         var entries: [Entry] = []
         var kept = 0
@@ -69,7 +69,14 @@ enum RouteDecoder {
     }
 
     private static func list(_ name: String, _ captured: [String: JSONScanner.Captured], reader: FieldReader, warnings: inout DecodingWarnings) -> [DeviceRoute]? {
-        guard case .routes(let entries)? = captured[name] else { return nil }
+        let entries: [Entry]
+        switch captured[name] {
+        case .routes(let read)?: entries = read
+        case .notRoutes?:
+            warnings.add(reader.error("field \"\(name)\" must be an array; field skipped"))
+            return nil
+        default: return nil
+        }
         var routes: [DeviceRoute] = []
         routes.reserveCapacity(entries.count)
         var dropped = 0, skipped = 0
@@ -77,9 +84,6 @@ enum RouteDecoder {
             switch entry {
             case .route(let route): routes.append(route)
             case .dropped: dropped += 1
-            case .problem(let message) where entries.count == 1 && message == "must be an array":
-                warnings.add(reader.error("field \"\(name)\" must be an array; field skipped"))
-                return nil
             case .problem(let message):
                 // The first few of a list each say where; the rest are counted in one line, so
                 // one broken card does not hide every other warning.

@@ -128,13 +128,12 @@ extension DeviceRoutes {
     /// and, when active, Route), and, with `activate`, made the active route of every profile
     /// device it serves, as a card does when it switches port. Nil when no route has that name.
     public func setting(_ name: String, available: RouteAvailability, activate: Bool = false) -> DeviceRoutes? {
-        guard let listed = all.firstIndex(where: { $0.name == name }) ?? active.firstIndex(where: { $0.name == name }).map({ _ in -1 }) else {
-            return nil
-        }
+        let listed = all.firstIndex { $0.name == name }
+        guard listed != nil || active.contains(where: { $0.name == name }) else { return nil }
         var result = self
         for index in result.all.indices where result.all[index].name == name { result.all[index].available = available }
         for index in result.active.indices where result.active[index].name == name { result.active[index].available = available }
-        if activate, listed >= 0 {
+        if activate, let listed {
             let route = result.all[listed]
             for device in route.devices {
                 var current = route

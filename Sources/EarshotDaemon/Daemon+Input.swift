@@ -84,7 +84,7 @@ extension Daemon {
             // A start never moves audio, unless a reporter already reported a transition.
             let plainRestart = engine.placementTransitions == persister.transitionsAfterRestore
             engine = engine.rebased(onto: graph, at: now)
-            if plainRestart { engine.holdConfiguredDefault() }
+            if plainRestart { engine.holdCurrentDefault() }
             outcome = engine.handle(.start, at: now)
         } else {
             outcome = engine.handle(.graphReplaced(graph), at: now)

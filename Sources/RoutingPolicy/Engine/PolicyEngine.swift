@@ -185,8 +185,6 @@ public struct PolicyEngine: Sendable {
     /// to write for it (the daemon writes nothing until something happens).
     public var holdsFoundDefault: Bool { foundDefault != nil && userOverride == foundDefault && currentDefault == foundDefault }
 
-    /// The former name of `holdCurrentDefault()`.
-    public mutating func holdConfiguredDefault() { holdCurrentDefault() }
 
     /// A new sink ends the override (§5) and any restore hold.
     mutating func sinkArrived() {

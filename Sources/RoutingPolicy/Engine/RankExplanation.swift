@@ -56,9 +56,6 @@ struct RankExplainer {
         return RankTerm(tier: tier, value: value, why: why)
     }
 
-    /// A tier's value in words; nil when the sink has none there.
-    func value(_ rank: SinkRank, _ tier: RankTier) -> String? { tier.rule.value(rank, self) }
-
     /// What the winner has at the deciding tier against what the runner-up has there.
     func decidedBy(_ winner: RankedSink, over runnerUp: RankedSink) -> DecidedBy {
         guard let (tier, _) = SinkRank.firstDifference(winner.rank, runnerUp.rank, order: config.tierOrder) else {

@@ -34,12 +34,10 @@ public enum SinkClass: String, Sendable, Hashable, CaseIterable, Codable {
         case "internal": return .internal
         default: break
         }
-        let profile = graph.property("device.profile.name", of: node)?.lowercased() ?? ""
-        let name = node.name?.lowercased() ?? ""
-        for text in [profile, name] {
-            if text.contains("hdmi") || text.contains("displayport") { return .hdmi }
-            if text.contains("iec958") || text.contains("spdif") { return .digital }
-        }
+        let names = (graph.property("device.profile.name", of: node) ?? "") + " " + (node.name ?? "")
+        let text = names.lowercased()
+        if text.contains("hdmi") || text.contains("displayport") { return .hdmi }
+        if text.contains("iec958") || text.contains("spdif") { return .digital }
         switch graph.bus(of: node) {
         case "usb": return .usb
         case "pci", "isa": return .internal

@@ -150,19 +150,6 @@ public struct RejectedSink: Sendable, Hashable {
 struct SortKey: Sendable, Hashable {
     var words: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
 
-    /// True when `self` ranks above `other` (the first differing word is greater); false when
-    /// equal.
-    func ranksAbove(_ other: SortKey) -> Bool {
-        if words.0 != other.words.0 { return words.0 > other.words.0 }
-        if words.1 != other.words.1 { return words.1 > other.words.1 }
-        if words.2 != other.words.2 { return words.2 > other.words.2 }
-        if words.3 != other.words.3 { return words.3 > other.words.3 }
-        if words.4 != other.words.4 { return words.4 > other.words.4 }
-        if words.5 != other.words.5 { return words.5 > other.words.5 }
-        if words.6 != other.words.6 { return words.6 > other.words.6 }
-        return words.7 > other.words.7
-    }
-
     /// 1 when `self` ranks above `other`, -1 below, 0 equal: one pass, stopping at the first
     /// word that differs.
     @inline(__always)

@@ -21,8 +21,6 @@ final class DeviceRouteReader {
     private var active: [DeviceRoute] = []
     private var profile: Int?
     private var readable: Set<UInt32> = []
-    /// Params beyond `DeviceRoutes.limit`, counted, not kept.
-    private(set) var dropped = 0
     /// A reading is in flight; a change meanwhile only marks `stale`, and one more reading
     /// follows when this one ends: one reading in flight per device, however fast its params
     /// change (a chattering jack costs one request set per round trip, not one per change).
@@ -62,7 +60,6 @@ final class DeviceRouteReader {
         all = []
         active = []
         profile = nil
-        dropped = 0
     }
 
     /// An enumeration request of the current reading went out; its params carry `sequence`.
@@ -75,13 +72,14 @@ final class DeviceRouteReader {
             if CPipeWire_parse_profile_index(pod, &index) == 0 { profile = Int(index) }
             return
         }
-        guard all.count + active.count < 2 * DeviceRoutes.limit else {
-            dropped += 1
-            return
-        }
+        // Each list is read up to `DeviceRoutes.limit`, as a dump's is; a card never has more.
         var raw = CPipeWire_route()
         guard CPipeWire_parse_route(pod, &raw) == 0, let route = Self.route(raw) else { return }
-        if id == SPA_PARAM_EnumRoute.rawValue { all.append(route) } else if id == SPA_PARAM_Route.rawValue { active.append(route) }
+        if id == SPA_PARAM_EnumRoute.rawValue, all.count < DeviceRoutes.limit {
+            all.append(route)
+        } else if id == SPA_PARAM_Route.rawValue, active.count < DeviceRoutes.limit {
+            active.append(route)
+        }
     }
 
     /// The routes read under `sequence`, or nil when a newer enumeration replaced it.
