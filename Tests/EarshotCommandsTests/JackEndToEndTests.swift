@@ -203,3 +203,31 @@ struct JackEndToEndTests {
         }
     }
 }
+
+extension JackEndToEndTests {
+    /// The card's exporter restarting (WirePlumber restarting, a card re-probed): the device
+    /// and its sink go and come back with new ids; the daemon reads the routes anew.
+    @Test("the card goes and comes back: the daemon reads its routes anew and names its port")
+    func cardComesBack() async throws {
+        try await withSandbox(.init(wirePlumber: true)) { sandbox in
+            var card = try await RouteDevice.start(in: sandbox, Self.laptopCard(headphones: .yes))
+            let daemon = try await D.startOffPool(in: sandbox)
+            defer { daemon.process.stop() }
+            try await daemon.process.waitForLog(containing: "connected to PipeWire")
+            let session = try DaemonSession(path: daemon.socketPath)
+            card.stop()
+            _ = try await sandbox.observer.waitUntil("the card gone", timeout: .seconds(10)) { $0.node(named: Self.laptop) == nil }
+            card = try await RouteDevice.start(in: sandbox, Self.laptopCard(headphones: .no))
+            defer { card.stop() }
+            let deadline = ContinuousClock.now + .seconds(10)
+            var status = JSONValue.null
+            while ContinuousClock.now < deadline {
+                status = try await session.status()
+                if status["decision"]?["default"] == .string(Self.laptop), status["decision"]?["port"] == .string("Speakers") { break }
+                _ = try? await sandbox.observer.waitUntil("any change", timeout: .milliseconds(200)) { _ in false }
+            }
+            #expect(status["decision"]?["default"] == .string(Self.laptop), "\(status)")
+            #expect(status["decision"]?["port"] == .string("Speakers"), "headphones unplugged on the new card: \(status)")
+        }
+    }
+}
