@@ -26,6 +26,9 @@ public struct Graph: Sendable, Hashable, Codable {
     /// Ids of audio sinks and of playback streams, ascending.
     private var sinkIDs: [ObjectID] = []
     private var streamIDs: [ObjectID] = []
+    /// Ids of audio sources and of capture streams, ascending.
+    private var sourceIDs: [ObjectID] = []
+    private var captureIDs: [ObjectID] = []
 
     public init() {}
 
@@ -67,6 +70,10 @@ public struct Graph: Sendable, Hashable, Codable {
     public var sinks: [Node] { sinkIDs.compactMap { nodeTable[$0] } }
     /// Playback streams, in id order.
     public var playbackStreams: [Node] { streamIDs.compactMap { nodeTable[$0] } }
+    /// Audio sources (microphones), in id order.
+    public var sources: [Node] { sourceIDs.compactMap { nodeTable[$0] } }
+    /// Capture streams, in id order.
+    public var captureStreams: [Node] { captureIDs.compactMap { nodeTable[$0] } }
 
     /// The node named `name`; of several with that name, the one with the smallest id.
     public func node(named name: String) -> Node? {
@@ -95,6 +102,8 @@ public struct Graph: Sendable, Hashable, Codable {
         if let name = node.name { Self.insert(node.id, into: &idsByName[name, default: []]) }
         if node.isAudioSink { Self.insert(node.id, into: &sinkIDs) }
         if node.isPlaybackStream { Self.insert(node.id, into: &streamIDs) }
+        if node.isAudioSource { Self.insert(node.id, into: &sourceIDs) }
+        if node.isCaptureStream { Self.insert(node.id, into: &captureIDs) }
     }
 
     private mutating func unindex(_ node: Node?) {
@@ -105,17 +114,23 @@ public struct Graph: Sendable, Hashable, Codable {
         }
         if node.isAudioSink { Self.remove(node.id, from: &sinkIDs) }
         if node.isPlaybackStream { Self.remove(node.id, from: &streamIDs) }
+        if node.isAudioSource { Self.remove(node.id, from: &sourceIDs) }
+        if node.isCaptureStream { Self.remove(node.id, from: &captureIDs) }
     }
 
     private mutating func reindex() {
         idsByName = [:]
         sinkIDs = []
         streamIDs = []
+        sourceIDs = []
+        captureIDs = []
         for id in nodeTable.keys.sorted() {
             guard let node = nodeTable[id] else { continue }
             if let name = node.name { idsByName[name, default: []].append(id) }
             if node.isAudioSink { sinkIDs.append(id) }
             if node.isPlaybackStream { streamIDs.append(id) }
+            if node.isAudioSource { sourceIDs.append(id) }
+            if node.isCaptureStream { captureIDs.append(id) }
         }
     }
 

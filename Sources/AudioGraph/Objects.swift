@@ -21,12 +21,15 @@ public struct Node: Sendable, Hashable, Codable {
     /// `n-input-ports`: how many input ports the node has now; nil when not known (a graph
     /// without the field). A sink with none cannot take audio yet.
     public var inputPorts: Int?
+    /// `n-output-ports`: the same for output ports; a source with none cannot give audio yet.
+    public var outputPorts: Int?
 
-    public init(id: ObjectID, state: NodeState? = nil, props: Properties = [:], inputPorts: Int? = nil) {
+    public init(id: ObjectID, state: NodeState? = nil, props: Properties = [:], inputPorts: Int? = nil, outputPorts: Int? = nil) {
         self.id = id
         self.state = state
         self.props = props
         self.inputPorts = inputPorts
+        self.outputPorts = outputPorts
     }
 
     public var serial: UInt64? { props.objectSerial }
@@ -51,6 +54,26 @@ public struct Node: Sendable, Hashable, Codable {
             && props["device.api"] == nil
     }
     public var isPlaybackStream: Bool { mediaClass == "Stream/Output/Audio" }
+
+    /// An input device node (a microphone): `Audio/Source`, or `Audio/Source/Virtual` (see
+    /// `isVirtualSource`). A sink's monitor is never one: PipeWire gives monitors as ports of
+    /// the sink, and a node that says it is a monitor (`stream.monitor`, a `.monitor` name as
+    /// the PulseAudio layer spells them) is left out.
+    public var isAudioSource: Bool {
+        guard mediaClass == "Audio/Source" || mediaClass == "Audio/Source/Virtual" else { return false }
+        return props["stream.monitor"] != "true" && !(name?.hasSuffix(".monitor") ?? false)
+    }
+    /// A source of no hardware (a filter chain's echo-cancelled or noise-suppressed source, a
+    /// loopback): as `isVirtualSink` says for sinks.
+    public var isVirtualSource: Bool {
+        guard isAudioSource else { return false }
+        if mediaClass == "Audio/Source/Virtual" || props["node.virtual"] == "true" { return true }
+        guard deviceID == nil else { return false }
+        return props["device.form-factor"] == nil && props["device.bus"] == nil && props["api.bluez5.address"] == nil
+            && props["device.api"] == nil
+    }
+    /// A capture stream (an application recording): `Stream/Input/Audio`.
+    public var isCaptureStream: Bool { mediaClass == "Stream/Input/Audio" }
 }
 
 public enum PortDirection: String, Sendable, Hashable, Codable {

@@ -137,7 +137,8 @@ public enum PwDumpDecoder {
             case nodeType:
                 let state = fields.lenient(&warnings, nil) { reader throws(GraphDecodingError) in try reader.optionalEnum(info, "state", NodeState.self) }
                 let inputPorts = fields.lenient(&warnings, nil) { reader throws(GraphDecodingError) in try reader.optionalCount(info, "n-input-ports") }
-                return .node(Node(id: id, state: state, props: props, inputPorts: inputPorts))
+                let outputPorts = fields.lenient(&warnings, nil) { reader throws(GraphDecodingError) in try reader.optionalCount(info, "n-output-ports") }
+                return .node(Node(id: id, state: state, props: props, inputPorts: inputPorts, outputPorts: outputPorts))
             case portType:
                 guard let direction = try fields.optionalEnum(info, "direction", PortDirection.self) else {
                     throw fields.error("missing field \"direction\"")

@@ -19,6 +19,7 @@ public enum PwDumpEncoder {
         var info: [String: JSONValue] = ["props": props(node.props)]
         if let state = node.state { info["state"] = .string(state.rawValue) }
         if let inputPorts = node.inputPorts { info["n-input-ports"] = .integer(Int64(inputPorts)) }
+        if let outputPorts = node.outputPorts { info["n-output-ports"] = .integer(Int64(outputPorts)) }
         return wrap(node.id, PwDumpDecoder.nodeType, info)
     }
 

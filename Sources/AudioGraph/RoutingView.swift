@@ -20,6 +20,8 @@ public struct RoutingView: Sendable, Hashable, Codable {
         public var available: Bool?
         /// `n-input-ports`, when known.
         public var inputPorts: Int?
+        /// `n-output-ports` of a source, when known (nil for sinks).
+        public var outputPorts: Int? = nil
     }
 
     public struct Stream: Sendable, Hashable, Codable {
@@ -39,15 +41,25 @@ public struct RoutingView: Sendable, Hashable, Codable {
         public var configuredSink: String?
         /// `default.audio.sink`: what the session manager uses now.
         public var effectiveSink: String?
+        /// `default.configured.audio.source` and `default.audio.source`: the same for the
+        /// microphone.
+        public var configuredSource: String? = nil
+        public var effectiveSource: String? = nil
     }
 
     public var sinks: [Sink]
     public var streams: [Stream]
+    /// Audio sources (microphones; never a sink's monitor), in the same shape as sinks.
+    public var sources: [Sink] = []
+    /// Capture streams; `linkedTo` names the nodes each records from.
+    public var captureStreams: [Stream] = []
 
     public var defaults: Defaults
 
     public init(_ graph: Graph) {
-        let defaults = Defaults(configuredSink: graph.configuredDefaultSinkName, effectiveSink: graph.effectiveDefaultSinkName)
+        let defaults = Defaults(
+            configuredSink: graph.configuredDefaultSinkName, effectiveSink: graph.effectiveDefaultSinkName,
+            configuredSource: graph.configuredDefaultSourceName, effectiveSource: graph.effectiveDefaultSourceName)
         self.defaults = defaults
         sinks = graph.sinks.map { node in
             Sink(
@@ -57,6 +69,24 @@ public struct RoutingView: Sendable, Hashable, Codable {
                 isConfiguredDefault: node.name != nil && node.name == defaults.configuredSink,
                 isEffectiveDefault: node.name != nil && node.name == defaults.effectiveSink,
                 route: graph.route(of: node), inputPorts: node.inputPorts)
+        }
+        sources = graph.sources.map { node in
+            var source = Sink(
+                id: node.id, serial: node.serial, name: node.name, description: node.description,
+                bus: graph.bus(of: node), formFactor: graph.formFactor(of: node),
+                bluetoothAddress: graph.bluetoothAddress(of: node), state: node.state,
+                isConfiguredDefault: node.name != nil && node.name == defaults.configuredSource,
+                isEffectiveDefault: node.name != nil && node.name == defaults.effectiveSource,
+                route: graph.route(of: node, direction: .input), inputPorts: nil)
+            source.outputPorts = node.outputPorts
+            return source
+        }
+        captureStreams = graph.captureStreams.map { node in
+            Stream(
+                id: node.id, serial: node.serial, name: node.name,
+                application: node.props["application.name"], mediaName: node.props["media.name"],
+                pinnedTarget: node.props["target.object"] ?? node.props["node.target"],
+                linkedTo: graph.linkedSources(of: node.id).map { $0.name ?? "#\($0.id)" })
         }
         streams = graph.playbackStreams.map { node in
             Stream(
@@ -86,7 +116,25 @@ public struct RoutingView: Sendable, Hashable, Codable {
             let pinned = stream.pinnedTarget.map { "  pinned to \($0)" } ?? ""
             lines.append("   \(pad(String(stream.id), 5)) \(pad(stream.application ?? stream.name ?? "?", 20)) → \(target)\(pinned)")
         }
+        lines.append("Sources:")
+        if sources.isEmpty { lines.append("  (none)") }
+        for source in sources {
+            let mark = source.isEffectiveDefault ? "*" : (source.isConfiguredDefault ? "+" : " ")
+            var details = [source.bus, source.formFactor, source.bluetoothAddress, source.state?.rawValue].compactMap { $0 }
+            if let port = source.port { details.append("port \"\(port)\"" + (source.available == false ? " unplugged" : "")) }
+            if source.outputPorts == 0 { details.append("no ports yet") }
+            if details.isEmpty { details = ["-"] }
+            lines.append(" \(mark) \(pad(String(source.id), 5)) \(pad(source.name ?? "?", 44)) \(source.description ?? "")  [\(details.joined(separator: ", "))]")
+        }
+        lines.append("Capture streams:")
+        if captureStreams.isEmpty { lines.append("  (none)") }
+        for stream in captureStreams {
+            let origin = stream.linkedTo.isEmpty ? "(not linked)" : stream.linkedTo.joined(separator: ", ")
+            let pinned = stream.pinnedTarget.map { "  pinned to \($0)" } ?? ""
+            lines.append("   \(pad(String(stream.id), 5)) \(pad(stream.application ?? stream.name ?? "?", 20)) ← \(origin)\(pinned)")
+        }
         lines.append("Default sink: configured \(defaults.configuredSink ?? "(none)"), effective \(defaults.effectiveSink ?? "(none)")")
+        lines.append("Default source: configured \(defaults.configuredSource ?? "(none)"), effective \(defaults.effectiveSource ?? "(none)")")
         lines.append("(* effective default, + configured default)")
         return lines.joined(separator: "\n")
     }

@@ -159,6 +159,7 @@ struct ConfigTests {
         custom.drivers.inEar = .both
         custom.drivers.ignore = [BluetoothAddress("66:55:44:33:22:11")!]
         custom.recordKeepHours = 12
+        custom.input.follow = .never
         var loaded = try PolicyConfigLoader.parse(ConfigRenderer.toml(custom), file: "custom.toml")
         loaded.file = nil
         #expect(loaded == custom)

@@ -89,7 +89,7 @@ struct EvalDiffTests {
             Issue.record("not an object: \(difference.jsonLine)")
             return
         }
-        #expect(Set(fields.keys) == ["at", "line", "trigger", "old", "new"])
+        #expect(Set(fields.keys) == ["at", "line", "trigger", "old", "new", "direction"] && fields["direction"] == .string("output"))
         #expect(Set(old.keys) == ["decided", "default", "reason", "decided-by", "winner"] && Set(newSide.keys) == Set(old.keys))
         #expect(fields["at"] == .integer(9400) && fields["line"] == .null && fields["trigger"] == .string("off-grace AA:BB:CC:DD:EE:FF"))
         #expect(newSide["default"] == .string(Sinks.dac) && old["default"] == .string(Sinks.speakers))

@@ -94,14 +94,17 @@ public struct ConfigKey: Sendable {
                 render: { "\($0[keyPath: keyPath])" }))
     }
 
-    static func wearRule(_ path: String, _ keyPath: WritableKeyPath<PolicyConfig, EarbudWearRule> & Sendable, _ meaning: String) -> ConfigKey {
-        let names = EarbudWearRule.allCases.map(\.rawValue)
+    /// A string that names one case of `Choice` (`drivers.in-ear`, `input.follow`).
+    static func choice<Choice: RawRepresentable<String> & CaseIterable & Sendable>(
+        _ path: String, _ keyPath: WritableKeyPath<PolicyConfig, Choice> & Sendable, _ meaning: String
+    ) -> ConfigKey {
+        let names = Choice.allCases.map(\.rawValue)
         return ConfigKey(
             path: path, type: "string", range: names.map { "\"\($0)\"" }.joined(separator: ", "), meaning: meaning,
             field: Field(
                 read: { reader, value, at, config in
                     guard let text = reader.string(value, at) else { return }
-                    guard let rule = EarbudWearRule(rawValue: text) else {
+                    guard let rule = Choice(rawValue: text) else {
                         reader.fail(at, "\(ConfigReader.dotted(at)) must be one of \(names.joined(separator: ", ")), not \"\(text)\"")
                         return
                     }
@@ -150,10 +153,13 @@ public enum ConfigSchema {
             "How long after the pause a return still resumes; after it the paused players are forgotten."),
         .boolean("drivers.aap", \.drivers.aap, "Run the built-in AirPods/Beats driver (AAP): connected AirPods report whether they are worn, with no reporter to set up."),
         .boolean("drivers.galaxy-buds", \.drivers.galaxyBuds, "Run the built-in Samsung Galaxy Buds driver (RFCOMM through BlueZ)."),
-        .wearRule("drivers.in-ear", \.drivers.inEar, "When earbuds count as in the ear: \"either\" while at least one bud is, \"both\" only while both are."),
+        .choice("drivers.in-ear", \.drivers.inEar, "When earbuds count as in the ear: \"either\" while at least one bud is, \"both\" only while both are."),
         .hostAddresses(
             "drivers.ignore", \.drivers.ignore,
             "Devices the drivers leave alone (another program reads them, or your own reporter reports them)."),
+        .choice(
+            "input.follow", \.input.follow,
+            "Which microphone Earshot makes the default source: \"worn-headset\" moves it with the output to the worn headset's microphone and back when the headset comes off (the same rules as the output, §8); \"never\" leaves the default source alone."),
         .integer(
             "record.keep-hours", \.recordKeepHours, in: 0...168,
             "Keep a rolling recording of the last this many hours of inputs (for earshot record --since); 0 keeps none. Bounded on disk, files 0600."),
@@ -161,9 +167,9 @@ public enum ConfigSchema {
                   range: "property = glob (* and ?), \"~regex\", \"!\" before either, or false (not set) / true (set); at least one",
                   meaning: "Nodes whose properties (node, then device) all match (see Match values); e.g. { \"node.name\" = \"alsa_output.*hdmi*\" }; with [{ … }, { … }] any one table may match."),
         ConfigKey(element: "rule[].priority", type: "integer", defaultValue: "0", range: "-1000 … 1000",
-                  meaning: "Priority of matching sinks (§2.4); the first matching rule counts.", integers: -1000...1000),
+                  meaning: "Priority of matching sinks and sources (§2.4, §8); the first matching rule counts. Match media.class (\"Audio/Sink\", \"Audio/Source\") to keep a rule to one side.", integers: -1000...1000),
         ConfigKey(element: "rule[].ignore", type: "boolean", defaultValue: "false", range: "true, false",
-                  meaning: "Never choose matching sinks automatically (§1); excludes priority."),
+                  meaning: "Never choose matching sinks or sources automatically (§1, §8); excludes priority."),
         ConfigKey(element: "accessory[].address", type: "string", defaultValue: "—", range: "AA:BB:CC:DD:EE:FF",
                   meaning: "Bluetooth address (api.bluez5.address of the node or its device)."),
         ConfigKey(element: "accessory[].name", type: "string", defaultValue: "—", range: "glob",

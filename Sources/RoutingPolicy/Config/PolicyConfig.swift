@@ -108,6 +108,20 @@ public enum EarbudWearRule: String, Sendable, Hashable, CaseIterable {
     case both
 }
 
+/// Which microphone Earshot makes the default source (docs/policy.md §8).
+public enum InputFollow: String, Sendable, Hashable, CaseIterable {
+    /// The default source follows the worn headset (and the rules the output follows).
+    case wornHeadset = "worn-headset"
+    /// Earshot leaves the default source alone.
+    case never
+}
+
+/// `[input]`: the microphone.
+public struct InputConfig: Sendable, Hashable {
+    public var follow: InputFollow = .wornHeadset
+    public init() {}
+}
+
 /// The built-in headset drivers (docs/drivers.md): which families run, and how they read wear.
 public struct DriversConfig: Sendable, Hashable {
     /// AirPods and Beats (AAP over L2CAP).
@@ -131,6 +145,7 @@ public struct PolicyConfig: Sendable, Hashable {
     /// The ranking's tiers, compared in this order (docs/policy.md §2): every tier exactly once.
     public var tierOrder: [RankTier] = RankTier.defaultOrder
     public var playback = PlaybackConfig()
+    public var input = InputConfig()
     public var drivers = DriversConfig()
     /// `[record] keep-hours`: how many hours of inputs the daemon keeps on its own, for
     /// `earshot record --since`; 0 keeps none.

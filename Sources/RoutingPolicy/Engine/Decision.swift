@@ -26,18 +26,25 @@ public struct Decision: Sendable, Hashable {
     public var previousPort: String?
     public var port: String? { ranking.first?.rank.port }
 
+    /// The input side (the default source, §8); nil when `[input] follow = "never"`.
+    public var input: SourceDecision?
+    /// The default source decided, when the input follows.
+    public var defaultSource: String? { input?.defaultSource }
+
     public var changed: Bool { defaultSink != previous }
 
     /// The route changed: another sink, or a port event (a jack) on the sink that stays.
     public var routeChanged: Bool { changed || portEvent != nil }
 
     /// `2/5 sinks eligible: 2 off-head, 1 ignored`.
-    public var summary: String {
+    public var summary: String { Self.summary(ranking: ranking, rejected: rejected, of: .output) }
+
+    static func summary(ranking: [RankedSink], rejected: [RejectedSink], of direction: AudioDirection) -> String {
         let total = ranking.count + rejected.count
         var counts: [String: Int] = [:]
         for sink in rejected { counts[sink.rejection.kind, default: 0] += 1 }
         let parts = Rejection.kindOrder.compactMap { kind in counts[kind].map { "\($0) \(kind)" } }
-        let head = "\(ranking.count)/\(total) sinks eligible"
+        let head = "\(ranking.count)/\(total) \(direction.nodesNoun) eligible"
         return parts.isEmpty ? head : head + ": " + parts.joined(separator: ", ")
     }
 
@@ -47,7 +54,10 @@ public struct Decision: Sendable, Hashable {
     }
 
     /// The tier that put the winner above the runner-up; nil with fewer than two eligible sinks.
-    public var decidedBy: DecidedBy? {
+    public var decidedBy: DecidedBy? { decidedBy(in: ranking) }
+
+    /// The tier that put the first of `ranking` above the second (either side's ranking).
+    public func decidedBy(in ranking: [RankedSink]) -> DecidedBy? {
         guard ranking.count >= 2 else { return nil }
         return RankExplainer(config: config, hostAddresses: hostAddresses).decidedBy(ranking[0], over: ranking[1])
     }
@@ -55,6 +65,34 @@ public struct Decision: Sendable, Hashable {
     public func why(_ sink: RejectedSink) -> String {
         RankExplainer(config: config, hostAddresses: hostAddresses).why(sink.rejection)
     }
+}
+
+/// The input side of a decision (docs/policy.md §8): the default source and the whole why,
+/// ranked by the same rules as the output.
+public struct SourceDecision: Sendable, Hashable {
+    /// The source's node.name, or nil when no source is eligible.
+    public var defaultSource: String?
+    public var previous: String?
+    /// Set only when the default source changed (always for the initial decision).
+    public var reason: RouteChangeReason?
+    /// Eligible sources, best first.
+    public var ranking: [RankedSink]
+    public var rejected: [RejectedSink]
+    /// A jack event on a source (a headset's microphone plugged or pulled).
+    public var portEvent: PortEvent?
+    /// The port the default source records from before and after, when its device says.
+    public var previousPort: String?
+    public var port: String? { ranking.first?.rank.port }
+
+    public var changed: Bool { defaultSource != previous }
+    public var routeChanged: Bool { changed || portEvent != nil }
+
+    /// Whether the graph has any source for this side to speak of (eval's text leaves the
+    /// input out for a graph without microphones).
+    public var hasCandidates: Bool { !ranking.isEmpty || rejected.contains { $0.rejection != .gone } }
+
+    /// `2/3 sources eligible: 1 off-head`.
+    public var summary: String { Decision.summary(ranking: ranking, rejected: rejected, of: .input) }
 }
 
 /// A port of a sink became unavailable (headphones pulled from the jack, a monitor switched
@@ -66,7 +104,7 @@ public struct PortEvent: Sendable, Hashable {
     }
 
     public var kind: Kind
-    /// The sink's node.name.
+    /// The sink's node.name (on the input side, the source's).
     public var sink: String
     /// The port's description (`Headphones`), else its route name.
     public var port: String

@@ -5,33 +5,53 @@ import AudioGraph
 extension PolicyEngine {
     /// What a graph change did to the policy's inputs.
     enum GraphEffect {
-        /// It changed what ranking reads: decide (with the jack or port event it was, if any).
-        case decide(DecisionTrigger, reason: RouteChangeReason?, portEvent: PortEvent? = nil)
+        /// It changed what ranking reads: decide (with the reasons for each side, and the jack
+        /// or port event it was on each, if any).
+        case decide(
+            DecisionTrigger, reason: RouteChangeReason?, inputReason: RouteChangeReason?, portEvent: PortEvent? = nil,
+            sourcePortEvent: PortEvent? = nil)
         /// It cannot change any decision: no ranking.
         case unchanged(DecisionTrigger)
+
+        static func decide(_ trigger: DecisionTrigger, reason: RouteChangeReason?) -> GraphEffect {
+            .decide(trigger, reason: reason, inputReason: reason)
+        }
     }
+
+    private static let sides = [\PolicyEngine.output, \PolicyEngine.input]
 
     mutating func applyGraphChange(_ change: GraphChange, at now: Milliseconds) -> GraphEffect {
         switch change {
         case .node(let node):
-            let known = sinks.slot(id: node.id).map { sinks[$0] }
+            let knownSink = output.table.slot(id: node.id).map { output.table[$0] }
+            let knownSource = input.table.slot(id: node.id).map { input.table[$0] }
             graph.apply(change)
-            let trigger = DecisionTrigger.nodeChanged(node.name ?? "#\(node.id)")
-            let arrived = known == nil && node.isAudioSink && node.name != nil
-            let changed = refreshNode(node.id, arrivedAt: arrived ? now : known?.arrivedAt)
-            if arrived {
-                sinkArrived()
-                return .decide(.sinkAdded(node.name ?? "#\(node.id)"), reason: .newDeviceAvailable)
+            let name = node.name ?? "#\(node.id)"
+            let trigger = DecisionTrigger.nodeChanged(name)
+            let sinkArrived = knownSink == nil && node.isAudioSink && node.name != nil
+            let sourceArrived = knownSource == nil && node.isAudioSource && node.name != nil
+            var changed = output.refresh(node.id, graph: graph, config: config, arrivedAt: sinkArrived ? now : knownSink?.arrivedAt)
+            if input.refresh(node.id, graph: graph, config: config, arrivedAt: sourceArrived ? now : knownSource?.arrivedAt) { changed = true }
+            if sinkArrived {
+                output.arrived()
+                return .decide(.sinkAdded(name), reason: .newDeviceAvailable, inputReason: nil)
+            }
+            if sourceArrived {
+                input.arrived()
+                return .decide(.sourceAdded(name), reason: nil, inputReason: .newDeviceAvailable)
             }
             return changed ? .decide(trigger, reason: nil) : .unchanged(trigger)
 
         case .device(let device):
-            let before = routesOfSinks(ofDevice: device.id)
+            let before = Self.sides.map { self[keyPath: $0].routesOfNodes(ofDevice: device.id, in: graph) }
             graph.apply(change)
             let trigger = DecisionTrigger.deviceChanged(device.props["device.name"] ?? "#\(device.id)")
-            guard refreshNodes(ofDevice: device.id) else { return .unchanged(trigger) }
-            let event = portEvent(ofDevice: device.id, before: before, at: now)
-            return .decide(trigger, reason: nil, portEvent: event)
+            var changed = false
+            for side in Self.sides where self[keyPath: side].refreshNodes(ofDevice: device.id, graph: graph, config: config) { changed = true }
+            guard changed else { return .unchanged(trigger) }
+            let event = output.portEvent(ofDevice: device.id, before: before[0], in: graph, at: now)
+            let sourceEvent = input.portEvent(ofDevice: device.id, before: before[1], in: graph, at: now)
+            return .decide(trigger, reason: nil, inputReason: nil, portEvent: event, sourcePortEvent: sourceEvent)
 
         case .removed(let id):
             let name = graph.nodes[id]?.name ?? graph.devices[id]?.props["device.name"] ?? "#\(id)"
@@ -39,8 +59,11 @@ extension PolicyEngine {
             let wasDevice = graph.devices[id] != nil
             let wasDefaultMetadata = graph.metadata[id]?.name == "default"
             graph.apply(change)
-            var changed = sinks.remove(id: id) != nil || wasDefaultMetadata
-            if wasDevice, refreshNodes(ofDevice: id) { changed = true }
+            var changed = wasDefaultMetadata
+            for side in Self.sides {
+                if self[keyPath: side].table.remove(id: id) != nil { changed = true }
+                if wasDevice, self[keyPath: side].refreshNodes(ofDevice: id, graph: graph, config: config) { changed = true }
+            }
             return changed ? .decide(trigger, reason: .oldDeviceUnavailable) : .unchanged(trigger)
 
         case .metadata(let object):
@@ -52,7 +75,7 @@ extension PolicyEngine {
         case .metadataProperty(let id, _, let key, _, _):
             let isDefault = graph.metadata[id]?.name == "default"
             let changed = graph.apply(change)
-            let defaultKey = key == nil || key == Graph.configuredSinkKey || key == Graph.effectiveSinkKey
+            let defaultKey = key == nil || Self.defaultKeyNames.contains(key ?? "")
             return changed && isDefault && defaultKey ? .decide(.otherGraphChange, reason: nil) : .unchanged(.otherGraphChange)
 
         case .port, .link, .client:
@@ -61,87 +84,101 @@ extension PolicyEngine {
         }
     }
 
-    /// The default sink keys of the `default` metadata object (nil for any other object).
+    private static let defaultKeyNames = [Graph.configuredSinkKey, Graph.effectiveSinkKey, Graph.configuredSourceKey, Graph.effectiveSourceKey]
+
+    /// The default sink and source keys of the `default` metadata object (nil for any other
+    /// object).
     private static func defaultKeys(of metadata: Metadata?) -> [String?]? {
         guard let metadata, metadata.name == "default" else { return nil }
-        return [metadata[0, Graph.configuredSinkKey]?.value, metadata[0, Graph.effectiveSinkKey]?.value]
+        return defaultKeyNames.map { metadata[0, $0]?.value }
     }
 
     mutating func replaceGraph(_ newGraph: Graph, at now: Milliseconds) -> Decision {
-        // A reconnect gives every object a new id: a sink is known by its name.
-        let before = Dictionary(sinks.features.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         graph = newGraph
-        sinks = SinkTable()
-        var anyArrived = false
-        for node in newGraph.nodes.values {
-            let known = node.name.flatMap { before[$0] }
-            if known == nil, node.isAudioSink, node.name != nil { anyArrived = true }
-            if let sink = SinkFeatures(node: node, graph: newGraph, config: config, arrivedAt: known == nil ? now : known?.arrivedAt) {
-                sinks.upsert(sink)
+        var arrived: [Bool] = []
+        for side in Self.sides {
+            // A reconnect gives every object a new id: a node is known by its name.
+            let before = Dictionary(self[keyPath: side].table.features.map { ($0.name, $0.arrivedAt) }, uniquingKeysWith: { a, _ in a })
+            var anyArrived = false
+            self[keyPath: side].rebuild(graph: newGraph, config: config) { id in
+                guard let name = newGraph.nodes[id]?.name, let known = before[name] else {
+                    anyArrived = true
+                    return now
+                }
+                return known
             }
+            // A reconnect changes nothing by itself (§5): the default found holds, unless a
+            // node arrived meanwhile.
+            if anyArrived { self[keyPath: side].arrived() } else { self[keyPath: side].holdCurrentDefault(in: newGraph) }
+            arrived.append(anyArrived)
         }
-        // A reconnect changes nothing by itself (§5): the default found holds, unless a sink
-        // arrived meanwhile.
-        if anyArrived { sinkArrived() } else { holdCurrentDefault() }
-        return decide(.graphReplaced, reason: anyArrived ? .newDeviceAvailable : nil, at: now)
+        return decide(
+            .graphReplaced, reason: arrived[0] ? .newDeviceAvailable : nil, inputReason: arrived[1] ? .newDeviceAvailable : nil, at: now)
     }
+}
 
-    /// The route view of each sink of a device, by node id, before a device change.
-    private func routesOfSinks(ofDevice device: ObjectID) -> [ObjectID: SinkRoutes] {
+/// Graph changes on one side's table.
+extension EndpointSide {
+    /// The route view of each node of this side of a device, by node id, before a device change.
+    func routesOfNodes(ofDevice device: ObjectID, in graph: Graph) -> [ObjectID: SinkRoutes] {
         var result: [ObjectID: SinkRoutes] = [:]
-        for node in graph.sinks where node.deviceID == device {
-            if let slot = sinks.slot(id: node.id), let routes = sinks[slot].routes { result[node.id] = routes }
+        for feature in table.features where feature.deviceID == device {
+            if let routes = feature.routes { result[feature.id] = routes }
         }
         return result
     }
 
-    /// What a device change did to its sinks' ports (docs/policy.md §6): a personal port
-    /// (headphones, headset) plugged in counts as its sink's arrival (it ends the override and
-    /// ranks at `arrived`, once the card plays it); the default sink's active port unplugged is
-    /// `old-device-unavailable` even when the sink stays. An unplug on the default wins over a
+    /// What a device change did to this side's ports (docs/policy.md §6): a personal port
+    /// (headphones, headset) plugged in counts as its node's arrival (it ends the override and
+    /// ranks at `arrived`, once the card plays it); the default's active port unplugged is
+    /// `old-device-unavailable` even when the node stays. An unplug on the default wins over a
     /// plug elsewhere in the same change.
-    private mutating func portEvent(ofDevice device: ObjectID, before: [ObjectID: SinkRoutes], at now: Milliseconds) -> PortEvent? {
+    mutating func portEvent(ofDevice device: ObjectID, before: [ObjectID: SinkRoutes], in graph: Graph, at now: Milliseconds) -> PortEvent? {
         var plugged: PortEvent?
         var unplugged: PortEvent?
-        for node in graph.sinks where node.deviceID == device {
-            guard let old = before[node.id], let slot = sinks.slot(id: node.id), let new = sinks[slot].routes else { continue }
-            let name = sinks[slot].name
+        for (id, old) in before.sorted(by: { $0.key < $1.key }) {
+            guard let slot = table.slot(id: id), let new = table[slot].routes else { continue }
+            let name = table[slot].name
             if name == currentDefault, old.activeAvailable, let active = old.activeName, new.unplugged.contains(active) {
                 unplugged = PortEvent(kind: .unplugged, sink: name, port: old.activeLabel ?? active)
             }
             let newlyPlugged = new.pluggedPersonal.keys.filter { old.pluggedPersonal[$0] == nil }.sorted()
             if let first = newlyPlugged.first, let label = new.pluggedPersonal[first] {
-                var sink = sinks[slot]
-                sink.arrivedAt = now
-                sinks.upsert(sink)
+                var node = table[slot]
+                node.arrivedAt = now
+                table.upsert(node)
                 plugged = PortEvent(kind: .plugged, sink: name, port: label)
             }
         }
-        if plugged != nil { sinkArrived() }
+        if plugged != nil { arrived() }
         return unplugged ?? plugged
     }
 
-    /// Recomputes one node's sink features; returns whether anything ranking reads changed.
-    private mutating func refreshNode(_ id: ObjectID, arrivedAt: Milliseconds?) -> Bool {
+    /// Recomputes one node's features; returns whether anything ranking reads changed.
+    mutating func refresh(_ id: ObjectID, graph: Graph, config: PolicyConfig, arrivedAt: Milliseconds?) -> Bool {
         guard let node = graph.nodes[id],
-            var sink = SinkFeatures(node: node, graph: graph, config: config, arrivedAt: arrivedAt)
+            var features = SinkFeatures(node: node, graph: graph, config: config, arrivedAt: arrivedAt, direction: direction)
         else {
-            return sinks.remove(id: id) != nil
+            return table.remove(id: id) != nil
         }
-        if let slot = sinks.slot(id: id) {
-            sink.nameRank = sinks[slot].nameRank
-            if sinks[slot] == sink { return false }
+        if let slot = table.slot(id: id) {
+            features.nameRank = table[slot].nameRank
+            if table[slot] == features { return false }
         }
-        sinks.upsert(sink)
+        table.upsert(features)
         return true
     }
 
-    /// Recomputes the sinks of a device; returns whether any of them changed.
-    private mutating func refreshNodes(ofDevice device: ObjectID) -> Bool {
+    /// Recomputes this side's nodes of a device; returns whether any of them changed.
+    mutating func refreshNodes(ofDevice device: ObjectID, graph: Graph, config: PolicyConfig) -> Bool {
         var changed = false
         for node in graph.nodes.values where node.deviceID == device {
-            let arrivedAt = sinks.slot(id: node.id).flatMap { sinks[$0].arrivedAt }
-            if refreshNode(node.id, arrivedAt: arrivedAt) { changed = true }
+            let arrivedAt = table.slot(id: node.id).flatMap { table[$0].arrivedAt }
+            if refresh(node.id, graph: graph, config: config, arrivedAt: arrivedAt) { changed = true }
+        }
+        // A node whose device went (or that left the device) is no longer listed under it.
+        for feature in table.features where feature.deviceID == device && graph.nodes[feature.id]?.deviceID != device {
+            if refresh(feature.id, graph: graph, config: config, arrivedAt: feature.arrivedAt) { changed = true }
         }
         return changed
     }

@@ -1,3 +1,5 @@
+import AudioGraph
+
 /// Buffers the ranking reuses between decisions, so ranking allocates only its results.
 struct RankingScratch: Sendable, Hashable {
     /// Eligible sinks in table order, before sorting.
@@ -26,33 +28,46 @@ struct RankingEntry: Sendable, Hashable {
     var index: Int
 }
 
-/// Eligibility (§1) and ranking (§2): one pass over the sink table fills each eligible sink's
+/// Eligibility (§1) and ranking (§2): one pass over a side's table fills each eligible node's
 /// rank, then a sort compares ranks tier by tier in `tier-order` with the node name as the
-/// stable tie-break.
-extension PolicyEngine {
-    mutating func rank() -> ([RankedSink], [RejectedSink]) {
-        sinks.rankNames()
-        let overrideSlot = userOverride.flatMap { sinks.slot(named: $0) }
-        let restoreSlot = restoreHold.flatMap { sinks.slot(named: $0) }
-        let lastChoiceSlot = lastUserChoice.flatMap { sinks.slot(named: $0) }
+/// stable tie-break. Both sides rank this way (§8).
+extension EndpointSide {
+    /// What ranking reads of the engine besides the side itself.
+    struct Context {
+        var accessories: AccessoryRegistry
+        var hostAddresses: [BluetoothAddress]
+        var config: PolicyConfig
+        /// The input side: the accessory of each device whose sink an accessory known by its
+        /// node name owns (a USB headset's source has no address and another name).
+        var accessoryOfDevice: [ObjectID: AccessoryIdentity] = [:]
+    }
+
+    mutating func rank(_ context: Context) -> ([RankedSink], [RejectedSink]) {
+        let accessories = context.accessories
+        let config = context.config
+        let hostAddresses = context.hostAddresses
+        table.rankNames()
+        let overrideSlot = userOverride.flatMap { table.slot(named: $0) }
+        let restoreSlot = restoreHold.flatMap { table.slot(named: $0) }
+        let lastChoiceSlot = lastUserChoice.flatMap { table.slot(named: $0) }
         var ranking = scratch.candidates
         scratch.candidates = []
         ranking.removeAll(keepingCapacity: true)
         var rejected: [RejectedSink] = []
         scratch.nameRanks.removeAll(keepingCapacity: true)
 
-        for slot in 0..<sinks.count {
-            let sink = sinks[slot]
-            // A sink that cannot play ends even the user's pick, as a gone one does (§1, §5).
+        for slot in 0..<table.count {
+            let sink = table[slot]
+            // A node that cannot play ends even the user's pick, as a gone one does (§1, §5).
             if let routes = sink.routes, !routes.isAvailable {
                 rejected.append(RejectedSink(node: sink.name, rejection: .unavailable(port: routes.label)))
                 continue
             }
-            if sink.hasNoInputPorts {
+            if sink.hasNoPorts {
                 rejected.append(RejectedSink(node: sink.name, rejection: .noPorts))
                 continue
             }
-            // The user's pick holds even where a rule of §1 would leave the sink out (§5).
+            // The user's pick holds even where a rule of §1 would leave the node out (§5).
             var setAside: Rejection?
             if let rule = sink.ignoredBy {
                 guard slot == overrideSlot else {
@@ -62,7 +77,13 @@ extension PolicyEngine {
                 setAside = .ignored(rule: rule)
             }
             var rank = SinkRank()
-            if let entry = accessories.entry(address: sink.address, name: sink.name) {
+            var entry = accessories.entry(address: sink.address, name: sink.name)
+            if entry == nil, !context.accessoryOfDevice.isEmpty, let device = sink.deviceID,
+                let identity = context.accessoryOfDevice[device]
+            {
+                entry = accessories[identity]
+            }
+            if let entry {
                 let configuration = entry.registration.configuration
                 let identity = entry.registration.identity
                 rank.accessory = identity
@@ -98,7 +119,7 @@ extension PolicyEngine {
                 rejected.append(RejectedSink(node: sink.name, rejection: .manualOnly(.configured(entry: index))))
                 continue
             }
-            // A virtual sink only by the user's pick, their last choice, the one handed back to,
+            // A virtual node only by the user's pick, their last choice, the one handed back to,
             // or a rule's priority (§1).
             if sink.isVirtual, slot != overrideSlot, slot != restoreSlot, slot != lastChoiceSlot {
                 guard case .priority? = sink.rule else {
@@ -152,9 +173,9 @@ extension PolicyEngine {
         return (sorted, rejected)
     }
 
-    /// The default and the override name sinks; when those are not in the graph, say so.
+    /// The default and the override name nodes; when those are not in the graph, say so.
     private func appendGone(to rejected: inout [RejectedSink]) {
-        for name in [currentDefault, userOverride].compactMap({ $0 }) where sinks.slot(named: name) == nil {
+        for name in [currentDefault, userOverride].compactMap({ $0 }) where table.slot(named: name) == nil {
             if !rejected.contains(where: { $0.node == name }) {
                 rejected.append(RejectedSink(node: name, rejection: .gone))
             }

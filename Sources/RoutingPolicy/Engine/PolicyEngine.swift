@@ -6,20 +6,52 @@ public struct PolicyEngine: Sendable {
     public internal(set) var config: PolicyConfig
     public internal(set) var graph: Graph
     public internal(set) var accessories = AccessoryRegistry()
+    /// The output: the sinks and everything remembered about the default sink.
+    var output = EndpointSide(direction: .output)
+    /// The input (§8): the sources and everything remembered about the default source. Kept
+    /// up to date whatever `[input] follow` says; ranked only when it says to follow.
+    var input = EndpointSide(direction: .input)
+
     /// The default as last decided (initially the graph's configured default).
-    public internal(set) var currentDefault: String?
-    /// The default `holdCurrentDefault()` found and holds (nil once a pick replaced it).
-    private var foundDefault: String?
+    public internal(set) var currentDefault: String? {
+        get { output.currentDefault }
+        set { output.currentDefault = newValue }
+    }
     /// The port the default plays to (its active route's label), when its device says.
-    public internal(set) var currentPort: String?
+    public var currentPort: String? { output.currentPort }
     /// A hand-picked default that holds until the next placement transition or sink arrival.
-    public internal(set) var userOverride: String?
+    public var userOverride: String? { output.userOverride }
     /// The user's most recent choice; outlives the override.
-    public internal(set) var lastUserChoice: String?
+    public internal(set) var lastUserChoice: String? {
+        get { output.lastUserChoice }
+        set { output.lastUserChoice = newValue }
+    }
     /// The sink a removed accessory gave the output back to; holds like an override.
-    public internal(set) var restoreHold: String?
+    public var restoreHold: String? { output.restoreHold }
     /// For each worn accessory that took the output, the default it took it from.
-    public internal(set) var restoreTargets: [AccessoryIdentity: String] = [:]
+    public internal(set) var restoreTargets: [AccessoryIdentity: String] {
+        get { output.restoreTargets }
+        set { output.restoreTargets = newValue }
+    }
+
+    /// The default source as last decided (initially the graph's configured default source).
+    public internal(set) var currentSource: String? {
+        get { input.currentDefault }
+        set { input.currentDefault = newValue }
+    }
+    /// A hand-picked default source; holds until the next placement transition or source
+    /// arrival.
+    public var sourceOverride: String? { input.userOverride }
+    /// The user's most recent choice of source; outlives the override.
+    public internal(set) var lastSourceChoice: String? {
+        get { input.lastUserChoice }
+        set { input.lastUserChoice = newValue }
+    }
+    /// Whether the policy decides the default source (`[input] follow`).
+    public var followsInput: Bool { config.input.follow != .never }
+    /// The sinks, for tests and tools that look inside.
+    var sinks: SinkTable { output.table }
+
     /// This host's Bluetooth addresses, for scoring: `knownHostAddresses` without origins.
     public internal(set) var hostAddresses: [BluetoothAddress] = []
     /// This host's addresses with where each came from: the config's, then the command line's,
@@ -31,8 +63,6 @@ public struct PolicyEngine: Sendable {
     /// How many placement transitions this engine has seen (the daemon asks whether one
     /// happened between restoring its state and its first graph).
     public private(set) var placementTransitions = 0
-    var sinks = SinkTable()
-    var scratch = RankingScratch()
     /// The last decision made, restated for inputs that cannot change it.
     var lastDecision: Decision?
 
@@ -42,8 +72,10 @@ public struct PolicyEngine: Sendable {
         self.config = config
         commandLineHostAddresses = hostAddresses.map { HostAddress($0, from: [.commandLine]) }
         refreshHostAddresses()
-        currentDefault = graph.configuredDefaultSinkName ?? graph.effectiveDefaultSinkName
-        lastUserChoice = graph.configuredDefaultSinkName
+        output.currentDefault = graph.configuredDefaultSinkName ?? graph.effectiveDefaultSinkName
+        output.lastUserChoice = graph.configuredDefaultSinkName
+        input.currentDefault = graph.configuredDefaultSourceName ?? graph.effectiveDefaultSourceName
+        input.lastUserChoice = graph.configuredDefaultSourceName
         rebuildSinks(arrivedAt: nil)
     }
 
@@ -66,7 +98,8 @@ public struct PolicyEngine: Sendable {
         case .start: decision = decide(.initial, reason: .initial, at: now)
         case .graphChanged(let change):
             switch applyGraphChange(change, at: now) {
-            case .decide(let trigger, let reason, let portEvent): decision = decide(trigger, reason: reason, at: now, portEvent: portEvent)
+            case .decide(let trigger, let reason, let inputReason, let portEvent, let sourcePortEvent):
+                decision = decide(trigger, reason: reason, inputReason: inputReason, at: now, portEvent: portEvent, sourcePortEvent: sourcePortEvent)
             case .unchanged(let trigger):
                 guard let restated = restate(trigger, at: now) else {
                     decision = decide(trigger, reason: nil, at: now)
@@ -77,6 +110,7 @@ public struct PolicyEngine: Sendable {
         case .graphReplaced(let graph): decision = replaceGraph(graph, at: now)
         case .accessory(let request): decision = applyAccessory(request, at: now)
         case .userSelectedDefault(let name): decision = userSelected(name, at: now)
+        case .userSelectedSource(let name): decision = userSelectedSource(name, at: now)
         case .timerFired: decision = fireTimer(at: now)
         case .configReplaced(let config): decision = replaceConfig(config, at: now)
         case .hostAddressesChanged(let learned): decision = replaceLearnedHostAddresses(learned, at: now)
@@ -87,7 +121,9 @@ public struct PolicyEngine: Sendable {
     /// The last decision as this input would have made it: same ranking and default, nothing
     /// changed. Nil before the first decision (there is nothing to restate).
     private func restate(_ trigger: DecisionTrigger, at now: Milliseconds) -> Decision? {
-        guard var decision = lastDecision, decision.defaultSink == currentDefault else { return nil }
+        guard var decision = lastDecision, decision.defaultSink == currentDefault,
+            decision.input?.defaultSource == (followsInput ? currentSource : nil)
+        else { return nil }
         decision.at = now
         decision.trigger = trigger
         decision.previous = currentDefault
@@ -95,6 +131,12 @@ public struct PolicyEngine: Sendable {
         decision.error = nil
         decision.portEvent = nil
         decision.previousPort = currentPort
+        if decision.input != nil {
+            decision.input?.previous = currentSource
+            decision.input?.reason = nil
+            decision.input?.portEvent = nil
+            decision.input?.previousPort = input.currentPort
+        }
         return decision
     }
 
@@ -108,11 +150,13 @@ public struct PolicyEngine: Sendable {
     // MARK: - Inputs
 
     private mutating func userSelected(_ name: String, at now: Milliseconds) -> Decision {
-        foundDefault = nil
-        userOverride = name
-        lastUserChoice = name
-        restoreHold = nil
-        return decide(.userSelected(name), reason: .userOverride, at: now)
+        output.select(name)
+        return decide(.userSelected(name), reason: .userOverride, inputReason: nil, at: now)
+    }
+
+    private mutating func userSelectedSource(_ name: String, at now: Milliseconds) -> Decision {
+        input.select(name)
+        return decide(.userSelectedSource(name), reason: nil, inputReason: .userOverride, at: now)
     }
 
     private mutating func fireTimer(at now: Milliseconds) -> Decision {
@@ -127,17 +171,17 @@ public struct PolicyEngine: Sendable {
     private mutating func replaceConfig(_ newConfig: PolicyConfig, at now: Milliseconds) -> Decision {
         config = newConfig
         refreshHostAddresses()
-        let arrivals = Dictionary(sinks.features.map { ($0.id, $0.arrivedAt) }, uniquingKeysWith: { a, _ in a })
-        sinks = SinkTable()
-        for node in graph.nodes.values {
-            if let sink = SinkFeatures(node: node, graph: graph, config: config, arrivedAt: arrivals[node.id] ?? nil) { sinks.upsert(sink) }
+        for side in [\PolicyEngine.output, \PolicyEngine.input] {
+            let arrivals = Dictionary(self[keyPath: side].table.features.map { ($0.id, $0.arrivedAt) }, uniquingKeysWith: { a, _ in a })
+            self[keyPath: side].rebuild(graph: graph, config: config) { arrivals[$0] ?? nil }
         }
         for identity in accessories.entries.keys.sorted() {
             guard let reporter = accessories[identity]?.registration.reporter,
                 let entry = reporterRestriction(identity, reporter: reporter)
             else { continue }
             accessories.end(identity, because: "dropped by a config reload: \(entry.location?.fileLine ?? "the config") lets only \(entry.reporter ?? "?") report it")
-            restoreTargets[identity] = nil
+            output.restoreTargets[identity] = nil
+            input.restoreTargets[identity] = nil
         }
         return decide(.configReplaced, reason: .configChanged, at: now)
     }
@@ -156,15 +200,21 @@ public struct PolicyEngine: Sendable {
         hostAddresses = knownHostAddresses.map(\.address)
     }
 
-    /// Ends the override and any restore hold; on coming off, hands the output back (§4, §5).
+    /// Ends the overrides and any restore hold; on coming off, hands the output and the input
+    /// back (§4, §5, §8).
     mutating func placementTransition(of identity: AccessoryIdentity, toWorn: Bool) {
         placementTransitions += 1
-        userOverride = nil
-        restoreHold = nil
-        guard !toWorn else { return }
-        let target = restoreTargets.removeValue(forKey: identity)
-        if config.restorePrevious, let target, let current = currentDefault, sink(named: current, isOf: identity) {
-            restoreHold = target
+        let devices = accessoryOfDevice()
+        for side in [\PolicyEngine.output, \PolicyEngine.input] {
+            self[keyPath: side].userOverride = nil
+            self[keyPath: side].restoreHold = nil
+            guard !toWorn else { continue }
+            let target = self[keyPath: side].restoreTargets.removeValue(forKey: identity)
+            if config.restorePrevious, let target, let current = self[keyPath: side].currentDefault,
+                self[keyPath: side].node(named: current, isOf: identity, accessoryOfDevice: devices)
+            {
+                self[keyPath: side].restoreHold = target
+            }
         }
     }
 
@@ -173,31 +223,30 @@ public struct PolicyEngine: Sendable {
     /// choice when the user never picked one) — is the standing choice and holds as the override
     /// until the next placement transition, sink arrival or pick. (A restored registration that
     /// says "worn" would otherwise take the output from a default the user picked while the
-    /// daemon was away.) A sink that cannot play (unplugged, §1) is not held.
+    /// daemon was away.) A sink that cannot play (unplugged, §1) is not held. The default source
+    /// is held the same way (§8).
     public mutating func holdCurrentDefault() {
-        let configured = graph.configuredDefaultSinkName.flatMap { sinks.slot(named: $0) != nil ? $0 : nil }
-        guard let name = configured ?? graph.effectiveDefaultSinkName, sinks.slot(named: name) != nil else { return }
-        userOverride = name
-        foundDefault = name
+        output.holdCurrentDefault(in: graph)
+        input.holdCurrentDefault(in: graph)
     }
 
     /// The default found at start or reconnect still holds as the decision: there is nothing
     /// to write for it (the daemon writes nothing until something happens).
-    public var holdsFoundDefault: Bool { foundDefault != nil && userOverride == foundDefault && currentDefault == foundDefault }
+    public var holdsFoundDefault: Bool { output.holdsFoundDefault }
+    /// The same for the default source.
+    public var holdsFoundSource: Bool { input.holdsFoundDefault }
 
-
-    /// A new sink ends the override (§5) and any restore hold.
-    mutating func sinkArrived() {
-        userOverride = nil
-        restoreHold = nil
-    }
-
-    func sink(named name: String, isOf identity: AccessoryIdentity) -> Bool {
-        guard let slot = sinks.slot(named: name) else { return false }
-        switch identity {
-        case .address(let address): return sinks[slot].address == address
-        case .nodeName(let nodeName): return name == nodeName
+    /// For each device with a sink that a registered accessory owns, that accessory: a source
+    /// of the same device belongs to it (a USB headset registered by its sink's name). Empty
+    /// while no accessory is known by node name (addresses match a source directly).
+    func accessoryOfDevice() -> [ObjectID: AccessoryIdentity] {
+        guard accessories.nameEntryCount > 0 else { return [:] }
+        var result: [ObjectID: AccessoryIdentity] = [:]
+        for sink in output.table.features {
+            guard let device = sink.deviceID, let entry = accessories.entry(address: sink.address, name: sink.name) else { continue }
+            result[device] = entry.registration.identity
         }
+        return result
     }
 
     /// The `[[accessory]]` entry that reserves `identity` for a different reporter, if any.
@@ -209,57 +258,98 @@ public struct PolicyEngine: Sendable {
     }
 
     mutating func rebuildSinks(arrivedAt: Milliseconds?) {
-        sinks = SinkTable()
-        for node in graph.nodes.values {
-            if let sink = SinkFeatures(node: node, graph: graph, config: config, arrivedAt: arrivedAt) { sinks.upsert(sink) }
-        }
+        output.rebuild(graph: graph, config: config) { _ in arrivedAt }
+        input.rebuild(graph: graph, config: config) { _ in arrivedAt }
     }
 
     // MARK: - Deciding
 
-    /// Ranks the sinks and records the outcome as the current default. `reason` is the reason
-    /// if the default changes; nil derives it from the graph (the old default gone or not).
+    /// Ranks the sinks (and the sources, when the input follows) and records the outcome as the
+    /// current defaults. `reason` is the reason if the default sink changes, `inputReason` if
+    /// the default source does; nil derives it from the graph (the old default gone or not).
     mutating func decide(
-        _ trigger: DecisionTrigger, reason hint: RouteChangeReason?, at now: Milliseconds, error: AccessoryError? = nil,
-        portEvent: PortEvent? = nil
+        _ trigger: DecisionTrigger, reason hint: RouteChangeReason?, at now: Milliseconds, error: AccessoryError? = nil
     ) -> Decision {
-        // A pick (or a hand-back) on a sink that was unplugged ends as a gone one does (§5).
-        for name in [userOverride, restoreHold].compactMap({ $0 }) {
-            guard let slot = sinks.slot(named: name), sinks[slot].routes?.isAvailable == false else { continue }
-            if userOverride == name { userOverride = nil }
-            if restoreHold == name { restoreHold = nil }
-        }
-        let (ranking, rejected) = rank()
-        let previous = currentDefault
-        let winner = ranking.first
+        decide(trigger, reason: hint, inputReason: hint, at: now, error: error)
+    }
+
+    /// `decide` with a reason of its own for the input side.
+    mutating func decide(
+        _ trigger: DecisionTrigger, reason hint: RouteChangeReason?, inputReason inputHint: RouteChangeReason?,
+        at now: Milliseconds, error: AccessoryError? = nil, portEvent: PortEvent? = nil, sourcePortEvent: PortEvent? = nil
+    ) -> Decision {
+        var context = EndpointSide.Context(accessories: accessories, hostAddresses: hostAddresses, config: config)
+        let out = output.decide(trigger, hint: hint, context: context, portEvent: portEvent)
         var decision = Decision(
-            at: now, trigger: trigger, defaultSink: winner?.node, previous: previous, reason: nil,
-            ranking: ranking, rejected: rejected, error: error, config: config, hostAddresses: knownHostAddresses)
+            at: now, trigger: trigger, defaultSink: out.winner, previous: out.previous, reason: out.reason,
+            ranking: out.ranking, rejected: out.rejected, error: error, config: config, hostAddresses: knownHostAddresses)
         decision.portEvent = portEvent
-        decision.previousPort = currentPort
-        if trigger == .initial {
-            decision.reason = .initial
-        } else if decision.changed {
-            if winner == nil {
-                decision.reason = .noSuitableRoute
-            } else if let hint {
-                decision.reason = hint
-            } else {
-                let previousStillThere = previous.map { name in ranking.contains { $0.node == name } } ?? false
-                decision.reason = previousStillThere || previous == nil ? .newDeviceAvailable : .oldDeviceUnavailable
-            }
-            // The jack that moved it says why, whatever else the input did.
-            if let portEvent, portEvent.kind == .unplugged, portEvent.sink == previous { decision.reason = .oldDeviceUnavailable }
-        } else if let portEvent {
-            decision.reason = portEvent.reason
+        decision.previousPort = out.previousPort
+        if followsInput {
+            context.accessoryOfDevice = accessoryOfDevice()
+            let side = input.decide(trigger, hint: inputHint, context: context, portEvent: sourcePortEvent)
+            decision.input = SourceDecision(
+                defaultSource: side.winner, previous: side.previous, reason: side.reason, ranking: side.ranking, rejected: side.rejected,
+                portEvent: sourcePortEvent, previousPort: side.previousPort)
         }
-        // Remember what a worn accessory took the output from, to hand it back (§4).
-        if decision.changed, let winner, winner.rank.worn != nil, let identity = winner.rank.accessory, let previous {
-            restoreTargets[identity] = previous
-        }
-        currentDefault = winner?.node
-        currentPort = winner?.rank.port
         lastDecision = decision
         return decision
+    }
+}
+
+extension EndpointSide {
+    /// One side's half of a decision.
+    struct Outcome {
+        var winner: String?
+        var previous: String?
+        var reason: RouteChangeReason?
+        var ranking: [RankedSink]
+        var rejected: [RejectedSink]
+        var previousPort: String?
+    }
+
+    /// Ranks this side and records the winner as its current default.
+    mutating func decide(_ trigger: DecisionTrigger, hint: RouteChangeReason?, context: Context, portEvent: PortEvent?) -> Outcome {
+        dropUnavailableHolds()
+        let (ranking, rejected) = rank(context)
+        let previous = currentDefault
+        let winner = ranking.first
+        let changed = winner?.node != previous
+        var reason: RouteChangeReason?
+        if trigger == .initial {
+            reason = .initial
+        } else if changed {
+            if winner == nil {
+                reason = .noSuitableRoute
+            } else if let hint {
+                reason = hint
+            } else {
+                let previousStillThere = previous.map { name in ranking.contains { $0.node == name } } ?? false
+                reason = previousStillThere || previous == nil ? .newDeviceAvailable : .oldDeviceUnavailable
+            }
+            // The jack that moved it says why, whatever else the input did.
+            if let portEvent, portEvent.kind == .unplugged, portEvent.sink == previous { reason = .oldDeviceUnavailable }
+        } else if let portEvent {
+            reason = portEvent.reason
+        }
+        // Remember what a worn accessory took this side from, to hand it back (§4).
+        if changed, let winner, winner.rank.worn != nil, let identity = winner.rank.accessory, let previous {
+            restoreTargets[identity] = previous
+        }
+        let previousPort = currentPort
+        currentDefault = winner?.node
+        currentPort = winner?.rank.port
+        return Outcome(winner: winner?.node, previous: previous, reason: reason, ranking: ranking, rejected: rejected, previousPort: previousPort)
+    }
+
+    /// Whether the node `name` of this side belongs to the accessory `identity`.
+    func node(named name: String, isOf identity: AccessoryIdentity, accessoryOfDevice: [ObjectID: AccessoryIdentity]) -> Bool {
+        guard let slot = table.slot(named: name) else { return false }
+        switch identity {
+        case .address(let address): return table[slot].address == address
+        case .nodeName(let nodeName):
+            if name == nodeName { return true }
+            return table[slot].deviceID.map { accessoryOfDevice[$0] == identity } ?? false
+        }
     }
 }

@@ -11,6 +11,8 @@ public enum PolicyInput: Sendable {
     case accessory(AccessoryRequest)
     /// Someone other than Earshot set the default sink by hand (wpctl, pavucontrol, GNOME).
     case userSelectedDefault(String)
+    /// Someone other than Earshot set the default source by hand (§8).
+    case userSelectedSource(String)
     /// The deadline the last outcome asked for has come; fires the one transition due first.
     case timerFired
     case configReplaced(PolicyConfig)

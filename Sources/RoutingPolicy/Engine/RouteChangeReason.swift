@@ -17,12 +17,16 @@ public enum DecisionTrigger: Sendable, Hashable, CustomStringConvertible {
     case accessory(verb: String, AccessoryIdentity)
     case timer(PendingPlacement.Kind, AccessoryIdentity)
     case sinkAdded(String)
+    /// A source (a microphone) appeared (§8).
+    case sourceAdded(String)
     case nodeChanged(String)
     case deviceChanged(String)
     case removed(String)
     case otherGraphChange
     case graphReplaced
     case userSelected(String)
+    /// Someone other than Earshot set the default source by hand (§8).
+    case userSelectedSource(String)
     case configReplaced
     /// This host's learnt Bluetooth addresses changed (a BlueZ adapter came or went).
     case hostAddressesChanged
@@ -36,13 +40,14 @@ public enum DecisionTrigger: Sendable, Hashable, CustomStringConvertible {
         case .initial: "initial"
         case .accessory(let verb, let identity): "\(verb) \(identity)"
         case .timer(let kind, let identity): "\(kind.rawValue) \(identity)"
-        case .sinkAdded(let name): "add \(name)"
+        case .sinkAdded(let name), .sourceAdded(let name): "add \(name)"
         case .nodeChanged(let name): "change \(name)"
         case .deviceChanged(let name): "change device \(name)"
         case .removed(let name): "remove \(name)"
         case .otherGraphChange: "graph"
         case .graphReplaced: "graph replaced"
         case .userSelected(let name): "select \(name)"
+        case .userSelectedSource(let name): "select-source \(name)"
         case .configReplaced: "config replaced"
         case .hostAddressesChanged: "host addresses"
         case .nothingDue: "timer (nothing due)"

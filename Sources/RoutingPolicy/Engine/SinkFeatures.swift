@@ -1,7 +1,8 @@
 import AudioGraph
 
-/// What scoring needs to know about a sink that changes only with the graph or the config,
-/// computed once per change so the scoring loop reads plain fields, not property strings.
+/// What scoring needs to know about a sink (or, on the input side, a source: §8) that changes
+/// only with the graph or the config, computed once per change so the scoring loop reads plain
+/// fields, not property strings.
 struct SinkFeatures: Sendable, Hashable {
     var id: ObjectID
     var name: String
@@ -20,8 +21,11 @@ struct SinkFeatures: Sendable, Hashable {
     var nameRank = 0
     /// What the device's routes say about the sink; nil without route information.
     var routes: SinkRoutes?
-    /// `n-input-ports` is 0: the sink cannot take audio yet.
-    var hasNoInputPorts = false
+    /// `n-input-ports` (a source: `n-output-ports`) is 0: it cannot take (give) audio yet.
+    var hasNoPorts = false
+    /// Its device (a headset's sink and source share one): the input side finds the accessory
+    /// of a source through it when the accessory is known by its sink's name.
+    var deviceID: ObjectID?
     /// A sink of no hardware (null and filter sinks): only the user or a rule chooses it.
     var isVirtual = false
     /// §2.7 `priority.session`, and the active route's priority.
@@ -38,18 +42,19 @@ struct SinkFeatures: Sendable, Hashable {
         return nil
     }
 
-    init?(node: Node, graph: Graph, config: PolicyConfig, arrivedAt: Milliseconds?) {
-        guard node.isAudioSink, let name = node.name else { return nil }
+    init?(node: Node, graph: Graph, config: PolicyConfig, arrivedAt: Milliseconds?, direction: AudioDirection = .output) {
+        guard direction == .output ? node.isAudioSink : node.isAudioSource, let name = node.name else { return nil }
         id = node.id
         self.name = name
-        let route = graph.route(of: node)
-        routes = route.map { SinkRoutes($0, node: node, graph: graph) }
+        let route = graph.route(of: node, direction: direction.routeDirection)
+        routes = route.map { SinkRoutes($0, node: node, graph: graph, direction: direction.routeDirection) }
         sinkClass = SinkClass.of(node, in: graph, route: route)
         let position = config.classOrder.firstIndex(of: sinkClass)
         classPlaces = position.map { config.classOrder.count - $0 } ?? 0
         isPersonal = sinkClass.canBePersonal && config.personalClasses.contains(sinkClass)
-        hasNoInputPorts = node.inputPorts == 0
-        isVirtual = node.isVirtualSink
+        hasNoPorts = (direction == .output ? node.inputPorts : node.outputPorts) == 0
+        isVirtual = direction == .output ? node.isVirtualSink : node.isVirtualSource
+        deviceID = node.deviceID
         sessionPriority = node.props["priority.session"].flatMap { Int($0) } ?? 0
         routePriority = route?.port?.priority ?? 0
         if let index = config.rules.firstIndex(where: { $0.holds(for: node, in: graph) }) {
@@ -83,7 +88,7 @@ final class SinkRoutes: Sendable, Hashable {
     /// Labels of the personal routes (headphones, headset) for the sink not `no` now, by name.
     let pluggedPersonal: [String: String]
 
-    init(_ route: NodeRoute, node: Node, graph: Graph) {
+    init(_ route: NodeRoute, node: Node, graph: Graph, direction: PortDirection = .output) {
         activeName = route.active?.name
         activeLabel = route.active?.label
         activeAvailable = route.active?.available.isAvailable ?? true
@@ -96,7 +101,7 @@ final class SinkRoutes: Sendable, Hashable {
         {
             // The same routes `Graph.route(of:)` judges by: a headphones port of another profile
             // is not this sink's to plug.
-            for candidate in routes.candidates(for: profileDevice, direction: .output) {
+            for candidate in routes.candidates(for: profileDevice, direction: direction) {
                 if candidate.available == .no {
                     unplugged.append(candidate.name)
                 } else if let type = candidate.portType, let kind = SinkClass.of(portType: type), kind == .headphones || kind == .headset {

@@ -57,8 +57,76 @@ public struct DecisionRecord: Codable, Sendable, Hashable {
 
     public struct PortEventRecord: Codable, Sendable, Hashable {
         public var kind: String
+        /// The sink's node.name (in `input`, the source's).
         public var sink: String
         public var port: String
+    }
+
+    /// The default source decided (§8), beside `default`; null when no source is eligible or
+    /// the input does not follow (`[input] follow = "never"`, then `input` is null too).
+    public var defaultSource: String?
+    /// The input side's decision, in the same fields as the output's.
+    public var input: InputRecord?
+
+    /// The input side of a decision: the fields the output has at the top level.
+    public struct InputRecord: Codable, Sendable, Hashable {
+        public var `default`: String?
+        public var previous: String?
+        public var changed: Bool
+        public var reason: String?
+        public var summary: String
+        public var ranking: [Ranked]
+        public var decidedBy: Decider?
+        public var rejected: [Rejected]
+        public var previousPort: String?
+        public var port: String?
+        public var portEvent: PortEventRecord?
+
+        private enum CodingKeys: String, CodingKey {
+            case `default`, previous, changed, reason, summary, ranking, decidedBy = "decided-by", rejected
+            case previousPort = "previous-port", port, portEvent = "port-event"
+        }
+
+        init(_ input: SourceDecision, of decision: Decision, explaining count: Int?, listRejected: Bool) {
+            `default` = input.defaultSource
+            previous = input.previous
+            changed = input.changed
+            reason = input.reason?.rawValue
+            summary = input.summary
+            let explained = count.map { input.ranking.prefix($0) } ?? input.ranking[...]
+            ranking = explained.map { source in
+                Ranked(
+                    node: source.node,
+                    tiers: decision.explanation(of: source).terms.map { Term(tier: $0.tier.rawValue, value: $0.value, why: Self.sourceWords($0.why)) })
+            }
+            decidedBy = decision.decidedBy(in: input.ranking).map { Decider(tier: $0.tierName, runnerUp: $0.runnerUp, why: Self.sourceWords($0.why)) }
+            rejected = listRejected
+                ? input.rejected.map { Rejected(node: $0.node, why: Self.sourceWords(decision.why($0))) }.sorted { $0.node < $1.node } : []
+            previousPort = input.previousPort
+            port = input.port
+            portEvent = input.portEvent.map { PortEventRecord(kind: $0.kind.rawValue, sink: $0.sink, port: $0.port) }
+        }
+
+        /// The rules' words are the output's (one explainer ranks both sides, §8): on the input
+        /// side they speak of sources.
+        static func sourceWords(_ text: String) -> String {
+            text.replacingOccurrences(of: "sinks", with: "sources").replacingOccurrences(of: "sink", with: "source")
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(`default`, forKey: .default)
+            try container.encode(previous, forKey: .previous)
+            try container.encode(changed, forKey: .changed)
+            try container.encode(reason, forKey: .reason)
+            try container.encode(summary, forKey: .summary)
+            try container.encode(ranking, forKey: .ranking)
+            try container.encode(decidedBy, forKey: .decidedBy)
+            try container.encode(rejected, forKey: .rejected)
+            try container.encode(previousPort, forKey: .previousPort)
+            try container.encode(port, forKey: .port)
+            try container.encode(portEvent, forKey: .portEvent)
+        }
     }
 
     public init(_ decision: Decision, line: Int? = nil) {
@@ -86,6 +154,9 @@ public struct DecisionRecord: Codable, Sendable, Hashable {
         previousPort = decision.previousPort
         port = decision.port
         portEvent = decision.portEvent.map { PortEventRecord(kind: $0.kind.rawValue, sink: $0.sink, port: $0.port) }
+        defaultSource = decision.defaultSource
+        let summaryOnly = ranked.count < decision.ranking.count || (rejected.isEmpty && !decision.rejected.isEmpty)
+        input = decision.input.map { InputRecord($0, of: decision, explaining: summaryOnly ? 1 : nil, listRejected: !summaryOnly) }
     }
 
     /// A record received as JSON (the daemon's status over the control socket).
@@ -96,6 +167,7 @@ public struct DecisionRecord: Codable, Sendable, Hashable {
     private enum CodingKeys: String, CodingKey {
         case at, line, trigger, `default`, previous, changed, reason, summary, ranking, decidedBy = "decided-by", rejected, error
         case previousPort = "previous-port", port, portEvent = "port-event"
+        case defaultSource = "default-source", input
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -115,6 +187,8 @@ public struct DecisionRecord: Codable, Sendable, Hashable {
         try container.encode(previousPort, forKey: .previousPort)
         try container.encode(port, forKey: .port)
         try container.encode(portEvent, forKey: .portEvent)
+        try container.encode(defaultSource, forKey: .defaultSource)
+        try container.encode(input, forKey: .input)
     }
 
     /// One line of JSON, keys sorted so runs diff cleanly.

@@ -25,6 +25,9 @@ public enum DecisionText {
         lines.append(indent + decision.summary)
         let record = detail == .summary ? DecisionRecord(summaryOf: decision) : DecisionRecord(decision)
         lines += explanationLines(record, detail: detail).map { indent + $0 }
+        if let input = record.input, let decided = decision.input, decided.hasCandidates || (decided.changed && decision.trigger != .initial) {
+            lines += inputLines(input, detail: detail).map { indent + $0 }
+        }
         return lines.joined(separator: "\n")
     }
 
@@ -32,19 +35,34 @@ public enum DecisionText {
     /// with `.full` a line per sink, each tier's rule under it, the deciding tier and every
     /// rejection.
     public static func explanationLines(_ record: DecisionRecord, detail: Detail) -> [String] {
+        explanationLines(ranking: record.ranking, decidedBy: record.decidedBy, rejected: record.rejected, detail: detail)
+    }
+
+    static func explanationLines(
+        ranking: [DecisionRecord.Ranked], decidedBy: DecisionRecord.Decider?, rejected: [DecisionRecord.Rejected], detail: Detail
+    ) -> [String] {
         var lines: [String] = []
         switch detail {
         case .summary:
-            if let winner = record.ranking.first { lines.append("winner: " + sinkLine(winner)) }
-            if let decider = record.decidedBy { lines.append(deciderLine(decider)) }
+            if let winner = ranking.first { lines.append("winner: " + sinkLine(winner)) }
+            if let decider = decidedBy { lines.append(deciderLine(decider)) }
         case .full:
-            for (place, sink) in record.ranking.enumerated() {
+            for (place, sink) in ranking.enumerated() {
                 lines.append("#\(place + 1) " + sinkLine(sink))
                 for term in sink.tiers { lines.append("    \(term.tier): \(term.why)") }
             }
-            if let decider = record.decidedBy { lines.append(deciderLine(decider)) }
-            for sink in record.rejected { lines.append("✗ \(sink.node): \(sink.why)") }
+            if let decider = decidedBy { lines.append(deciderLine(decider)) }
+            for sink in rejected { lines.append("✗ \(sink.node): \(sink.why)") }
         }
+        return lines
+    }
+
+    /// The input side (§8): `input → bluez_input.X (placement-changed)` (`=` when it stays),
+    /// its summary, and its explanation as `explanationLines` gives the output's.
+    public static func inputLines(_ input: DecisionRecord.InputRecord, detail: Detail) -> [String] {
+        var lines = ["input " + (input.changed ? "→ " : "= ") + (input.default ?? "(none)") + (input.reason.map { " (\($0))" } ?? "")]
+        lines.append("  " + input.summary)
+        lines += explanationLines(ranking: input.ranking, decidedBy: input.decidedBy, rejected: input.rejected, detail: detail).map { "  " + $0 }
         return lines
     }
 

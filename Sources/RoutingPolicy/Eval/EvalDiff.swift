@@ -49,12 +49,23 @@ public enum EvalDiff {
                 compared += 1
                 if let step = place.old { oldCurrent = step }
                 if let step = place.new { newCurrent = step }
-                guard oldCurrent.decision.defaultSink != newCurrent.decision.defaultSink else { continue }
                 let anchor = place.old ?? place.new ?? oldCurrent
-                differences.append(EvalDifference(
-                    at: anchor.decision.at, line: anchor.line, trigger: anchor.decision.trigger.description,
-                    old: .init(oldCurrent, decided: place.old != nil, otherDefault: newCurrent.decision.defaultSink),
-                    new: .init(newCurrent, decided: place.new != nil, otherDefault: oldCurrent.decision.defaultSink)))
+                if oldCurrent.decision.defaultSink != newCurrent.decision.defaultSink {
+                    differences.append(EvalDifference(
+                        at: anchor.decision.at, line: anchor.line, trigger: anchor.decision.trigger.description,
+                        old: .init(oldCurrent, decided: place.old != nil, otherDefault: newCurrent.decision.defaultSink),
+                        new: .init(newCurrent, decided: place.new != nil, otherDefault: oldCurrent.decision.defaultSink)))
+                }
+                // The input (§8): a difference of its own, when either run decides it.
+                let (oldInput, newInput) = (oldCurrent.decision.input, newCurrent.decision.input)
+                if oldInput != nil || newInput != nil, oldInput?.defaultSource != newInput?.defaultSource {
+                    var difference = EvalDifference(
+                        at: anchor.decision.at, line: anchor.line, trigger: anchor.decision.trigger.description,
+                        old: .init(input: oldCurrent, decided: place.old != nil, otherDefault: newInput?.defaultSource),
+                        new: .init(input: newCurrent, decided: place.new != nil, otherDefault: oldInput?.defaultSource))
+                    difference.direction = .input
+                    differences.append(difference)
+                }
             }
         }
         return Outcome(differences: differences, compared: compared)

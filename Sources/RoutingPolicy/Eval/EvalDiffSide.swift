@@ -11,4 +11,18 @@ extension EvalDifference.Side {
         }
         self.init(record, decided: decided)
     }
+
+    /// The input side of one run (§8), explained against the other run's default source.
+    init(input step: EvalDiff.Step, decided: Bool, otherDefault: String?) {
+        let decision = step.decision
+        let record = DecisionRecord(decision, line: step.line).input
+        var decidedBy = record?.decidedBy
+        if let ranking = decision.input?.ranking, let winner = ranking.first, let other = ranking.first(where: { $0.node == otherDefault }),
+            other.node != winner.node
+        {
+            let decider = RankExplainer(config: decision.config, hostAddresses: decision.hostAddresses).decidedBy(winner, over: other)
+            decidedBy = DecisionRecord.Decider(tier: decider.tierName, runnerUp: decider.runnerUp, why: decider.why)
+        }
+        self.init(decided: decided, default: record?.default, reason: record?.reason, decidedBy: decidedBy, winner: record?.ranking.first)
+    }
 }

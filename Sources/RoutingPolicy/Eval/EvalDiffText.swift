@@ -7,7 +7,7 @@ public enum EvalDiffText {
         let rows = differences.map { difference in
             [
                 "\(difference.at)", difference.line.map(String.init) ?? "-", difference.trigger,
-                name(difference.old) + " → " + name(difference.new),
+                (difference.direction == .input ? "mic · " : "") + name(difference.old) + " → " + name(difference.new),
                 tier(difference.old) + " → " + tier(difference.new),
             ]
         }

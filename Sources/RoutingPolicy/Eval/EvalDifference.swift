@@ -17,6 +17,14 @@ public struct EvalDifference: Codable, Sendable, Hashable {
         /// The winner's tier values, in tier order (null with no eligible sink).
         public var winner: DecisionRecord.Ranked?
 
+        init(decided: Bool, default: String?, reason: String?, decidedBy: DecisionRecord.Decider?, winner: DecisionRecord.Ranked?) {
+            self.decided = decided
+            self.default = `default`
+            self.reason = reason
+            self.decidedBy = decidedBy
+            self.winner = winner
+        }
+
         init(_ record: DecisionRecord, decided: Bool) {
             self.decided = decided
             `default` = record.default
@@ -45,9 +53,20 @@ public struct EvalDifference: Codable, Sendable, Hashable {
     public var trigger: String
     public var old: Side
     public var new: Side
+    /// Which default differs: `output` (the sink; `default` names sinks) or `input` (the
+    /// source, §8; `default` names sources).
+    public var direction: AudioDirection = .output
+
+    init(at: Milliseconds, line: Int?, trigger: String, old: Side, new: Side) {
+        self.at = at
+        self.line = line
+        self.trigger = trigger
+        self.old = old
+        self.new = new
+    }
 
     private enum CodingKeys: String, CodingKey {
-        case at, line, trigger, old, new
+        case at, line, trigger, old, new, direction
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -57,6 +76,7 @@ public struct EvalDifference: Codable, Sendable, Hashable {
         try container.encode(trigger, forKey: .trigger)
         try container.encode(old, forKey: .old)
         try container.encode(new, forKey: .new)
+        try container.encode(direction, forKey: .direction)
     }
 
     /// One line of JSON, keys sorted.

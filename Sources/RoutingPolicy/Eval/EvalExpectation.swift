@@ -1,11 +1,14 @@
 import AudioGraph
 
 /// What an event line's `"expect"` asks of the default once that event and the timers it
-/// starts have settled: `{"default": NODE}` or `{"not-default": NODE}` (both may be given).
+/// starts have settled: `{"default": NODE}` or `{"not-default": NODE}`, and for the input
+/// `{"default-source": NODE}` or `{"not-default-source": NODE}` (any of them may be given).
 public struct EvalExpectation: Sendable, Hashable, CustomStringConvertible {
     public enum Kind: String, Sendable, CaseIterable {
         case isDefault = "default"
         case notDefault = "not-default"
+        case isDefaultSource = "default-source"
+        case notDefaultSource = "not-default-source"
     }
 
     public var kind: Kind
@@ -17,10 +20,15 @@ public struct EvalExpectation: Sendable, Hashable, CustomStringConvertible {
         self.node = node
     }
 
-    public func holds(forDefault actual: String?) -> Bool {
+    public func holds(forDefault actual: String?) -> Bool { holds(sink: actual, source: nil) }
+
+    /// Whether the decided default sink and source meet this expectation.
+    public func holds(sink: String?, source: String?) -> Bool {
         switch kind {
-        case .isDefault: actual == node
-        case .notDefault: actual != node
+        case .isDefault: sink == node
+        case .notDefault: sink != node
+        case .isDefaultSource: source == node
+        case .notDefaultSource: source != node
         }
     }
 
@@ -29,7 +37,7 @@ public struct EvalExpectation: Sendable, Hashable, CustomStringConvertible {
 
     /// The `"expect"` object of a line, or the message to refuse the line with.
     static func parse(_ value: JSONValue) -> Result<[EvalExpectation], EvalExpectationSyntaxError> {
-        let usage = "expect takes {\"default\": \"<node.name>\"} or {\"not-default\": \"<node.name>\"}"
+        let usage = "expect takes {\"default\": \"<node.name>\"}, {\"not-default\": \"<node.name>\"}, {\"default-source\": \"<node.name>\"} or {\"not-default-source\": \"<node.name>\"}"
         guard case .object(let fields) = value, !fields.isEmpty else { return .failure(.init(message: usage)) }
         var expectations: [EvalExpectation] = []
         // Sorted: the same line always reports the same first problem.

@@ -49,6 +49,11 @@ public enum EvalRunner {
                     throw EvalScriptError(source: source, line: event.line, message: "select: no node named \"\(name)\" in the graph at this point")
                 }
                 outcome = engine.handle(.userSelectedDefault(name), at: event.at)
+            case .selectSource(let name):
+                guard engine.graph.node(named: name) != nil else {
+                    throw EvalScriptError(source: source, line: event.line, message: "select-source: no node named \"\(name)\" in the graph at this point")
+                }
+                outcome = engine.handle(.userSelectedSource(name), at: event.at)
             }
             onDecision(outcome.decision, event)
         }

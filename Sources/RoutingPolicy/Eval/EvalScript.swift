@@ -10,6 +10,8 @@ public struct EvalEvent: Sendable {
         /// Resolved to an object id when it runs: ids come and go during a script.
         case remove(node: String)
         case select(node: String)
+        /// The user picks the default source (§8).
+        case selectSource(node: String)
         /// A route of a device (by `device.name`) becomes available or not — a jack or a
         /// monitor — and, with `active`, the card's active route for it.
         case route(device: String, route: String, available: RouteAvailability, active: Bool)
@@ -33,7 +35,7 @@ public struct EvalScriptError: Error, Sendable, Hashable, CustomStringConvertibl
 /// Reads JSON Lines event scripts: `{"at": ms, "<action>": {…}}` per line, `at` non-decreasing.
 /// Blank lines and lines starting with `#` are skipped.
 public enum EvalScript {
-    public static let actions = ["register", "update", "unregister", "add", "remove", "select", "route"]
+    public static let actions = ["register", "update", "unregister", "add", "remove", "select", "select-source", "route"]
 
     /// The latest `at` a script may use: 2^53 ms (about 285 000 years). Every delay the policy
     /// adds to an input's time (at most a minute, a resume window of an hour) stays far from
@@ -101,11 +103,15 @@ public enum EvalScript {
                 }
                 guard let change, Self.isNodeOrDevice(change) else { throw fail("add takes one pw-dump Node or Device object") }
                 action = .add(change)
-            case "remove", "select":
+            case "remove", "select", "select-source":
                 guard case .object(let target) = body, case .string(let node)? = target["node"], target.count == 1 else {
                     throw fail("\(verb) takes {\"node\": \"<node.name>\"}")
                 }
-                action = verb == "remove" ? .remove(node: node) : .select(node: node)
+                switch verb {
+                case "remove": action = .remove(node: node)
+                case "select": action = .select(node: node)
+                default: action = .selectSource(node: node)
+                }
             case "route":
                 let usage = "route takes {\"device\": \"<device.name>\", \"route\": \"<route name>\", \"available\": \"yes\"|\"no\"|\"unknown\"} and optionally \"active\": true"
                 guard case .object(let target) = body, case .string(let device)? = target["device"], case .string(let route)? = target["route"],

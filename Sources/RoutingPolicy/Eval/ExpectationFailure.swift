@@ -53,8 +53,10 @@ public struct ExpectationFailure: Codable, Sendable, Hashable {
     public func textLines(detail: DecisionText.Detail) -> [String] {
         let expectation = expected.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         let indent = String(repeating: " ", count: 10)
+        let actual = expected.keys.contains { $0.hasSuffix("source") }
+            ? "the default source is \(decision.defaultSource ?? "(none)")" : "the default is \(`default` ?? "(none)")"
         let head = "✗ expectation failed, line \(line) (\(at) ms): expected \(expectation); "
-            + "the default is \(`default` ?? "(none)") (settled at \(decision.at) ms, \(decision.trigger))"
+            + "\(actual) (settled at \(decision.at) ms, \(decision.trigger))"
         return [head, indent + decision.summary] + DecisionText.explanationLines(decision, detail: detail).map { indent + $0 }
     }
 }

@@ -74,7 +74,7 @@ public enum SVGTimelineRenderer {
         drawAxis(scale, top: 10, y: y, into: &body)
         y += 30
         body.text("text", [("class", "legend"), ("x", "10"), ("y", SVGWriter.number(y)), ("font-size", SVGWriter.number(fontSize)), ("fill", "#333333")],
-                  "bars: the default sink · ● worn / ○ off (placement) · ◆ user override · ▲ sink arrived · ▼ sink removed · labels: route-change reason")
+                  "bars: the default sink (mic · lanes: the default source) · ● worn / ○ off (placement) · ◆ user override · ▲ sink arrived · ▼ sink removed · labels: route-change reason")
         y += 14
         for note in notes {
             body.text("text", [("class", "footnote"), ("x", "10"), ("y", SVGWriter.number(y)), ("font-size", SVGWriter.number(fontSize)), ("fill", "#333333")], "* " + note)
@@ -123,7 +123,7 @@ public enum SVGTimelineRenderer {
         let barTop = y + (laneHeight - barHeight) / 2
         for (left, right, _) in merged {
             body.empty("rect", [
-                ("class", "span"), ("x", SVGWriter.number(left)), ("y", SVGWriter.number(barTop)),
+                ("class", lane.direction == .input ? "span input" : "span"), ("x", SVGWriter.number(left)), ("y", SVGWriter.number(barTop)),
                 ("width", SVGWriter.number(max(right - left, 0.5))), ("height", SVGWriter.number(barHeight)), ("fill", colour),
             ])
         }

@@ -56,6 +56,9 @@ public struct Timeline: Sendable, Hashable {
         public var markers: [Marker]
         /// Markers left out beyond the cap.
         public var omittedMarkers: Int
+        /// A sink's lane (`output`) or a source's (`input`, §8): input lanes come after the
+        /// output's, labelled `mic ·`, and their bars are when the source was the default.
+        public var direction: AudioDirection = .output
     }
 
     /// A switch of the default: the sink it went to (nil: none) and why.
@@ -107,7 +110,9 @@ public struct Timeline: Sendable, Hashable {
     /// sink shares goes, and a name longer than `maxLength` keeps its start and end around `…`.
     public static func shortLabel(_ name: String, maxLength: Int = 30) -> String {
         var text = Substring(name)
-        if let dot = text.firstIndex(of: "."), text[..<dot].hasSuffix("_output"), text.index(after: dot) < text.endIndex {
+        if let dot = text.firstIndex(of: "."), text[..<dot].hasSuffix("_output") || text[..<dot].hasSuffix("_input"),
+            text.index(after: dot) < text.endIndex
+        {
             text = text[text.index(after: dot)...]
         }
         guard text.count > maxLength, maxLength >= 5 else { return String(text) }
@@ -122,8 +127,8 @@ public struct TimelineStep: Sendable, Hashable {
     public enum Cause: Sendable, Hashable {
         /// `worn`: the placement is worn (true) or off (false), if the step says.
         case placement(accessory: String, text: String, worn: Bool? = nil)
-        case select(node: String)
-        case add(node: String)
+        case select(node: String, direction: AudioDirection = .output)
+        case add(node: String, direction: AudioDirection = .output)
         case remove(node: String)
         case other
     }
@@ -135,6 +140,9 @@ public struct TimelineStep: Sendable, Hashable {
     public var cause: Cause
     /// A refused request: it changed nothing, so it marks nothing.
     public var refused: Bool
+    /// The default source decided (§8), when the input follows.
+    public var defaultSource: String?
+    public var followsInput = false
 
     public init(at: Milliseconds, defaultSink: String?, previous: String?, reason: String?, cause: Cause, refused: Bool = false) {
         self.at = at
@@ -157,7 +165,15 @@ public struct TimelineStep: Sendable, Hashable {
         self.init(
             at: decision.at, defaultSink: decision.defaultSink, previous: decision.previous, reason: decision.reason?.rawValue,
             cause: cause, refused: decision.error != nil)
+        if let input = decision.input {
+            followsInput = true
+            defaultSource = input.defaultSource
+            sourceReason = input.reason?.rawValue
+        }
     }
+
+    /// Why the default source changed, when it did.
+    public var sourceReason: String?
 
     /// A decision as JSON (`earshot eval --format json`) with the script event behind it.
     public init(_ record: DecisionRecord, event: EvalEvent?) {
@@ -170,6 +186,11 @@ public struct TimelineStep: Sendable, Hashable {
             }
         }
         self.init(at: record.at, defaultSink: record.default, previous: record.previous, reason: record.reason, cause: cause, refused: record.error != nil)
+        if let input = record.input {
+            followsInput = true
+            defaultSource = input.default
+            sourceReason = input.reason
+        }
     }
 
     private static func cause(of action: EvalEvent.Action) -> Cause {
@@ -186,10 +207,13 @@ public struct TimelineStep: Sendable, Hashable {
             return .other
         case .accessory: return .other
         case .add(let change):
-            if case .node(let node) = change, node.isAudioSink, let name = node.name { return .add(node: name) }
+            if case .node(let node) = change, node.isAudioSink || node.isAudioSource, let name = node.name {
+                return .add(node: name, direction: node.isAudioSource ? .input : .output)
+            }
             return .other
         case .remove(let node): return .remove(node: node)
         case .select(let node): return .select(node: node)
+        case .selectSource(let node): return .select(node: node, direction: .input)
         case .route: return .other
         }
     }
@@ -201,6 +225,7 @@ public struct TimelineBuilder: Sendable {
         var order: Int
         var spans: [Timeline.Span] = []
         var markers: [Timeline.Marker] = []
+        var direction: AudioDirection = .output
     }
 
     public var limits: Timeline.Limits
@@ -209,6 +234,9 @@ public struct TimelineBuilder: Sendable {
     private var accessoryOrder: [String] = []
     private var switches: [Timeline.Switch] = []
     private var open: (sink: String, start: Milliseconds, reason: String?)?
+    /// The source holding the default source, when the input follows.
+    private var openSource: (source: String, start: Milliseconds, reason: String?)?
+    private var sourceSteps = 0
     private var start: Milliseconds?
     private var last: Milliseconds = 0
     private var count = 0
@@ -222,6 +250,7 @@ public struct TimelineBuilder: Sendable {
     }
 
     public mutating func record(_ step: TimelineStep) {
+        recordSource(step)
         count += 1
         if start == nil { start = step.at }
         last = max(last, step.at)
@@ -230,8 +259,9 @@ public struct TimelineBuilder: Sendable {
             case .placement(let accessory, let text, let worn):
                 if accessoryMarkers[accessory] == nil { accessoryOrder.append(accessory) }
                 accessoryMarkers[accessory, default: []].append(Timeline.Marker(at: step.at, kind: .placement, text: "\(accessory) \(text)", worn: worn))
-            case .select(let node): mark(node, Timeline.Marker(at: step.at, kind: .userOverride, text: "select \(node)"))
-            case .add(let node): mark(node, Timeline.Marker(at: step.at, kind: .sinkArrived, text: "add \(node)"))
+            case .select(let node, let direction):
+                mark(node, Timeline.Marker(at: step.at, kind: .userOverride, text: "select \(node)"), direction: direction)
+            case .add(let node, let direction): mark(node, Timeline.Marker(at: step.at, kind: .sinkArrived, text: "add \(node)"), direction: direction)
             case .remove(let node): mark(node, Timeline.Marker(at: step.at, kind: .sinkRemoved, text: "remove \(node)"))
             case .other: break
             }
@@ -251,12 +281,29 @@ public struct TimelineBuilder: Sendable {
         }
     }
 
-    private mutating func ensureLane(_ name: String) {
-        if lanes[name] == nil { lanes[name] = LaneState(order: lanes.count) }
+    /// The input's own lanes (§8): a span per holder of the default source.
+    private mutating func recordSource(_ step: TimelineStep) {
+        guard step.followsInput else { return }
+        sourceSteps += 1
+        guard step.defaultSource != openSource?.source || (openSource == nil && sourceSteps == 1) else { return }
+        if let current = openSource {
+            lanes[current.source]?.spans.append(Timeline.Span(start: current.start, end: step.at, reason: current.reason))
+        }
+        let reason = step.sourceReason ?? (sourceSteps == 1 ? RouteChangeReason.initial.rawValue : "changed")
+        if let source = step.defaultSource {
+            ensureLane(source, direction: .input)
+            openSource = (source, step.at, reason)
+        } else {
+            openSource = nil
+        }
     }
 
-    private mutating func mark(_ node: String, _ marker: Timeline.Marker) {
-        ensureLane(node)
+    private mutating func ensureLane(_ name: String, direction: AudioDirection = .output) {
+        if lanes[name] == nil { lanes[name] = LaneState(order: lanes.count, direction: direction) }
+    }
+
+    private mutating func mark(_ node: String, _ marker: Timeline.Marker, direction: AudioDirection = .output) {
+        ensureLane(node, direction: direction)
         lanes[node]?.markers.append(marker)
     }
 
@@ -268,13 +315,18 @@ public struct TimelineBuilder: Sendable {
         if let current = open {
             states[current.sink]?.spans.append(Timeline.Span(start: current.start, end: end, reason: current.reason))
         }
+        if let current = openSource {
+            states[current.source]?.spans.append(Timeline.Span(start: current.start, end: end, reason: current.reason))
+        }
+        // Input lanes after every output lane, in the order seen.
+        for (name, state) in states where state.direction == .input { states[name]?.order = state.order + 1_000_000 }
         // An accessory's markers go on the lane of its sink: its node name, or a bluez sink
         // named after its address (`bluez_output.AA_BB_…`); otherwise on a lane of its own.
         var extra: [(String, [Timeline.Marker])] = []
         for accessory in accessoryOrder {
             let markers = accessoryMarkers[accessory] ?? []
             let underscored = accessory.replacingOccurrences(of: ":", with: "_")
-            let owner = states.keys.filter { $0 == accessory || (accessory.contains(":") && $0.contains(underscored)) }
+            let owner = states.keys.filter { states[$0]?.direction == .output && ($0 == accessory || (accessory.contains(":") && $0.contains(underscored))) }
                 .min { (states[$0]?.order ?? 0) < (states[$1]?.order ?? 0) }
             if let owner {
                 states[owner]?.markers.append(contentsOf: markers)
@@ -302,7 +354,8 @@ public struct TimelineBuilder: Sendable {
             let markers = state.markers.enumerated().sorted { $0.element.at != $1.element.at ? $0.element.at < $1.element.at : $0.offset < $1.offset }.map(\.element)
             let kept = Self.spread(markers, cap: max(0, limits.markersPerLane))
             return Timeline.Lane(
-                name: name, label: Timeline.shortLabel(name), spans: state.spans, markers: kept, omittedMarkers: markers.count - kept.count)
+                name: name, label: (state.direction == .input ? "mic · " : "") + Timeline.shortLabel(name), spans: state.spans, markers: kept,
+                omittedMarkers: markers.count - kept.count, direction: state.direction)
         }
         return Timeline(
             start: begin, end: end, lanes: Self.distinctLabels(built), switches: switches, omittedLanes: omittedLanes, decisionCount: count)
@@ -321,7 +374,7 @@ public struct TimelineBuilder: Sendable {
         for lane in lanes { counts[lane.label, default: 0] += 1 }
         return lanes.map { lane in
             var lane = lane
-            if (counts[lane.label] ?? 0) > 1 { lane.label = Timeline.shortLabel(lane.name, maxLength: 60) }
+            if (counts[lane.label] ?? 0) > 1 { lane.label = (lane.direction == .input ? "mic · " : "") + Timeline.shortLabel(lane.name, maxLength: 60) }
             return lane
         }
     }

@@ -80,6 +80,7 @@ extension PipeWireConnection {
         if info.change_mask & UInt64(PW_NODE_CHANGE_MASK_STATE) != 0 { node.state = NodeState(info.state) }
         if info.change_mask & UInt64(PW_NODE_CHANGE_MASK_PROPS) != 0 { node.props = LibPipeWire.properties(info.props) }
         if info.change_mask & UInt64(PW_NODE_CHANGE_MASK_INPUT_PORTS) != 0 { node.inputPorts = Int(info.n_input_ports) }
+        if info.change_mask & UInt64(PW_NODE_CHANGE_MASK_OUTPUT_PORTS) != 0 { node.outputPorts = Int(info.n_output_ports) }
         record(.node(node))
     }
 
