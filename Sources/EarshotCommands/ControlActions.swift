@@ -80,7 +80,9 @@ enum ControlActions {
                 while remaining.map({ $0 > 0 }) ?? true {
                     let (event, sent) = try client.nextEvent()
                     write(json ? sent.canonicalText : ControlText.event(event))
-                    if case .routeChange = event { remaining = remaining.map { $0 - 1 } }
+                    // Output route changes only: a script written before the input followed
+                    // counts the outputs it waits for.
+                    if case .routeChange(let change) = event, change.direction == AudioDirection.output.rawValue { remaining = remaining.map { $0 - 1 } }
                 }
                 return CommandOutcome()
             } catch {

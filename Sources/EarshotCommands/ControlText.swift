@@ -49,7 +49,8 @@ enum ControlText {
     static func event(_ event: ControlWire.Event) -> String {
         switch event {
         case .routeChange(let change):
-            var line = "\(time(change.at))  \(change.reason)  \(change.previous ?? "(none)") -> \(change.current ?? "(none)")"
+            let side = change.direction == "input" ? "input " : ""
+            var line = "\(time(change.at))  \(change.reason)  \(side)\(change.previous ?? "(none)") -> \(change.current ?? "(none)")"
             if let accessory = change.accessory { line += "  accessory \(accessory)" }
             if let event = change.portEvent {
                 line += "  port \"\(event.port)\" \(event.kind)"

@@ -85,6 +85,9 @@ extension Daemon {
             let plainRestart = engine.placementTransitions == persister.transitionsAfterRestore
             engine = engine.rebased(onto: graph, at: now)
             if plainRestart { engine.holdCurrentDefault() }
+            for (direction, choice) in persister.restoredChoices {
+                engine.restoreChoices(of: direction, lastChoice: choice.lastChoice, override: choice.override, hold: plainRestart)
+            }
             outcome = engine.handle(.start, at: now)
         } else {
             outcome = engine.handle(.graphReplaced(graph), at: now)
@@ -113,11 +116,13 @@ extension Daemon {
         switch change {
         case .removed(let id) where engine.graph.metadata[id]?.name == "default":
             applier.writer.metadataRemoved()
+            applier.sourceWriter.metadataRemoved()
         case .metadata(let metadata) where metadata.name == "default" && engine.graph.metadata[metadata.id] == nil
             && session.connection?.createdDefaultMetadataIDs().contains(metadata.id) != true:
             // A session manager's new `default` metadata: the values it fills in first are
             // restored from its own state, not a user's pick.
             applier.writer.sessionManagerArrived(at: now)
+            applier.sourceWriter.sessionManagerArrived(at: now)
         default:
             break
         }
@@ -135,6 +140,12 @@ extension Daemon {
                 // graph-change decision before it is superseded, never applied.
                 outcome = engine.handle(.userSelectedDefault(name), at: now)
                 if events.recorder.isRecording { events.recorder.record("select", .object(["node": .string(name)]), at: now) }
+            }
+        case .metadataProperty(let id, 0, Graph.configuredSourceKey?, _, let value?) where engine.graph.metadata[id]?.name == "default":
+            if let name = MetadataEntry.name(inJSON: value), !applier.sourceWriter.consumeEcho(of: name, at: now), name != engine.currentSource {
+                // The user picked a microphone (§8): followed, as a pick of the output is.
+                outcome = engine.handle(.userSelectedSource(name), at: now)
+                if events.recorder.isRecording { events.recorder.record("select-source", .object(["node": .string(name)]), at: now) }
             }
         default:
             break
@@ -184,9 +195,9 @@ extension Daemon {
         guard let decision = outcome.decided else { return }
         let previous = decisions.last
         let wallClock = environment.clock.wallClock
-        let change = decisions.record(decision, wallClock: wallClock)
-        DecisionLog.log(decision, change: change, verbose: environment.options.verbose, to: logger)
-        if let change {
+        let changes = decisions.record(decision, wallClock: wallClock)
+        DecisionLog.log(decision, changes: changes, verbose: environment.options.verbose, to: logger)
+        for change in changes {
             events.publish(.routeChanged(change))
             turn.routeChanged = true
         }
@@ -205,7 +216,8 @@ extension Daemon {
         inputs.scheduleTimer(at: engine.nextDeadline, clock: environment.clock)
         await applier.apply(
             engine.currentDefault, mode: session.mode, sessionManager: session.sessionManager, graph: engine.graph, on: session.connection,
-            holdsFoundDefault: engine.holdsFoundDefault)
+            holdsFoundDefault: engine.holdsFoundDefault,
+            source: engine.followsInput ? (engine.currentSource, engine.holdsFoundSource) : nil)
         for resumed in await playback.resume(for: turn.resumes, wallClock: environment.clock.wallClock) {
             logger.info("playback resumed (\(resumed.reason.rawValue)): \(resumed.players.joined(separator: ", ")) on \(resumed.sink ?? "?")")
             events.publish(.playbackChanged(resumed))
@@ -220,6 +232,7 @@ extension Daemon {
     func restoreState() {
         let saved = persister.load()
         decisions = DecisionLog(history: saved.history)
+        persister.restoredChoices = saved.choices
         for registration in saved.registrations {
             let request = AccessoryRequest.register(registration.identity, reporter: registration.reporter, registration.configuration)
             if let error = engine.handle(.accessory(request), at: now).decision.error {

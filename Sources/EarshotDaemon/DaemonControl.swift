@@ -167,11 +167,15 @@ public struct RouteChange: Sendable, Hashable {
     /// The jack or port event that made the change, if one did: `unplugged` or `plugged`, and
     /// which port of which sink.
     public var portEvent: PortEvent?
+    /// Which default changed: the output (the default sink) or the input (the default source,
+    /// docs/policy.md §8; `previous`, `current` and the ports then name sources).
+    public var direction: AudioDirection
 
     public init(
         at: Int64, reason: RouteChangeReason, previous: String?, current: String?, accessory: String?, summary: String,
-        previousPort: String? = nil, port: String? = nil, portEvent: PortEvent? = nil
+        previousPort: String? = nil, port: String? = nil, portEvent: PortEvent? = nil, direction: AudioDirection = .output
     ) {
+        self.direction = direction
         self.at = at
         self.reason = reason
         self.previous = previous

@@ -6,18 +6,24 @@ import RoutingPolicy
 /// a change to the socket's JSON never changes what is on disk, and a change to the disk format
 /// is a new `version` that this reader either knows or refuses by name.
 ///
-/// Version 1 is the format every Earshot so far has written; its registrations have the field
-/// names of a register request, but they are spelled here, not borrowed from the wire types.
+/// Version 1 is the format Earshot 0.1 to 0.3 wrote; its registrations have the field names of a
+/// register request, but they are spelled here, not borrowed from the wire types. Version 2
+/// (Earshot 0.4) adds the input (§8): history entries of the default source carry
+/// `"direction": "input"`, and `choices` keeps each side's last choice and override.
 public enum StateFile {
     /// The version this Earshot writes, and the newest it reads.
-    public static let currentVersion = 1
+    public static let currentVersion = 2
 
-    /// The file's bytes for `state`: version 1, pretty-printed, keys sorted, history capped at
-    /// `PersistedState.historyLimit` (the newest kept).
+    /// The file's bytes for `state`: the current version, pretty-printed, keys sorted, history
+    /// capped at `PersistedState.historyLimit` (the newest kept).
     public static func encode(_ state: PersistedState) throws -> Data {
+        var choices: [String: Version1.Choice] = [:]
+        for direction in AudioDirection.allCases {
+            choices[direction.rawValue] = Version1.Choice(state.choices[direction] ?? PersistedState.Choice())
+        }
         let file = Version1(
-            version: 1, registrations: state.registrations.map(Version1.Registration.init),
-            history: state.history.suffix(PersistedState.historyLimit).map(Version1.HistoryEntry.init))
+            version: currentVersion, registrations: state.registrations.map(Version1.Registration.init),
+            history: state.history.suffix(PersistedState.historyLimit).map(Version1.HistoryEntry.init), choices: choices)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
         return try encoder.encode(file)
@@ -86,8 +92,22 @@ public enum StateFile {
         let version = try decoding(data, path: path) { try JSONDecoder().decode(Header.self, from: data).version }
         switch version {
         case 1:
+            // Version 1 defines neither directions nor choices: whatever else is there is ignored.
             let file = try decoding(data, path: path) { try JSONDecoder().decode(Version1.self, from: data) }
-            return PersistedState(registrations: file.registrations.map(\.registration), history: file.history.map(\.entry))
+            return PersistedState(
+                registrations: file.registrations.map(\.registration),
+                history: file.history.map { var entry = $0.entry; entry.direction = .output; return entry })
+        case 2:
+            let file = try decoding(data, path: path) { try JSONDecoder().decode(Version1.self, from: data) }
+            var choices: [AudioDirection: PersistedState.Choice] = [:]
+            for (key, choice) in file.choices ?? [:] {
+                guard let direction = AudioDirection(rawValue: key) else {
+                    throw StateFileError(path: path, field: "choices.\(key)", problem: "unknown direction: expected output or input")
+                }
+                let restored = PersistedState.Choice(lastChoice: choice.lastChoice, override: choice.override)
+                if !restored.isEmpty { choices[direction] = restored }
+            }
+            return PersistedState(registrations: file.registrations.map(\.registration), history: file.history.map(\.entry), choices: choices)
         case ...0:
             throw StateFileError(path: path, field: "version", problem: "unknown version \(version): this Earshot reads versions 1 to \(currentVersion)")
         default:
@@ -114,11 +134,40 @@ public enum StateFile {
         var version: Int
     }
 
-    /// Version 1: `{"version": 1, "registrations": [...], "history": [...]}`.
+    /// Version 1: `{"version": 1, "registrations": [...], "history": [...]}`; version 2 the
+    /// same with `choices` and `direction` in history entries (one type reads and writes both).
     struct Version1: Codable {
         var version: Int
         var registrations: [Registration]
         var history: [HistoryEntry]
+        /// Version 2: `{"output": {"last-choice": …, "override": …}, "input": {…}}`.
+        var choices: [String: Choice]?
+
+        struct Choice: Codable {
+            var lastChoice: String?
+            var override: String?
+
+            init(_ choice: PersistedState.Choice) {
+                lastChoice = choice.lastChoice
+                override = choice.override
+            }
+
+            enum CodingKeys: String, CodingKey {
+                case lastChoice = "last-choice", override
+            }
+
+            init(from decoder: any Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                lastChoice = try container.decodeIfPresent(String.self, forKey: .lastChoice)
+                override = try container.decodeIfPresent(String.self, forKey: .override)
+            }
+
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(lastChoice, forKey: .lastChoice)
+                try container.encode(override, forKey: .override)
+            }
+        }
 
         /// One registration: `accessory`, `reporter`, `capabilities`, and `placement`,
         /// `primary-source`, `secondary-source` (written as null when absent).
@@ -191,21 +240,26 @@ public enum StateFile {
         }
 
         /// One chosen default: `at` (wall-clock ms), `reason`, and `current`, `previous`
-        /// (left out when none).
+        /// (left out when none); version 2: `direction` `input` for the default source (left
+        /// out for the output).
         struct HistoryEntry: Codable {
             var at: Int64
             var current: String?
             var previous: String?
             var reason: String
+            var direction: AudioDirection?
 
             init(_ entry: PersistedState.HistoryEntry) {
                 at = entry.at
                 current = entry.current
                 previous = entry.previous
                 reason = entry.reason
+                direction = entry.direction == .input ? .input : nil
             }
 
-            var entry: PersistedState.HistoryEntry { PersistedState.HistoryEntry(at: at, current: current, previous: previous, reason: reason) }
+            var entry: PersistedState.HistoryEntry {
+                PersistedState.HistoryEntry(at: at, current: current, previous: previous, reason: reason, direction: direction ?? .output)
+            }
         }
     }
 }

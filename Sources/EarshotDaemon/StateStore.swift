@@ -12,8 +12,11 @@ public struct PersistedState: Sendable, Equatable {
         public var current: String?
         public var previous: String?
         public var reason: String
+        /// The output (the default sink) or the input (the default source, §8).
+        public var direction: AudioDirection
 
-        public init(at: Int64, current: String?, previous: String?, reason: String) {
+        public init(at: Int64, current: String?, previous: String?, reason: String, direction: AudioDirection = .output) {
+            self.direction = direction
             self.at = at
             self.current = current
             self.previous = previous
@@ -21,13 +24,30 @@ public struct PersistedState: Sendable, Equatable {
         }
     }
 
+    /// The user's choices of one side (the output's sink, the input's source): the last one
+    /// picked by hand, and the pick that held as the override when the state was saved.
+    public struct Choice: Sendable, Equatable {
+        public var lastChoice: String?
+        public var override: String?
+
+        public init(lastChoice: String? = nil, override: String? = nil) {
+            self.lastChoice = lastChoice
+            self.override = override
+        }
+
+        public var isEmpty: Bool { lastChoice == nil && override == nil }
+    }
+
     public static let historyLimit = 100
     public var registrations: [AccessoryRegistration] = []
     public var history: [HistoryEntry] = []
+    /// Since version 2: each side's choices (empty from a version 1 file).
+    public var choices: [AudioDirection: Choice] = [:]
 
-    public init(registrations: [AccessoryRegistration] = [], history: [HistoryEntry] = []) {
+    public init(registrations: [AccessoryRegistration] = [], history: [HistoryEntry] = [], choices: [AudioDirection: Choice] = [:]) {
         self.registrations = registrations
         self.history = history
+        self.choices = choices
     }
 }
 

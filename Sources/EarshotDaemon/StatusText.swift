@@ -33,8 +33,28 @@ public enum StatusText {
         }
         lines.append(text(decision["summary"]))
         // The ranking as eval prints it: one renderer for both (RoutingPolicy's DecisionText).
-        if let record = try? DecisionRecord(json: decision) {
+        let record = try? DecisionRecord(json: decision)
+        if let record {
             lines += DecisionText.explanationLines(record, detail: explain ? .full : .summary)
+        }
+        // The input (§8): absent from an older daemon's status, null when it is not followed.
+        if let input = decision["input"] {
+            if input == .null {
+                lines.append("default source: not followed ([input] follow = \"never\")")
+            } else if input["default"] != .null || !text(input["summary"]).hasPrefix("0/0 ") {
+                // (A graph without any source says nothing of the input.)
+                var head = "default source: \(text(input["default"], none: "(none)"))"
+                if let port = input["port"], port != .null { head += " port \"\(text(port))\"" }
+                if let reason = input["reason"], reason != .null {
+                    head += " (\(text(reason)), previous: \(text(input["previous"], none: "(none)")))"
+                }
+                lines.append(head)
+                lines.append(text(input["summary"]))
+                if let recorded = record?.input {
+                    lines += DecisionText.explanationLines(
+                        ranking: recorded.ranking, decidedBy: recorded.decidedBy, rejected: recorded.rejected, detail: explain ? .full : .summary)
+                }
+            }
         }
         return lines.joined(separator: "\n")
     }

@@ -74,3 +74,62 @@ public struct StreamPlan: Sendable, Equatable {
         return plan
     }
 }
+
+extension StreamPlan {
+    /// The input's plan (docs/policy.md §8): capture streams that follow the default source
+    /// are linked from it, make before break; pinned streams are linked to their target once
+    /// and never moved; a stream someone else linked is left alone; one without input ports
+    /// gets them. A move's `target` is the source, its `stream` the capture stream (the link
+    /// goes source → stream).
+    /// - Parameter ownedLinks: for each capture stream, the links Earshot made into it and the
+    ///   node each comes from (`capturedLinks(_:)` of the connection's owned links).
+    public static func makeCapture(
+        graph: Graph, defaultSource: String?, ownedLinks: [ObjectID: [ObjectID: ObjectID]], portsRequested: Set<ObjectID>
+    ) -> StreamPlan {
+        var plan = StreamPlan()
+        let streams = graph.captureStreams
+        guard !streams.isEmpty else { return plan }
+        let defaultNode = defaultSource.flatMap { graph.node(named: $0) }.flatMap { $0.isAudioSource ? $0 : nil }
+        let streamIDs = Set(streams.map(\.id))
+        var withInputs: Set<ObjectID> = []
+        for port in graph.ports.values where port.direction == .input {
+            if let node = port.nodeID, streamIDs.contains(node) { withInputs.insert(node) }
+        }
+        var foreignLinked: Set<ObjectID> = []
+        for link in graph.links.values where streamIDs.contains(link.inputNode) {
+            if ownedLinks[link.inputNode]?[link.id] == nil { foreignLinked.insert(link.inputNode) }
+        }
+        for stream in streams {
+            if stream.props["node.autoconnect"] == "false" { continue }
+            if !withInputs.contains(stream.id) {
+                if !portsRequested.contains(stream.id) { plan.configurePorts.append(stream.id) }
+                continue
+            }
+            let owned = ownedLinks[stream.id] ?? [:]
+            if foreignLinked.contains(stream.id) { continue }
+            let target: Node?
+            if let pinned = stream.props["target.object"] ?? stream.props["node.target"] {
+                guard owned.isEmpty else { continue }
+                target = graph.sources.first { $0.name == pinned || $0.serial.map(String.init) == pinned || String($0.id) == pinned }
+            } else {
+                target = defaultNode
+            }
+            guard let target else { continue }
+            let elsewhere = owned.filter { $0.value != target.id }.keys.sorted()
+            let linkedToTarget = owned.values.contains(target.id)
+            if linkedToTarget && elsewhere.isEmpty { continue }
+            plan.moves.append(Move(stream: stream.id, target: target.id, needsLink: !linkedToTarget, obsoleteLinks: elsewhere))
+        }
+        return plan
+    }
+
+    /// The connection's owned links (per output node: link → input node) turned around for
+    /// capture streams: per input node, link → the output node it comes from.
+    public static func capturedLinks(_ owned: [ObjectID: [ObjectID: ObjectID]]) -> [ObjectID: [ObjectID: ObjectID]] {
+        var result: [ObjectID: [ObjectID: ObjectID]] = [:]
+        for (output, links) in owned {
+            for (link, input) in links { result[input, default: [:]][link] = output }
+        }
+        return result
+    }
+}

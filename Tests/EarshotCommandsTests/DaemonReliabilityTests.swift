@@ -204,7 +204,7 @@ struct DaemonReliabilityTests {
             switch damage {
             case "corrupt": try Data("{\"version\": 1, \"registrations\": [ {\"accessory\": ".utf8 + [0xFF, 0x00, 0x7B]).write(to: URL(fileURLWithPath: path))
             case "truncated": try whole.prefix(whole.count / 2).write(to: URL(fileURLWithPath: path))
-            case "newer": try Data(#"{"version": 2, "accessories": {}}"#.utf8).write(to: URL(fileURLWithPath: path))
+            case "newer": try Data(#"{"version": 3, "accessories": {}}"#.utf8).write(to: URL(fileURLWithPath: path))
             default: try Data().write(to: URL(fileURLWithPath: path))
             }
             daemon = try await daemon.restartedOffPool()
@@ -212,10 +212,10 @@ struct DaemonReliabilityTests {
             // The socket appears before the saved state is read: the message says it has been.
             if damage == "newer" {
                 // Kept as it is and never overwritten (issue 12 item 7).
-                try await daemon.process.waitForLog(containing: "\(path) was written by a newer Earshot (version 2 was written by a newer Earshot", timeout: .seconds(10))
+                try await daemon.process.waitForLog(containing: "\(path) was written by a newer Earshot (version 3 was written by a newer Earshot", timeout: .seconds(10))
                 #expect(try await session.registeredAccessories().isEmpty)
                 try await session.register(D.address, placement: "off-head")
-                #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(#"{"version": 2, "accessories": {}}"#.utf8))
+                #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(#"{"version": 3, "accessories": {}}"#.utf8))
                 return
             }
             try await daemon.process.waitForLog(containing: "is unreadable", timeout: .seconds(10))

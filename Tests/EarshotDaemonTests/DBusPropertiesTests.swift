@@ -39,7 +39,8 @@ struct DBusPropertiesTests {
         #expect(EarshotBusProperty.mode.value(in: status) == .string("cooperative"))
         #expect(EarshotBusProperty.connected.value(in: status) == .boolean(true))
         #expect(EarshotBusProperty.hostAddresses.value(in: status) == .strings(["11:22:33:44:55:66 (bluez hci0)"]))
-        #expect(EarshotBusProperty.all(in: status).dictionary?.count == 4)
+        #expect(EarshotBusProperty.defaultSource.value(in: status) == .string(""))
+        #expect(EarshotBusProperty.all(in: status).dictionary?.count == 5)
     }
 
     @Test("a route change signals DefaultSink, a host-address change HostAddresses; exactly the properties the XML says are signalled")
@@ -51,11 +52,20 @@ struct DBusPropertiesTests {
         let none = RouteChange(at: 1, reason: .noSuitableRoute, previous: "alsa_output.pci", current: nil, accessory: nil, summary: "")
         #expect(EarshotBusProperty.changedSignal(for: .routeChanged(none))?[1] == .properties(["DefaultSink": .string("")]))
 
+        let input = RouteChange(
+            at: 1, reason: .placementChanged, previous: "alsa_input.pci", current: "bluez_input.AA_BB_CC_DD_EE_FF.0", accessory: nil, summary: "",
+            direction: .input)
+        let microphone = try #require(EarshotBusProperty.changedSignal(for: .routeChanged(input)))
+        #expect(microphone[1] == .properties(["DefaultSource": .string("bluez_input.AA_BB_CC_DD_EE_FF.0")]))
+        #expect(EarshotBusValues.signal(.routeChanged(input)).member == "InputRouteChanged")
+        #expect(EarshotBusValues.signal(.routeChanged(route)).member == "RouteChanged")
+        #expect(EarshotBusValues.portSignal(.routeChanged(input)) == nil)
+
         let plugged = try #require(HostAddressesChange(at: 1, from: [], to: [Self.adapter]))
         let hosts = try #require(EarshotBusProperty.changedSignal(for: .hostAddressesChanged(plugged)))
         #expect(hosts[1] == .properties(["HostAddresses": .strings(["11:22:33:44:55:66 (bluez hci0)"])]))
 
-        let signalled = Set([routed, hosts].flatMap { $0[1].dictionary?.keys.map { $0 } ?? [] })
+        let signalled = Set([routed, microphone, hosts].flatMap { $0[1].dictionary?.keys.map { $0 } ?? [] })
         #expect(signalled == Set(Self.declared().filter(\.value.signalled).keys))
     }
 }

@@ -52,12 +52,36 @@ struct StateFileTests {
             + fields + "}]}"
     }
 
-    @Test("a state file written before the schema had its own types loads, history included, and is written back byte for byte")
+    @Test("a state file written before the schema had its own types loads, history included; written back as version 2 with the same registrations and history")
     func oldFileLoads() throws {
         let data = try Self.fixture()
         let state = try StateFile.decode(data, path: Self.path)
         #expect(state == Self.fixtureState)
-        #expect(String(decoding: try StateFile.encode(state), as: UTF8.self) == String(decoding: data, as: UTF8.self))
+        let written = try StateFile.encode(state)
+        let old = try JSONValue.parse(String(decoding: data, as: UTF8.self)), new = try JSONValue.parse(String(decoding: written, as: UTF8.self))
+        #expect(new["version"] == .integer(2))
+        #expect(new["registrations"] == old["registrations"] && new["history"] == old["history"])
+        #expect(try StateFile.decode(written, path: Self.path) == state)
+    }
+
+    @Test("version 2: input history entries carry their direction, each side's choices come back; a version 1 file's unknown fields are ignored")
+    func version2() throws {
+        var state = Self.fixtureState
+        state.history.append(.init(at: 9, current: "bluez_input.AA_BB_CC_DD_EE_FF.0", previous: "alsa_input.pci", reason: "placement-changed", direction: .input))
+        state.choices = [.output: .init(lastChoice: "alsa_output.pci", override: nil), .input: .init(lastChoice: "alsa_input.usb", override: "alsa_input.usb")]
+        let written = try StateFile.encode(state)
+        #expect(try StateFile.decode(written, path: Self.path) == state)
+        let json = try JSONValue.parse(String(decoding: written, as: UTF8.self))
+        #expect(json["choices"]?["input"]?["override"] == .string("alsa_input.usb"))
+        #expect(json["choices"]?["output"]?["override"] == .null)
+        // Version 1 knew neither: a direction or choices in one are not read.
+        let old = #"{"version":1,"registrations":[],"history":[{"at":1,"current":"x","reason":"initial","direction":"input"}],"choices":{"input":{"last-choice":"y"}}}"#
+        let loaded = try StateFile.decode(Data(old.utf8), path: Self.path)
+        #expect(loaded.history.first?.direction == .output && loaded.choices.isEmpty)
+        let bad = try #require(Self.refusal(#"{"version":2,"registrations":[],"history":[],"choices":{"sideways":{}}}"#))
+        #expect(bad.field == "choices.sideways")
+        let wrongDirection = try #require(Self.refusal(#"{"version":2,"registrations":[],"history":[{"at":1,"reason":"initial","direction":"up"}]}"#))
+        #expect(wrongDirection.field == "history[0].direction")
     }
 
     @Test("registrations and history round-trip; the history keeps its newest entries up to the limit")
@@ -77,15 +101,15 @@ struct StateFileTests {
     func version() throws {
         let written = try JSONValue.parse(String(decoding: StateFile.encode(Self.fixtureState), as: UTF8.self))
         #expect(written["version"] == .integer(Int64(StateFile.currentVersion)))
-        #expect(StateFile.currentVersion == 1)
+        #expect(StateFile.currentVersion == 2)
     }
 
     @Test("a future version is refused as newer, before any of its fields is read")
     func futureVersion() throws {
-        let error = try #require(Self.refusal(#"{"version":2,"accessories":{}}"#))
+        let error = try #require(Self.refusal(#"{"version":3,"accessories":{}}"#))
         #expect(error.field == "version")
-        #expect(error.problem.contains("version 2 was written by a newer Earshot"))
-        #expect(error.description == "\(Self.path): version: version 2 was written by a newer Earshot; this one reads versions 1 to 1")
+        #expect(error.problem.contains("version 3 was written by a newer Earshot"))
+        #expect(error.description == "\(Self.path): version: version 3 was written by a newer Earshot; this one reads versions 1 to 2")
     }
 
     @Test("a missing, mistyped or impossible version is refused naming the version field")

@@ -115,7 +115,7 @@ struct StatePersistenceFailureTests {
         let directory = try Self.directory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("state.json").path
-        let newer = Data(#"{"version": 2, "registrations": [], "history": [], "future": {"kept": true}}"#.utf8)
+        let newer = Data(#"{"version": 3, "registrations": [], "history": [], "future": {"kept": true}}"#.utf8)
         try newer.write(to: URL(fileURLWithPath: path))
         let log = CapturedLog()
         let persister = StatePersister(path: path, logger: log.logger)

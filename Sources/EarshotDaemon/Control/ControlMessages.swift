@@ -471,7 +471,8 @@ extension ControlWire {
         }
     }
 
-    /// `route-change`: the default output changed — another sink, or a jack on the default.
+    /// `route-change`: the default output changed — another sink, or a jack on the default — or,
+    /// with `direction` `input` (0.4), the default source (§8).
     public struct RouteChangeEvent: Codable, Sendable, Hashable {
         public static let name = "route-change"
         /// Wall-clock milliseconds since the Unix epoch.
@@ -488,6 +489,10 @@ extension ControlWire {
         /// Added in 0.3: the jack or port event that made the change (`{"kind": "unplugged" |
         /// "plugged", "sink": NODE, "port": DESCRIPTION}`), else null.
         public var portEvent: PortEventField?
+        /// Added in 0.4: `output` (the default sink; every route change before 0.4) or `input`
+        /// (the default source: `previous`, `current`, the ports and `port-event.sink` then
+        /// name sources). Absent from an older daemon's events: read as `output`.
+        public var direction: String
 
         public struct PortEventField: Codable, Sendable, Hashable {
             public var kind: String
@@ -505,11 +510,26 @@ extension ControlWire {
             previousPort = change.previousPort
             port = change.port
             portEvent = change.portEvent.map { PortEventField(kind: $0.kind.rawValue, sink: $0.sink, port: $0.port) }
+            direction = change.direction.rawValue
         }
 
         enum CodingKeys: String, CodingKey {
             case at, reason, previous, current, accessory, summary
-            case previousPort = "previous-port", port, portEvent = "port-event"
+            case previousPort = "previous-port", port, portEvent = "port-event", direction
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            at = try container.decode(Int64.self, forKey: .at)
+            reason = try container.decode(String.self, forKey: .reason)
+            previous = try container.decodeIfPresent(String.self, forKey: .previous)
+            current = try container.decodeIfPresent(String.self, forKey: .current)
+            accessory = try container.decodeIfPresent(String.self, forKey: .accessory)
+            summary = try container.decode(String.self, forKey: .summary)
+            previousPort = try container.decodeIfPresent(String.self, forKey: .previousPort)
+            port = try container.decodeIfPresent(String.self, forKey: .port)
+            portEvent = try container.decodeIfPresent(PortEventField.self, forKey: .portEvent)
+            direction = try container.decodeIfPresent(String.self, forKey: .direction) ?? AudioDirection.output.rawValue
         }
 
         public func encode(to encoder: any Encoder) throws {
@@ -523,6 +543,7 @@ extension ControlWire {
             try container.encode(previousPort, forKey: .previousPort)
             try container.encode(port, forKey: .port)
             try container.encode(portEvent, forKey: .portEvent)
+            try container.encode(direction, forKey: .direction)
         }
     }
 

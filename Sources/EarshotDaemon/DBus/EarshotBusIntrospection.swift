@@ -59,7 +59,7 @@ enum EarshotBusIntrospection {
     </method>
 
     <method name="Status">
-      <annotation name="org.gtk.GDBus.DocString" value="How decisions are applied and the current one: mode s (cooperative, standalone, disconnected), remote s, connected b, session-manager s, session-manager-version s (empty when the session manager publishes none, as WirePlumber 0.4), subscribers u, host-addresses as (this host's Bluetooth addresses in use, each with its origins), default s, previous s, reason s, trigger s, summary s, explanation s (what earshot status --explain prints: each sink's tier values, the tier that decided, every rejection), decision s (the decision as JSON, as earshot eval --format json prints it; empty before the first)."/>
+      <annotation name="org.gtk.GDBus.DocString" value="How decisions are applied and the current one: mode s (cooperative, standalone, disconnected), remote s, connected b, session-manager s, session-manager-version s (empty when the session manager publishes none, as WirePlumber 0.4), subscribers u, host-addresses as (this host's Bluetooth addresses in use, each with its origins), default s, default-source s (the microphone chosen, §8; empty when none or not followed), previous s, reason s, trigger s, summary s, explanation s (what earshot status --explain prints: each sink's tier values, the tier that decided, every rejection), decision s (the decision as JSON, as earshot eval --format json prints it; empty before the first)."/>
       <arg name="status" type="a{sv}" direction="out"/>
     </method>
 
@@ -68,6 +68,9 @@ enum EarshotBusIntrospection {
          are not (the daemon has no event for them): read them when you need them. -->
     <property name="DefaultSink" type="s" access="read">
       <annotation name="org.gtk.GDBus.DocString" value="The node.name of the output Earshot chose (the current decision's default); empty before the first decision or when no sink is eligible. PropertiesChanged is sent with each RouteChanged."/>
+    </property>
+    <property name="DefaultSource" type="s" access="read">
+      <annotation name="org.gtk.GDBus.DocString" value="The node.name of the microphone Earshot chose (the current decision's default source, docs/policy.md §8); empty before the first decision, when no source is eligible, or with [input] follow = never. PropertiesChanged is sent with each InputRouteChanged."/>
     </property>
     <property name="Mode" type="s" access="read">
       <annotation name="org.gtk.GDBus.DocString" value="How decisions are applied: cooperative (a session manager such as WirePlumber runs), standalone (none runs: Earshot links the streams), disconnected (not connected to PipeWire). Not signalled."/>
@@ -100,6 +103,19 @@ enum EarshotBusIntrospection {
       <arg name="event" type="s"/>
       <arg name="event_sink" type="s"/>
       <arg name="event_port" type="s"/>
+      <arg name="at" type="x"/>
+    </signal>
+
+    <signal name="InputRouteChanged">
+      <annotation name="org.gtk.GDBus.DocString" value="The default input (the microphone) changed (docs/policy.md §8); RouteChanged stays the output's. reason: as RouteChanged's. previous, current: the sources' node.names. accessory: the one whose change caused it. summary: sources eligible. previous_port, port: the source's active route before and after. event: unplugged, plugged or empty. at: milliseconds since the Unix epoch."/>
+      <arg name="reason" type="s"/>
+      <arg name="previous" type="s"/>
+      <arg name="current" type="s"/>
+      <arg name="accessory" type="s"/>
+      <arg name="summary" type="s"/>
+      <arg name="previous_port" type="s"/>
+      <arg name="port" type="s"/>
+      <arg name="event" type="s"/>
       <arg name="at" type="x"/>
     </signal>
 

@@ -5,6 +5,9 @@ import SystemBridge
 /// components want to bind to without calling `Status` and picking the `a{sv}` apart.
 enum EarshotBusProperty: String, CaseIterable, Sendable {
     case defaultSink = "DefaultSink"
+    /// The default source Earshot chose (§8); empty when none, or when the input is not
+    /// followed.
+    case defaultSource = "DefaultSource"
     case mode = "Mode"
     case connected = "Connected"
     case hostAddresses = "HostAddresses"
@@ -13,6 +16,7 @@ enum EarshotBusProperty: String, CaseIterable, Sendable {
     func value(in status: DaemonStatus) -> DBusValue {
         switch self {
         case .defaultSink: .string(status.decision?.defaultSink ?? "")
+        case .defaultSource: .string(status.decision?.defaultSource ?? "")
         case .mode: .string(status.mode.rawValue)
         case .connected: .boolean(status.connected)
         case .hostAddresses: .strings(status.hostAddresses.map(\.description))
@@ -25,13 +29,14 @@ enum EarshotBusProperty: String, CaseIterable, Sendable {
     }
 
     /// The arguments of the PropertiesChanged an event implies (interface, changed, invalidated),
-    /// or nil. Only DefaultSink and HostAddresses have events; a mode or connection change has
+    /// or nil. Only DefaultSink, DefaultSource and HostAddresses have events; a mode or connection change has
     /// none, so Mode and Connected are declared with EmitsChangedSignal "false" in the XML
     /// rather than signalled some of the time.
     static func changedSignal(for event: DaemonEvent) -> [DBusValue]? {
         let changed: [String: DBusValue]
         switch event {
-        case .routeChanged(let change): changed = [defaultSink.rawValue: .string(change.current ?? "")]
+        case .routeChanged(let change):
+            changed = [(change.direction == .input ? defaultSource : defaultSink).rawValue: .string(change.current ?? "")]
         case .hostAddressesChanged(let change): changed = [hostAddresses.rawValue: .strings(change.addresses.map(\.description))]
         case .accessoryChanged, .playbackChanged: return nil
         }

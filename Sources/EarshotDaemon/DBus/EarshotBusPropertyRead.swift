@@ -58,6 +58,8 @@ enum EarshotBusPropertyRead: Sendable {
         switch property {
         case .defaultSink:
             "DefaultSink is read-only: choose the output in your sound settings (or wpctl set-default) and Earshot follows it"
+        case .defaultSource:
+            "DefaultSource is read-only: choose the microphone in your sound settings (or wpctl set-default) and Earshot follows it"
         case .hostAddresses:
             "HostAddresses is read-only: set host-addresses in the config, or let BlueZ report the adapters"
         case .mode:

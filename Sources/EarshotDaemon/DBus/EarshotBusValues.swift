@@ -41,6 +41,7 @@ enum EarshotBusValues {
             Key.hostAddresses.stringValue: .strings(status.hostAddresses.map(\.description)),
             Key.state.stringValue: .string(wire.state ?? "ok"),
             "default": .string(record?.default ?? ""),
+            "default-source": .string(record?.defaultSource ?? ""),
             "previous": .string(record?.previous ?? ""),
             "reason": .string(record?.reason ?? ""),
             "trigger": .string(record?.trigger ?? ""),
@@ -54,7 +55,9 @@ enum EarshotBusValues {
     /// route's port before and after, and the jack event that made it (`unplugged`, `plugged`,
     /// or empty) with its sink and port.
     static func portSignal(_ event: DaemonEvent) -> (member: String, arguments: [DBusValue])? {
-        guard case .routeChanged(let change) = event, change.port != nil || change.previousPort != nil || change.portEvent != nil else {
+        guard case .routeChanged(let change) = event, change.direction == .output,
+            change.port != nil || change.previousPort != nil || change.portEvent != nil
+        else {
             return nil
         }
         return ("RoutePortChanged", [
@@ -64,9 +67,21 @@ enum EarshotBusValues {
         ])
     }
 
+    /// `InputRouteChanged` (§8): the default source changed. RouteChanged and
+    /// RoutePortChanged stay the output's, with the arguments they always had.
+    static func inputSignal(_ change: RouteChange) -> (member: String, arguments: [DBusValue]) {
+        ("InputRouteChanged", [
+            .string(change.reason.rawValue), .string(change.previous ?? ""), .string(change.current ?? ""),
+            .string(change.accessory ?? ""), .string(change.summary), .string(change.previousPort ?? ""), .string(change.port ?? ""),
+            .string(change.portEvent?.kind.rawValue ?? ""), .int64(change.at),
+        ])
+    }
+
     /// The signal for an event: its member name and arguments, in the order of the XML.
     static func signal(_ event: DaemonEvent) -> (member: String, arguments: [DBusValue]) {
         switch event {
+        case .routeChanged(let change) where change.direction == .input:
+            return inputSignal(change)
         case .routeChanged(let change):
             return ("RouteChanged", [
                 .string(change.reason.rawValue), .string(change.previous ?? ""), .string(change.current ?? ""),

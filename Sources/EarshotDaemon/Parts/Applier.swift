@@ -1,4 +1,5 @@
 import AudioGraph
+import RoutingPolicy
 import Logging
 
 /// Puts a decided default into PipeWire. One per apply mode (docs/architecture.md, "Applying a decision"): each owns
@@ -11,8 +12,9 @@ protocol Applier: AnyObject {
     nonisolated(nonsending) func apply(_ target: String, graph: Graph, on connection: any PipeWireCommands) async
 }
 
-/// Writes the configured default and tells Earshot's own writes from everyone else's.
-/// Shared by both appliers (standalone writes the `default` metadata it provides itself).
+/// Writes the configured default of one side (the sink's keys, or the source's: §8) and tells
+/// Earshot's own writes from everyone else's. Shared by both appliers (standalone writes the
+/// `default` metadata it provides itself); one per side.
 ///
 /// PipeWire reports metadata changes in the order they were made, so the writes in flight
 /// form a queue: an echo of one of them is Earshot's (and the writes before it are settled,
@@ -34,8 +36,26 @@ final class DefaultSinkWriter {
     /// has echoed), not a user's pick; Earshot's decision is written again over it.
     private var arrivedAt: Int64?
     static let startUpWindow: Int64 = 3_000
+    /// `default.configured.audio.sink` / `default.audio.sink`, or the source's keys.
+    let configuredKey: String
+    let effectiveKey: String
+    let direction: AudioDirection
 
-    init(logger: Logger) { self.logger = logger }
+    init(logger: Logger, direction: AudioDirection = .output) {
+        self.logger = logger
+        self.direction = direction
+        configuredKey = direction == .output ? Graph.configuredSinkKey : Graph.configuredSourceKey
+        effectiveKey = direction == .output ? Graph.effectiveSinkKey : Graph.effectiveSourceKey
+    }
+
+    /// This side's configured and effective default in `graph`.
+    func configured(in graph: Graph) -> String? {
+        direction == .output ? graph.configuredDefaultSinkName : graph.configuredDefaultSourceName
+    }
+
+    func effective(in graph: Graph) -> String? {
+        direction == .output ? graph.effectiveDefaultSinkName : graph.effectiveDefaultSourceName
+    }
 
     func reset() {
         inFlight = []
@@ -56,7 +76,7 @@ final class DefaultSinkWriter {
     /// The graph says what Earshot decided and nothing is in flight: from now on a value
     /// Earshot did not write is someone's pick.
     func settled(_ target: String, in graph: Graph) {
-        if sessionManagerSettling, inFlight.isEmpty, graph.configuredDefaultSinkName == target { sessionManagerSettling = false }
+        if sessionManagerSettling, inFlight.isEmpty, configured(in: graph) == target { sessionManagerSettling = false }
     }
 
     /// Whether a configured default `name` PipeWire reports is the echo of Earshot's own
@@ -78,16 +98,14 @@ final class DefaultSinkWriter {
     /// write counts (else a decision back to the old value, made before the echo, would never
     /// be written).
     func isWritten(_ target: String, key: String, in graph: Graph) -> Bool {
-        switch key {
-        case Graph.configuredSinkKey: inFlight.last.map { $0 == target } ?? (graph.configuredDefaultSinkName == target)
-        default: graph.effectiveDefaultSinkName == target
-        }
+        if key == configuredKey { return inFlight.last.map { $0 == target } ?? (configured(in: graph) == target) }
+        return effective(in: graph) == target
     }
 
     nonisolated(nonsending) func write(_ name: String, keys: [String], on connection: any PipeWireCommands, flush: Bool) async {
         let value = MetadataEntry.json(name: name)
         logger.trace("writing \(keys) = \(name) (in flight before: \(inFlight))")
-        if keys.contains(Graph.configuredSinkKey) {
+        if keys.contains(configuredKey) {
             inFlight.append(name)
             if inFlight.count > Self.inFlightLimit { inFlight.removeFirst(inFlight.count - Self.inFlightLimit) }
         }
@@ -97,7 +115,7 @@ final class DefaultSinkWriter {
                     subject: 0, key: key, type: "Spa:String:JSON", value: value, flush: flush && key == keys.last)
             } catch {
                 logger.error("cannot set \(key) to \(name): \(error)")
-                if key == Graph.configuredSinkKey, let last = inFlight.lastIndex(of: name) { inFlight.remove(at: last) }
+                if key == configuredKey, let last = inFlight.lastIndex(of: name) { inFlight.remove(at: last) }
             }
         }
     }
@@ -106,6 +124,8 @@ final class DefaultSinkWriter {
 /// Both ways of applying, and which one the session's mode selects.
 final class ApplyStage {
     let writer: DefaultSinkWriter
+    /// The default source's writer (§8).
+    let sourceWriter: DefaultSinkWriter
     private let cooperative: CooperativeApplier
     private let standalone: StandaloneApplier
     private let logger: Logger
@@ -118,31 +138,54 @@ final class ApplyStage {
     init(logger: Logger) {
         self.logger = logger
         writer = DefaultSinkWriter(logger: logger)
-        cooperative = CooperativeApplier(writer: writer, logger: logger)
-        standalone = StandaloneApplier(writer: writer, logger: logger)
+        sourceWriter = DefaultSinkWriter(logger: logger, direction: .input)
+        cooperative = CooperativeApplier(writer: writer, sourceWriter: sourceWriter, logger: logger)
+        standalone = StandaloneApplier(writer: writer, sourceWriter: sourceWriter, logger: logger)
     }
 
     /// A new connection.
     func reset() {
         responsivenessCheckDue = false
         writer.reset()
+        sourceWriter.reset()
         cooperative.reset()
         standalone.reset()
     }
 
     /// The mode changed (a session manager came or went): a write in flight may never echo.
     func modeChanged(to mode: ApplyMode, at now: Int64) {
-        if mode == .cooperative { writer.sessionManagerArrived(at: now) } else { writer.reset() }
+        for writer in [writer, sourceWriter] {
+            if mode == .cooperative { writer.sessionManagerArrived(at: now) } else { writer.reset() }
+        }
         responsivenessCheckDue = mode == .standalone
     }
 
-    /// - Parameter holdsFoundDefault: the decision is the default found at start or reconnect,
-    ///   still held (`PolicyEngine.holdsFoundDefault`).
+    /// - Parameters:
+    ///   - holdsFoundDefault: the decision is the default found at start or reconnect, still
+    ///     held (`PolicyEngine.holdsFoundDefault`).
+    ///   - source: the input's decision (§8), when the policy decides it: the default source
+    ///     (nil: none eligible) and whether it is the one found at start, still held.
     nonisolated(nonsending) func apply(
         _ target: String?, mode: ApplyMode, sessionManager: SessionManager?, graph: Graph, on connection: (any PipeWireCommands)?,
-        holdsFoundDefault: Bool = false
+        holdsFoundDefault: Bool = false, source: (name: String?, holdsFound: Bool)? = nil
     ) async {
-        guard let target, let connection else { return }
+        guard let connection else { return }
+        if let target {
+            await applyOutput(target, mode: mode, sessionManager: sessionManager, graph: graph, on: connection, holdsFoundDefault: holdsFoundDefault)
+        }
+        if let source, let name = source.name {
+            switch mode {
+            case .cooperative: await cooperative.applySource(name, graph: graph, on: connection, holdsFoundSource: source.holdsFound)
+            case .standalone: await standalone.applySource(name, graph: graph, on: connection)
+            case .disconnected: return
+            }
+        }
+    }
+
+    private nonisolated(nonsending) func applyOutput(
+        _ target: String, mode: ApplyMode, sessionManager: SessionManager?, graph: Graph, on connection: any PipeWireCommands,
+        holdsFoundDefault: Bool
+    ) async {
         switch mode {
         case .cooperative:
             cooperative.pinsPinnedStreams = sessionManager?.movesPinnedStreams ?? false

@@ -5,6 +5,7 @@ import Logging
 /// change and let it move the following streams; never touch its links.
 final class CooperativeApplier: Applier {
     private let writer: DefaultSinkWriter
+    private let sourceWriter: DefaultSinkWriter
     private let logger: Logger
     /// Pinned streams (by object serial: ids are reused) whose pin Earshot wrote.
     private var pinsWritten: Set<UInt64> = []
@@ -15,9 +16,22 @@ final class CooperativeApplier: Applier {
     /// manager already plays it and nobody configured one, nothing is written.
     var holdsFoundDefault = false
 
-    init(writer: DefaultSinkWriter, logger: Logger) {
+    init(writer: DefaultSinkWriter, sourceWriter: DefaultSinkWriter, logger: Logger) {
         self.writer = writer
+        self.sourceWriter = sourceWriter
         self.logger = logger
+    }
+
+    /// The input (§8): `default.configured.audio.source`, once per change, as for the sink;
+    /// the session manager moves the capture streams that follow the default source.
+    nonisolated(nonsending) func applySource(_ target: String, graph: Graph, on connection: any PipeWireCommands, holdsFoundSource: Bool) async {
+        sourceWriter.settled(target, in: graph)
+        guard graph.defaultMetadata != nil, !sourceWriter.isWritten(target, key: Graph.configuredSourceKey, in: graph) else { return }
+        if holdsFoundSource, sourceWriter.inFlight.isEmpty, graph.effectiveDefaultSourceName == target, graph.configuredDefaultSourceName == nil {
+            logger.trace("cooperative: source \(target) is the effective default already and none is configured: nothing to write")
+            return
+        }
+        await sourceWriter.write(target, keys: [Graph.configuredSourceKey], on: connection, flush: true)
     }
 
     func reset() { pinsWritten = [] }

@@ -12,18 +12,40 @@ struct DecisionLog {
         self.history = Array(history.suffix(PersistedState.historyLimit))
     }
 
-    /// Records a decision; returns the route change it made, if it changed the default.
-    mutating func record(_ decision: Decision, wallClock: Int64) -> RouteChange? {
+    /// Records a decision; returns the route changes it made: the output's first, then the
+    /// input's (§8), each when its default (or its port) changed.
+    mutating func record(_ decision: Decision, wallClock: Int64) -> [RouteChange] {
         last = decision
-        guard decision.routeChanged else { return nil }
-        lastRouteChange = decision
-        guard let reason = decision.reason else { return nil }
-        history.append(.init(at: wallClock, current: decision.defaultSink, previous: decision.previous, reason: reason.rawValue))
+        var changes: [RouteChange] = []
+        if decision.routeChanged {
+            lastRouteChange = decision
+            if let reason = decision.reason {
+                remember(.init(at: wallClock, current: decision.defaultSink, previous: decision.previous, reason: reason.rawValue))
+                changes.append(RouteChange(
+                    at: wallClock, reason: reason, previous: decision.previous, current: decision.defaultSink,
+                    accessory: decision.trigger.accessory?.description, summary: decision.summary,
+                    previousPort: decision.previousPort, port: decision.port, portEvent: decision.portEvent))
+            }
+        }
+        if let input = decision.input, input.routeChanged {
+            lastInputChange = input
+            if let reason = input.reason {
+                remember(.init(at: wallClock, current: input.defaultSource, previous: input.previous, reason: reason.rawValue, direction: .input))
+                changes.append(RouteChange(
+                    at: wallClock, reason: reason, previous: input.previous, current: input.defaultSource,
+                    accessory: decision.trigger.accessory?.description, summary: input.summary,
+                    previousPort: input.previousPort, port: input.port, portEvent: input.portEvent, direction: .input))
+            }
+        }
+        return changes
+    }
+
+    /// The latest change of the default source, for `status`.
+    private(set) var lastInputChange: SourceDecision?
+
+    private mutating func remember(_ entry: PersistedState.HistoryEntry) {
+        history.append(entry)
         if history.count > PersistedState.historyLimit { history.removeFirst(history.count - PersistedState.historyLimit) }
-        return RouteChange(
-            at: wallClock, reason: reason, previous: decision.previous, current: decision.defaultSink,
-            accessory: decision.trigger.accessory?.description, summary: decision.summary,
-            previousPort: decision.previousPort, port: decision.port, portEvent: decision.portEvent)
     }
 
     /// A refused request's decision: reported by `status`, changes nothing else.
@@ -39,14 +61,21 @@ struct DecisionLog {
             decision?.previous = change.previous
             decision?.trigger = change.trigger
         }
+        if let change = lastInputChange, decision?.input?.changed == false, decision?.input?.defaultSource == change.defaultSource {
+            decision?.input?.reason = change.reason
+            decision?.input?.previous = change.previous
+        }
         return decision
     }
 
     /// Logs a decision: every route change, and accessory/config/host decisions that kept it.
-    static func log(_ decision: Decision, change: RouteChange?, verbose: Bool, to logger: Logger) {
-        if let change {
-            let jack = change.portEvent.map { " (port \"\($0.port)\" of \($0.sink) \($0.kind.rawValue))" } ?? ""
-            logger.info("route \(change.reason.rawValue): \(decision.previous ?? "(none)") → \(decision.defaultSink ?? "(none)")\(jack); \(decision.summary)")
+    static func log(_ decision: Decision, changes: [RouteChange], verbose: Bool, to logger: Logger) {
+        if !changes.isEmpty {
+            for change in changes {
+                let jack = change.portEvent.map { " (port \"\($0.port)\" of \($0.sink) \($0.kind.rawValue))" } ?? ""
+                let side = change.direction == .input ? "input " : ""
+                logger.info("\(side)route \(change.reason.rawValue): \(change.previous ?? "(none)") → \(change.current ?? "(none)")\(jack); \(change.summary)")
+            }
         } else if decision.trigger.isAccessory || decision.trigger == .configReplaced || decision.trigger == .hostAddressesChanged {
             logger.info("decision (\(decision.trigger)): \(decision.defaultSink ?? "(none)") stays; \(decision.summary)")
         } else {

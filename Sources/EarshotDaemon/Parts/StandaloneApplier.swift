@@ -8,6 +8,7 @@ import SystemBridge
 /// this part only remembers which streams it asked for ports and whether it made the metadata.
 final class StandaloneApplier: Applier {
     private let writer: DefaultSinkWriter
+    private let sourceWriter: DefaultSinkWriter
     private let logger: Logger
     /// Streams (by object serial: ids are reused) already asked to configure ports.
     private var portsRequested: Set<UInt64> = []
@@ -27,6 +28,14 @@ final class StandaloneApplier: Applier {
         var target: UInt64
         var ports: [UInt64]
 
+        /// A capture stream's attempt: its source and the ports of both ends.
+        init?(capture stream: ObjectID, source: ObjectID, in graph: Graph) {
+            guard let node = graph.nodes[source] else { return nil }
+            target = node.objectKey
+            ports = (graph.ports(of: source, direction: .output) + graph.ports(of: stream, direction: .input))
+                .map { $0.serial ?? UInt64(1) << 63 | UInt64($0.id) }.sorted()
+        }
+
         init?(stream: ObjectID, target: ObjectID, in graph: Graph) {
             guard let sink = graph.nodes[target] else { return nil }
             self.target = sink.objectKey
@@ -35,13 +44,82 @@ final class StandaloneApplier: Applier {
         }
     }
 
-    init(writer: DefaultSinkWriter, logger: Logger) {
+    /// Capture streams (by serial) already asked to configure ports, and those that could not
+    /// be linked to their source (as `unlinkable` for playback).
+    private var capturePortsRequested: Set<UInt64> = []
+    private var captureUnlinkable: [UInt64: LinkEnds] = [:]
+
+    init(writer: DefaultSinkWriter, sourceWriter: DefaultSinkWriter, logger: Logger) {
         self.writer = writer
+        self.sourceWriter = sourceWriter
         self.logger = logger
+    }
+
+    /// The input (§8): the default source's keys in the `default` metadata, and every capture
+    /// stream that follows it linked from it, make before break (pinned ones untouched).
+    nonisolated(nonsending) func applySource(_ target: String, graph: Graph, on connection: any PipeWireCommands) async {
+        guard await ensureDefaultMetadata(graph, on: connection) else { return }
+        let keys = [Graph.configuredSourceKey, Graph.effectiveSourceKey].filter { !sourceWriter.isWritten(target, key: $0, in: graph) }
+        if !keys.isEmpty { await sourceWriter.write(target, keys: keys, on: connection, flush: false) }
+        await relinkCaptureStreams(graph, to: target, on: connection)
+    }
+
+    private nonisolated(nonsending) func relinkCaptureStreams(_ graph: Graph, to target: String, on connection: any PipeWireCommands) async {
+        let streams = graph.captureStreams
+        guard !streams.isEmpty else { return }
+        let present = Set(streams.map(\.objectKey))
+        capturePortsRequested.formIntersection(present)
+        captureUnlinkable = captureUnlinkable.filter { present.contains($0.key) }
+        let requestedIDs = Set(streams.filter { capturePortsRequested.contains($0.objectKey) }.map(\.id))
+        let owned = StreamPlan.capturedLinks(connection.ownedLinks())
+        let plan = StreamPlan.makeCapture(graph: graph, defaultSource: target, ownedLinks: owned, portsRequested: requestedIDs)
+        guard !plan.isEmpty else { return }
+        logger.debug("capture relink plan: \(plan)")
+        let channels = Self.captureChannels(of: target, in: graph)
+        for stream in plan.configurePorts {
+            if let node = graph.nodes[stream] { capturePortsRequested.insert(node.objectKey) }
+            do { try await connection.configureCapturePorts(ofNode: stream, channels: channels) } catch {
+                logger.warning("cannot configure ports of capture stream \(stream): \(error)")
+            }
+        }
+        let linking = plan.moves.filter { move in
+            guard move.needsLink, let stream = graph.nodes[move.stream] else { return false }
+            let ends = LinkEnds(capture: move.stream, source: move.target, in: graph)
+            return captureUnlinkable[stream.objectKey] == nil || captureUnlinkable[stream.objectKey] != ends
+        }
+        // Source → stream: the source is the link's output node.
+        let results = await connection.relink(linking.map { RelinkMove(output: $0.target, input: $0.stream, obsolete: $0.obsoleteLinks) })
+        for (move, result) in zip(linking, results) {
+            guard let key = graph.nodes[move.stream]?.objectKey else { continue }
+            let problem: String
+            switch result {
+            case .success(let links) where !links.isEmpty:
+                if captureUnlinkable.removeValue(forKey: key) != nil { logger.info("capture stream \(move.stream) linked from \(move.target) now") }
+                continue
+            case .success: problem = "no link was created"
+            case .failure(let error): problem = "\(error)"
+            }
+            captureUnlinkable[key] = LinkEnds(capture: move.stream, source: move.target, in: graph)
+            logger.warning("cannot link capture stream \(move.stream) from \(move.target): \(problem); trying again when a port of either changes")
+        }
+        let obsolete = plan.moves.filter { !$0.needsLink }.flatMap(\.obsoleteLinks)
+        if !obsolete.isEmpty {
+            do { try await connection.destroy(obsolete) } catch { logger.debug("old capture links already gone: \(error)") }
+        }
+    }
+
+    /// The source's channel positions (its output ports in order), so a capture stream's own
+    /// converter mixes from what the source gives; mono when there is no source.
+    private static func captureChannels(of sourceName: String, in graph: Graph) -> [String] {
+        guard let source = graph.node(named: sourceName) else { return ["MONO"] }
+        let channels = graph.ports(of: source.id, direction: .output).compactMap(\.channel)
+        return channels.isEmpty ? ["MONO"] : channels
     }
 
     func reset() {
         portsRequested = []
+        capturePortsRequested = []
+        captureUnlinkable = [:]
         createdMetadata = false
         unlinkable = [:]
         served = []

@@ -14,6 +14,8 @@ struct StatePersister {
     /// The engine's placement transitions once the state was restored: more at the first graph
     /// means a reporter already changed something, and the start is no longer a plain restart.
     var transitionsAfterRestore = 0
+    /// Each side's choices as the state file had them at start, for the first graph.
+    var restoredChoices: [AudioDirection: PersistedState.Choice] = [:]
 
     init(path: String, logger: Logger, writerQueue: DispatchQueue = DispatchQueue(label: "earshot.state-writer")) {
         store = StateStore(path: path)
@@ -78,8 +80,15 @@ struct StatePersister {
     /// here: the daemon goes on taking inputs, and a burst shares one write.
     func save(_ engine: PolicyEngine, history: [PersistedState.HistoryEntry], durably: Bool) async {
         let entries = engine.accessories.entries
+        var choices: [AudioDirection: PersistedState.Choice] = [:]
+        for direction in AudioDirection.allCases {
+            let (last, override) = engine.choices(of: direction)
+            choices[direction] = PersistedState.Choice(lastChoice: last, override: override)
+        }
+        let saved = choices
         writer.offer {
-            PersistedState(registrations: entries.values.map(\.registration).sorted { $0.identity < $1.identity }, history: history)
+            PersistedState(
+                registrations: entries.values.map(\.registration).sorted { $0.identity < $1.identity }, history: history, choices: saved)
         }
     }
 

@@ -24,6 +24,8 @@ public protocol PipeWireCommands: AnyObject, Sendable {
     func isResponsive(within timeout: Duration) async -> Bool
     /// Gives a stream one DSP output port per channel.
     func configureDSPPorts(ofNode id: ObjectID, channels: [String]) async throws(PipeWireError)
+    /// Gives a capture stream one DSP input port per channel.
+    func configureCapturePorts(ofNode id: ObjectID, channels: [String]) async throws(PipeWireError)
     /// Make before break: each move's new links, then (once they exist) its obsolete ones go.
     func relink(_ moves: [RelinkMove]) async -> [Result<[ObjectID], PipeWireError>]
     func destroy(_ ids: [ObjectID]) async throws(PipeWireError)
@@ -56,5 +58,9 @@ extension PipeWireConnection: PipeWireCommands {
 
     public func configureDSPPorts(ofNode id: ObjectID, channels: [String]) async throws(PipeWireError) {
         try await configureDSPPorts(ofNode: id, direction: .output, channels: channels)
+    }
+
+    public func configureCapturePorts(ofNode id: ObjectID, channels: [String]) async throws(PipeWireError) {
+        try await configureDSPPorts(ofNode: id, direction: .input, channels: channels)
     }
 }

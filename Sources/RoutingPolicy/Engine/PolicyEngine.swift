@@ -236,6 +236,30 @@ public struct PolicyEngine: Sendable {
     /// The same for the default source.
     public var holdsFoundSource: Bool { input.holdsFoundDefault }
 
+    /// One side's choices, as the state file keeps them: the user's last pick and the pick
+    /// that holds as the override now (the default found at start is not a pick of theirs).
+    public func choices(of direction: AudioDirection) -> (lastChoice: String?, override: String?) {
+        let side = direction == .output ? output : input
+        let override = side.userOverride == side.foundDefault ? nil : side.userOverride
+        return (side.lastUserChoice, override)
+    }
+
+    /// Choices saved before a restart, for a side the graph says nothing of (no configured
+    /// default: standalone, or a session manager that kept none): the last choice comes back,
+    /// and with `hold` (a plain restart: no transition since) a saved override holds again as
+    /// the default found would, when its node is there.
+    public mutating func restoreChoices(of direction: AudioDirection, lastChoice: String?, override: String?, hold: Bool) {
+        let side = direction == .output ? \PolicyEngine.output : \PolicyEngine.input
+        guard EndpointSide.configured(direction, in: graph) == nil else { return }
+        if self[keyPath: side].lastUserChoice == nil { self[keyPath: side].lastUserChoice = lastChoice }
+        if hold, let override, self[keyPath: side].table.slot(named: override) != nil,
+            self[keyPath: side].userOverride == nil || self[keyPath: side].userOverride == self[keyPath: side].foundDefault
+        {
+            self[keyPath: side].userOverride = override
+            self[keyPath: side].foundDefault = override
+        }
+    }
+
     /// For each device with a sink that a registered accessory owns, that accessory: a source
     /// of the same device belongs to it (a USB headset registered by its sink's name). Empty
     /// while no accessory is known by node name (addresses match a source directly).

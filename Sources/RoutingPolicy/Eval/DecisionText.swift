@@ -38,7 +38,7 @@ public enum DecisionText {
         explanationLines(ranking: record.ranking, decidedBy: record.decidedBy, rejected: record.rejected, detail: detail)
     }
 
-    static func explanationLines(
+    public static func explanationLines(
         ranking: [DecisionRecord.Ranked], decidedBy: DecisionRecord.Decider?, rejected: [DecisionRecord.Rejected], detail: Detail
     ) -> [String] {
         var lines: [String] = []

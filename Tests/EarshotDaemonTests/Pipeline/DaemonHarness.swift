@@ -82,6 +82,10 @@ final class FakePipeWire: PipeWireCommands {
         log.append("ports \(id) \(channels.joined(separator: ","))")
     }
 
+    func configureCapturePorts(ofNode id: ObjectID, channels: [String]) async throws(PipeWireError) {
+        log.append("capture ports \(id) \(channels.joined(separator: ","))")
+    }
+
     func failLinks(_ fail: Bool) { state.withLock { $0.linksFail = fail } }
 
     func relink(_ moves: [RelinkMove]) async -> [Result<[ObjectID], PipeWireError>] {
