@@ -65,9 +65,12 @@ public struct Node: Sendable, Hashable, Codable {
     }
     /// A source of no hardware (a filter chain's echo-cancelled or noise-suppressed source, a
     /// loopback): as `isVirtualSink` says for sinks.
+    /// Unlike a sink, an `Audio/Source/Virtual` that states what it stands for (a form factor,
+    /// a bus, an address) is taken at its word too: PipeWire's null node makes a usable
+    /// source only with that class (test and bridge microphones).
     public var isVirtualSource: Bool {
         guard isAudioSource else { return false }
-        if mediaClass == "Audio/Source/Virtual" || props["node.virtual"] == "true" { return true }
+        if props["node.virtual"] == "true" { return true }
         guard deviceID == nil else { return false }
         return props["device.form-factor"] == nil && props["device.bus"] == nil && props["api.bluez5.address"] == nil
             && props["device.api"] == nil

@@ -14,14 +14,19 @@ public final class PipeWireSandbox: @unchecked Sendable {
         public var wirePlumber: Bool
         /// Sinks created before the body runs.
         public var sinks: [VirtualSink]
+        /// Microphones, created after the sinks.
+        public var sources: [VirtualSource] = []
         /// Start a private session bus even without WirePlumber (MPRIS, Earshot's D-Bus service).
         public var sessionBus: Bool
         /// Start a second private bus and name it in `DBUS_SYSTEM_BUS_ADDRESS` (a stand-in
         /// system bus for an `org.bluez` stand-in).
         public var systemBus: Bool
-        public init(wirePlumber: Bool = false, sinks: [VirtualSink] = [], sessionBus: Bool = false, systemBus: Bool = false) {
+        public init(
+            wirePlumber: Bool = false, sinks: [VirtualSink] = [], sources: [VirtualSource] = [], sessionBus: Bool = false, systemBus: Bool = false
+        ) {
             self.wirePlumber = wirePlumber
             self.sinks = sinks
+            self.sources = sources
             self.sessionBus = sessionBus
             self.systemBus = systemBus
         }
@@ -41,7 +46,7 @@ public final class PipeWireSandbox: @unchecked Sendable {
     public var socketPath: String { runtimeDir.appendingPathComponent("pipewire-0").path }
 
     private var processes: [ChildProcess] = []
-    private var hasWirePlumber = false
+    var hasWirePlumber = false
     private let lock = NSLock()
 
     public static func start(_ options: Options = Options()) async throws -> PipeWireSandbox {
@@ -116,6 +121,7 @@ public final class PipeWireSandbox: @unchecked Sendable {
             }
         }
         for sink in options.sinks { try await createSink(sink) }
+        for source in options.sources { try await createSource(source) }
     }
 
     /// Where this sandbox's pipewire reads drop-ins. With `PIPEWIRE_CONFIG_DIR` set (the

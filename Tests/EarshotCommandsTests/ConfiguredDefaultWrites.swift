@@ -1,13 +1,13 @@
 import AudioGraph
 import SystemBridge
 
-/// Every value of `default.configured.audio.sink` PipeWire reports from now on, seen from a
+/// Every value of `default.configured.audio.sink` (or another key) PipeWire reports from now on, seen from a
 /// connection of its own: what a test asserts "nothing (else) was written" with.
 struct ConfiguredDefaultWrites {
     private let connection: PipeWireConnection
     private let names: Task<[String], Never>
 
-    static func start(remote: String) async throws -> ConfiguredDefaultWrites {
+    static func start(remote: String, key: String = Graph.configuredSinkKey) async throws -> ConfiguredDefaultWrites {
         let connection = try await PipeWireConnection.connect(remote: remote)
         let names = Task { () -> [String] in
             var names: [String] = []
@@ -15,7 +15,7 @@ struct ConfiguredDefaultWrites {
             for await batch in connection.events {
                 for event in batch {
                     if case .ready = event { ready = true }
-                    if ready, case .changed(.metadataProperty(_, 0, Graph.configuredSinkKey?, _, let value?)) = event,
+                    if ready, case .changed(.metadataProperty(_, 0, let changed?, _, let value?)) = event, changed == key,
                         let name = MetadataEntry.name(inJSON: value)
                     { names.append(name) }
                 }

@@ -62,7 +62,8 @@ final class CooperativeApplier: Applier {
     /// before any default write could move it.
     private nonisolated(nonsending) func keepPinnedStreamsPinned(_ graph: Graph, on connection: any PipeWireCommands) async {
         guard let metadata = graph.defaultMetadata else { return }
-        let streams = graph.playbackStreams
+        // Capture streams too: WirePlumber 0.4 moves a pinned recorder with the default source.
+        let streams = graph.playbackStreams + graph.captureStreams
         pinsWritten.formIntersection(streams.map(\.objectKey))
         for stream in streams where !pinsWritten.contains(stream.objectKey) {
             guard let pin = stream.props["target.object"] ?? stream.props["node.target"], !pin.isEmpty,
