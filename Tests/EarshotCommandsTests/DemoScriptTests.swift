@@ -37,16 +37,24 @@ struct DemoScriptTests {
         #expect(found.contains("accessory registered AA:BB:CC:DD:EE:FF  placement off-head"), "\(found)")
         let on = try #require(steps.first { $0.hasPrefix("both buds in") })
         #expect(on.contains("placement-changed  alsa_output.sandbox.analog-stereo -> bluez_output.AA_BB_CC_DD_EE_FF.1"), "\(on)")
+        // The microphone follows the worn headset (docs/policy.md §8): the call's recorder too.
+        #expect(on.contains("placement-changed  input alsa_input.sandbox.analog-stereo -> bluez_input.AA_BB_CC_DD_EE_FF.0"), "\(on)")
+        #expect(on.contains("call                 ← bluez_input.AA_BB_CC_DD_EE_FF.0"), "\(on)")
         let oneOut = try #require(steps.first { $0.hasPrefix("one bud out") })
         #expect(oneOut.contains("driver: AA:BB:CC:DD:EE:FF aap (AirPods Pro) connected"), "\(oneOut)")
         let off = try #require(steps.first { $0.hasPrefix("both out") })
         #expect(off.contains("mpv (MPRIS): Paused"), "\(off)")
         #expect(off.contains("mpv                  → alsa_output.sandbox.analog-stereo"), "\(off)")
+        #expect(off.contains("placement-changed  input bluez_input.AA_BB_CC_DD_EE_FF.0 -> alsa_input.sandbox.analog-stereo"), "\(off)")
+        #expect(off.contains("call                 ← alsa_input.sandbox.analog-stereo"), "\(off)")
         let back = try #require(steps.first { $0.hasPrefix("back in") })
         #expect(back.contains("mpv (MPRIS): Playing"), "\(back)")
         #expect(back.contains("mpv                  → bluez_output.AA_BB_CC_DD_EE_FF.1"), "\(back)")
         let who = try #require(steps.first { $0.hasPrefix("who reports them") })
         #expect(who.contains("reporter: org.earshot.driver.aap"), "\(who)")
+        #expect(who.contains("default source: bluez_input.AA_BB_CC_DD_EE_FF.0"), "\(who)")
+        // Starting changed nothing: no input route at start (the session manager's microphone held).
+        #expect(!output.contains("input route initial: bluez_input"), "\(output)")
         #expect(!output.contains("warning"), "\(output)")
     }
 }

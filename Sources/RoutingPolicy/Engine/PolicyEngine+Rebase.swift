@@ -14,8 +14,12 @@ extension PolicyEngine {
             _ = fresh.handle(.accessory(.register(registration.identity, reporter: registration.reporter, registration.configuration)), at: now)
         }
         // Seeding decided over the new graph; those decisions were never applied or reported.
-        fresh.currentDefault = graph.configuredDefaultSinkName ?? graph.effectiveDefaultSinkName
-        fresh.restoreTargets = [:]
+        for side in [\PolicyEngine.output, \PolicyEngine.input] {
+            let direction = fresh[keyPath: side].direction
+            fresh[keyPath: side].currentDefault = EndpointSide.configured(direction, in: graph) ?? EndpointSide.effective(direction, in: graph)
+            fresh[keyPath: side].currentPort = nil
+            fresh[keyPath: side].restoreTargets = [:]
+        }
         fresh.lastDecision = nil
         return fresh
     }
