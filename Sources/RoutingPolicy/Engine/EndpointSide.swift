@@ -78,8 +78,14 @@ struct EndpointSide: Sendable, Hashable {
     /// Starting changes nothing (§5): the configured default if that node exists, else the
     /// effective one, holds as the override until the next transition, arrival or pick.
     mutating func holdCurrentDefault(in graph: Graph) {
-        let configured = Self.configured(direction, in: graph).flatMap { table.slot(named: $0) != nil ? $0 : nil }
-        guard let name = configured ?? Self.effective(direction, in: graph), table.slot(named: name) != nil else { return }
+        // A configured default of a node this side does not rank (a sink's monitor as the
+        // default source) is the user's pick: it holds too, outside the ranking.
+        let configured = Self.configured(direction, in: graph).flatMap { name in
+            table.slot(named: name) != nil || graph.node(named: name).map { !isCandidate($0) } == true ? name : nil
+        }
+        guard let name = configured ?? Self.effective(direction, in: graph),
+            table.slot(named: name) != nil || graph.node(named: name).map({ !isCandidate($0) }) == true
+        else { return }
         userOverride = name
         foundDefault = name
     }

@@ -40,6 +40,9 @@ extension EndpointSide {
         /// The input side: the accessory of each device whose sink an accessory known by its
         /// node name owns (a USB headset's source has no address and another name).
         var accessoryOfDevice: [ObjectID: AccessoryIdentity] = [:]
+        /// The graph, to tell a default this side does not rank (a sink's monitor as the
+        /// default source) from one that is gone.
+        var graph: Graph
     }
 
     mutating func rank(_ context: Context) -> ([RankedSink], [RejectedSink]) {
@@ -169,13 +172,15 @@ extension EndpointSide {
         scratch.candidates = ranking
         scratch.order = order
         scratch.keys = keys
-        appendGone(to: &rejected)
+        appendGone(to: &rejected, graph: context.graph)
         return (sorted, rejected)
     }
 
-    /// The default and the override name nodes; when those are not in the graph, say so.
-    private func appendGone(to rejected: inout [RejectedSink]) {
-        for name in [currentDefault, userOverride].compactMap({ $0 }) where table.slot(named: name) == nil {
+    /// The default and the override name nodes; when those are not in the graph, say so (a
+    /// node of the graph this side does not rank, a sink's monitor as the default source, is
+    /// not gone).
+    private func appendGone(to rejected: inout [RejectedSink], graph: Graph) {
+        for name in [currentDefault, userOverride].compactMap({ $0 }) where table.slot(named: name) == nil && graph.node(named: name) == nil {
             if !rejected.contains(where: { $0.node == name }) {
                 rejected.append(RejectedSink(node: name, rejection: .gone))
             }

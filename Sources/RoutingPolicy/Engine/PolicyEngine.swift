@@ -302,7 +302,7 @@ public struct PolicyEngine: Sendable {
         _ trigger: DecisionTrigger, reason hint: RouteChangeReason?, inputReason inputHint: RouteChangeReason?,
         at now: Milliseconds, error: AccessoryError? = nil, portEvent: PortEvent? = nil, sourcePortEvent: PortEvent? = nil
     ) -> Decision {
-        var context = EndpointSide.Context(accessories: accessories, hostAddresses: hostAddresses, config: config)
+        var context = EndpointSide.Context(accessories: accessories, hostAddresses: hostAddresses, config: config, graph: graph)
         let out = output.decide(trigger, hint: hint, context: context, portEvent: portEvent)
         var decision = Decision(
             at: now, trigger: trigger, defaultSink: out.winner, previous: out.previous, reason: out.reason,
@@ -338,6 +338,15 @@ extension EndpointSide {
         let (ranking, rejected) = rank(context)
         let previous = currentDefault
         let winner = ranking.first
+        // A default this side does not rank but the graph has (a sink's monitor chosen as the
+        // default source): the found one, or the one there when nothing is eligible, stays —
+        // it is the user's or the session manager's, and there is nothing better to offer.
+        if let previous, table.slot(named: previous) == nil, let node = context.graph.node(named: previous), !isCandidate(node),
+            winner == nil || (userOverride == previous && foundDefault == previous)
+        {
+            currentPort = nil
+            return Outcome(winner: previous, previous: previous, reason: trigger == .initial ? .initial : nil, ranking: ranking, rejected: rejected, previousPort: nil)
+        }
         let changed = winner?.node != previous
         var reason: RouteChangeReason?
         if trigger == .initial {
