@@ -261,6 +261,14 @@ extension Daemon {
         switch change {
         case .node(let node) where engine.graph.nodes[node.id] == nil:
             events.recorder.record("add", PwDumpEncoder.object(node), at: now)
+        case .node(let node):
+            // A sink or source appears before its ports (the session manager configures them):
+            // the node again once it has them, which eval takes as an update of the same node
+            // (else the replay would hold it out as `no-ports` for good).
+            guard let old = engine.graph.nodes[node.id], old.name == node.name else { return }
+            let portsCame = node.isAudioSink ? (old.inputPorts ?? 0) == 0 && (node.inputPorts ?? 0) > 0
+                : node.isAudioSource && (old.outputPorts ?? 0) == 0 && (node.outputPorts ?? 0) > 0
+            if portsCame { events.recorder.record("add", PwDumpEncoder.object(node), at: now) }
         case .device(let device) where engine.graph.devices[device.id] == nil:
             events.recorder.record("add", PwDumpEncoder.object(device), at: now)
         case .device(let device):

@@ -155,3 +155,69 @@ struct EvalCLITests {
         #expect(result.standardError.contains(#"write tier-order = ["override", "restore", "worn", "arrived", "rule-priority", "last-choice", "class-order", "session-priority"]"#))
     }
 }
+
+/// Issue 20: the input in `earshot eval` (docs/policy.md §8).
+struct EvalInputCLITests {
+    static let graph = EarshotBinary.fixtures.appendingPathComponent("desktop-mics.json").path
+    static let events = EarshotBinary.fixtures.appendingPathComponent("headset-microphone.jsonl").path
+
+    @Test("JSON: default-source beside default on every decision, and the input's own record; the script's source expectations hold")
+    func json() throws {
+        let result = try EarshotBinary.run(["eval", "--graph", Self.graph, "--events", Self.events, "--format", "json"])
+        #expect(result.status == 0, "\(result.standardError)")
+        let objects = try result.standardOutput.split(separator: "\n").map { try JSONValue.parse(String($0)) }
+        #expect(objects.allSatisfy { $0["default-source"] != nil && $0["input"] != nil && $0["default"] != nil })
+        let on = try #require(objects.first { $0["trigger"] == .string("update AA:BB:CC:DD:EE:FF") && $0["default"] == .string("bluez_output.AA_BB_CC_DD_EE_FF.1") })
+        #expect(on["default-source"] == .string("bluez_input.AA_BB_CC_DD_EE_FF.0"))
+        let input = try #require(on["input"])
+        #expect(input["changed"] == .bool(true) && input["reason"] == .string("placement-changed"))
+        #expect(input["previous"] == .string("alsa_input.pci-0000_00_1f.3.analog-stereo"))
+        #expect(input["summary"] == .string("3/3 sources eligible"))
+        #expect(input["decided-by"]?["tier"] == .string("worn"))
+        guard case .object(let fields) = input else { Issue.record("input is not an object"); return }
+        #expect(Set(fields.keys) == ["default", "previous", "changed", "reason", "summary", "ranking", "decided-by", "rejected", "previous-port", "port", "port-event"])
+        let picked = try #require(objects.first { $0["trigger"] == .string("select-source alsa_input.usb-046d_HD_Pro_Webcam_C920-02.analog-stereo") })
+        #expect(picked["changed"] == .bool(false) && picked["input"]?["reason"] == .string("user-override"))
+    }
+
+    @Test("text: an input line under each decision; a failed source expectation names the default source")
+    func text() throws {
+        let result = try EarshotBinary.run(["eval", "--graph", Self.graph, "--events", Self.events])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput.contains("input → bluez_input.AA_BB_CC_DD_EE_FF.0 (placement-changed)"))
+        #expect(result.standardOutput.contains("  3/3 sources eligible"))
+        let script = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-input-\(UUID().uuidString).jsonl")
+        defer { try? FileManager.default.removeItem(at: script) }
+        try #"{"at":0,"register":{"accessory":"AA:BB:CC:DD:EE:FF","reporter":"org.example.reporter","capabilities":["audio-switching","placement"],"placement":"on-head"},"expect":{"not-default-source":"bluez_input.AA_BB_CC_DD_EE_FF.0"}}"#
+            .write(to: script, atomically: true, encoding: .utf8)
+        let failed = try EarshotBinary.run(["eval", "--graph", Self.graph, "--events", script.path])
+        #expect(failed.status == 1)
+        #expect(failed.standardOutput.contains("expected not-default-source bluez_input.AA_BB_CC_DD_EE_FF.0; the default source is bluez_input.AA_BB_CC_DD_EE_FF.0"), "\(failed.standardOutput)")
+    }
+
+    @Test("--against a config that does not follow the input: the input's differences, marked input")
+    func against() throws {
+        let config = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-never-\(UUID().uuidString).toml")
+        defer { try? FileManager.default.removeItem(at: config) }
+        try "[input]\nfollow = \"never\"\n".write(to: config, atomically: true, encoding: .utf8)
+        let result = try EarshotBinary.run(["eval", "--graph", Self.graph, "--events", Self.events, "--against", config.path, "--format", "json"])
+        let differences = try result.standardOutput.split(separator: "\n").map { try JSONValue.parse(String($0)) }
+        #expect(!differences.isEmpty, "\(result.standardError)")
+        #expect(differences.allSatisfy { $0["direction"] == .string("input") && $0["old"]?["default"] == .null })
+        #expect(differences.contains { $0["new"]?["default"] == .string("bluez_input.AA_BB_CC_DD_EE_FF.0") })
+        let text = try EarshotBinary.run(["eval", "--graph", Self.graph, "--events", Self.events, "--against", config.path])
+        #expect(text.standardOutput.contains("mic · (none) → bluez_input.AA_BB_CC_DD_EE_FF.0"), "\(text.standardOutput)")
+    }
+
+    @Test("the SVG timeline draws the sources that held the default source as lanes of their own")
+    func svg() throws {
+        let result = try EarshotBinary.run(["eval", "--graph", Self.graph, "--events", Self.events, "--format", "svg"])
+        #expect(result.status == 0, "\(result.standardError)")
+        let svg = result.standardOutput
+        #expect(svg.contains("mic · AA_BB_CC_DD_EE_FF.0") && svg.contains("mic · pci-0000_00_1f.3.analog-stereo"))
+        #expect(svg.contains(#"class="span input""#))
+        // Output lanes first, then the input's.
+        let output = try #require(svg.range(of: ">pci-0000_00_1f.3.analog-stereo<")), input = try #require(svg.range(of: ">mic · pci-0000_00_1f.3.analog-stereo<"))
+        #expect(output.lowerBound < input.lowerBound)
+    }
+}

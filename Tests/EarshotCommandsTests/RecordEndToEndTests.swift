@@ -76,6 +76,61 @@ struct RecordEndToEndTests {
         }
     }
 
+    @Test("the microphone recorded and replayed: sources as they appear, a microphone picked by hand, the input's changes replayed in order", arguments: [true, false])
+    func microphoneRecordAndReplay(wirePlumber: Bool) async throws {
+        let options = PipeWireSandbox.Options(
+            wirePlumber: wirePlumber, sinks: [.speakers(), .headphones()], sources: [.internalMicrophone()])
+        try await withSandbox(options) { sandbox in
+            try DaemonReliabilityTests.writeConfig(sandbox, "[timing]\noff-grace-ms = 0\n")
+            let config = sandbox.configDir.appendingPathComponent("earshot/earshot.toml").path
+            let daemon = try D.start(in: sandbox)
+            defer { daemon.process.stop() }
+            try daemon.register(placement: "off-head")
+            let events = try EventSubscription(socket: daemon.socketPath)
+            let directory = sandbox.root.appendingPathComponent("recording").path
+            let recorder = try sandbox.spawn("earshot-record", [daemon.binary, "record", "--output", directory, "--socket", daemon.socketPath])
+            defer { recorder.stop() }
+            try await recorder.waitForLog(containing: "recording to")
+
+            var inputs: [String] = []
+            func input(to source: String) async throws {
+                _ = try await events.next("route-change") { $0["direction"] == .string("input") && $0["current"] == .string(source) }
+                inputs.append(source)
+            }
+            // The headset's microphone arrives (as a Bluetooth profile switch makes one; off the
+            // head it is out), then the headphones go on: it takes the input with the output.
+            let microphone = VirtualSource.headsetMicrophone()
+            _ = try await sandbox.createSource(microphone)
+            try daemon.place("on-head")
+            try await input(to: microphone.name)
+            // The laptop's microphone picked by hand.
+            let laptop = VirtualSource.internalMicrophone().name
+            let pick = try sandbox.run(["pw-metadata", "-n", "default", "0", "default.configured.audio.source", #"{"name":"\#(laptop)"}"#, "Spa:String:JSON"])
+            #expect(pick.status == 0)
+            try await input(to: laptop)
+            try daemon.place("off-head")
+            _ = try await events.next("route-change") { $0["current"] == .string(D.speakers) }
+            try daemon.place("on-head")
+            try await input(to: microphone.name)
+            let finalStatus = try JSONValue.parse(try daemon.earshot("status", "--json").output)
+
+            recorder.signal(SIGINT)
+            _ = recorder.waitForExit(timeout: .seconds(10))
+            let script = "\(directory)/events.jsonl"
+            let recorded = (try? String(contentsOfFile: script, encoding: .utf8)) ?? ""
+            #expect(recorded.contains(#""select-source":{"node":"\#(laptop)"}"#), "\(recorded)")
+            #expect(recorded.contains(#""media.class":"Audio\/Source\/Virtual""#) || recorded.contains(#""media.class":"Audio/Source/Virtual""#), "\(recorded)")
+            let replay = try daemon.earshot("eval", "--graph", "\(directory)/graph.json", "--events", script, "--config", config, "--format", "json")
+            #expect(replay.status == 0, "\(replay.output)")
+            let decisions = replay.output.split(separator: "\n").compactMap { try? JSONValue.parse(String($0)) }
+            let replayed = decisions.filter { $0["input"]?["changed"] == .bool(true) }.compactMap { decision -> String? in
+                if case .string(let name)? = decision["default-source"] { name } else { nil }
+            }
+            #expect(replayed == inputs, "replay \(replayed), daemon \(inputs)\n\(recorded)")
+            #expect(decisions.last?["default-source"] == finalStatus["decision"]?["default-source"])
+        }
+    }
+
     @Test("[record] keep-hours: the daemon keeps its own recording, and earshot record --since saves it for a replay after the fact")
     func rollingRecording() async throws {
         try await withSandbox(.init(wirePlumber: true, sinks: [.speakers(), .headphones()])) { sandbox in

@@ -21,7 +21,7 @@ public enum EvalRunner {
                 outcome = engine.handle(.accessory(request), at: event.at)
             case .add(let change):
                 // A new object: an id in use would silently replace another object.
-                if let id = Self.objectID(of: change), let existing = Self.describe(id, in: engine.graph), !Self.isSameDevice(change, in: engine.graph) {
+                if let id = Self.objectID(of: change), let existing = Self.describe(id, in: engine.graph), !Self.isSameObject(change, in: engine.graph) {
                     throw EvalScriptError(source: source, line: event.line, message: "add: id \(id) is already in the graph (\(existing)); use an unused id, or remove it first")
                 }
                 outcome = engine.handle(.graphChanged(change), at: event.at)
@@ -68,11 +68,20 @@ public enum EvalRunner {
         }
     }
 
-    /// An `add` of a device already in the graph under the same id and `device.name` updates
-    /// it: a recording writes a device again when its routes come after it.
-    private static func isSameDevice(_ change: GraphChange, in graph: Graph) -> Bool {
-        guard case .device(let device) = change, let name = device.props["device.name"] else { return false }
-        return graph.devices[device.id]?.props["device.name"] == name
+    /// An `add` of a device or node already in the graph under the same id and name
+    /// (`device.name`, `node.name`) updates it: a recording writes a device again when its
+    /// routes come after it, and a sink or source again when its ports come after it.
+    private static func isSameObject(_ change: GraphChange, in graph: Graph) -> Bool {
+        switch change {
+        case .device(let device):
+            guard let name = device.props["device.name"] else { return false }
+            return graph.devices[device.id]?.props["device.name"] == name
+        case .node(let node):
+            guard let name = node.name else { return false }
+            return graph.nodes[node.id]?.name == name
+        default:
+            return false
+        }
     }
 
     /// What holds `id` now, if anything (PipeWire ids are shared by every object type).
