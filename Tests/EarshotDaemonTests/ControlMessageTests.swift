@@ -111,15 +111,21 @@ struct ControlMessageTests {
         let playback = ControlWire.Event(.playbackChanged(PlaybackChange(
             at: 1_763_800_000_523, action: .paused, reason: .accessoryRemoved, players: ["org.mpris.MediaPlayer2.mpv.instance4242"],
             sink: "bluez_output.AA_BB_CC_DD_EE_FF.1", accessory: "AA:BB:CC:DD:EE:FF")))
-        for (event, marker) in [(route, "route-change"), (accessory, "accessory"), (playback, "playback")] {
-            let documented = try ControlProtocolDocTests.jsonExample(containing: #""event":"\#(marker)""#)
+        let input = ControlWire.Event(.routeChanged(RouteChange(
+            at: 1_763_800_000_123, reason: .placementChanged, previous: "alsa_input.pci.analog-stereo", current: "bluez_input.AA_BB_CC_DD_EE_FF.0",
+            accessory: "AA:BB:CC:DD:EE:FF", summary: "2/2 sources eligible", direction: .input)))
+        for (event, marker) in [
+            (route, #""direction":"output","event":"route-change""#), (input, #""direction":"input","event":"route-change""#),
+            (accessory, #""event":"accessory""#), (playback, #""event":"playback""#),
+        ] {
+            let documented = try ControlProtocolDocTests.jsonExample(containing: marker)
             #expect(Self.line(event) == documented)
             guard case .event(let read, let json) = try ControlWire.message(from: Data(documented.utf8)) else {
                 Issue.record("\(marker) not read as an event")
                 continue
             }
             #expect(read == event)
-            #expect(read.name == marker)
+            #expect(marker.contains(#""event":"\#(read.name)""#))
             #expect(json == (try JSONValue.parse(documented)))
         }
         let ended = ControlWire.Event(.accessoryChanged(AccessoryChange(at: 1, kind: .unregistered, accessory: "usb-dac", reporter: nil, configuration: nil)))

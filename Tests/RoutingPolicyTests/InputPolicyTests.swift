@@ -69,6 +69,30 @@ struct InputPolicyTests {
         #expect(off.input?.rejected.contains { $0.node == Self.headphonesMicrophone && $0.rejection == .offHead(.address(Requests.address(Sinks.headphonesAddress))) } == true)
     }
 
+    @Test("two headsets worn at once: the microphone pairs with the one the output goes to, whatever the name or class of the microphones")
+    func pairedWithTheOutput() throws {
+        // Both microphones say headset (as Bluetooth HFP nodes do); by name alone the other
+        // headset's would win.
+        var headphonesMicrophone = Self.headphonesMicrophoneNode
+        headphonesMicrophone.props["device.form-factor"] = "headset"
+        var (engine, _) = Self.engine(Self.graph([headphonesMicrophone, Self.headsetMicrophoneNode]))
+        _ = engine.handle(Requests.register(Sinks.headphonesAddress, placement: .offHead), at: 10)
+        _ = engine.handle(Requests.register(Sinks.headsetAddress, placement: .offHead), at: 10)
+        _ = engine.handle(Requests.place(Sinks.headsetAddress, .onHead), at: 1000)
+        let both = engine.handle(Requests.place(Sinks.headphonesAddress, .onHead), at: 1000).decision
+        // Put on at the same time: the headphones win the output by class.
+        #expect(both.defaultSink == Sinks.headphones && both.decidedBy?.tier == .classOrder)
+        let input = try #require(both.input)
+        #expect(input.defaultSource == Self.headphonesMicrophone)
+        #expect(input.ranking.first?.rank.worn?.paired == true)
+        #expect(both.decidedBy(in: input.ranking)?.tier == .worn)
+        #expect(both.explanation(of: try #require(input.ranking.first)).terms.first?.value == "put on 1000 ms, paired with the output")
+        // The headphones come off: the output and the microphone go to the headset together.
+        _ = engine.handle(Requests.place(Sinks.headphonesAddress, .offHead), at: 2000)
+        let off = Self.settle(&engine, after: both)
+        #expect(off.defaultSink == Sinks.headset && off.defaultSource == Self.headsetMicrophone)
+    }
+
     @Test("a headset whose profile offers no microphone (A2DP): only the output moves")
     func noSourceInProfile() {
         var (engine, _) = Self.engine(Self.graph([]))

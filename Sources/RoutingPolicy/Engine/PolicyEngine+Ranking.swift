@@ -40,6 +40,8 @@ extension EndpointSide {
         /// The input side: the accessory of each device whose sink an accessory known by its
         /// node name owns (a USB headset's source has no address and another name).
         var accessoryOfDevice: [ObjectID: AccessoryIdentity] = [:]
+        /// The input side: the worn accessory the output's winner belongs to (its sources pair).
+        var pairedAccessory: AccessoryIdentity?
         /// The graph, to tell a default this side does not rank (a sink's monitor as the
         /// default source) from one that is gone.
         var graph: Graph
@@ -109,7 +111,8 @@ extension EndpointSide {
                     if rejection == nil, entry.timing.isWorn, let placement = entry.timing.effective, let since = entry.timing.wornSince {
                         rank.worn = SinkRank.Worn(
                             since: since, placement: placement,
-                            primarySource: primaryIsHost ? configuration.primarySource : nil)
+                            primarySource: primaryIsHost ? configuration.primarySource : nil,
+                            paired: identity == context.pairedAccessory)
                     }
                 } else if slot != overrideSlot {
                     rejected.append(RejectedSink(node: sink.name, rejection: .manualOnly(.registered(identity))))

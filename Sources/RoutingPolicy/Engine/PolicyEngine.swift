@@ -311,6 +311,8 @@ public struct PolicyEngine: Sendable {
         decision.previousPort = out.previousPort
         if followsInput {
             context.accessoryOfDevice = accessoryOfDevice()
+            // Paired with the output (§8): the worn headset the output goes to brings its microphone.
+            if let winner = out.ranking.first, winner.rank.worn != nil { context.pairedAccessory = winner.rank.accessory }
             let side = input.decide(trigger, hint: inputHint, context: context, portEvent: sourcePortEvent)
             decision.input = SourceDecision(
                 defaultSource: side.winner, previous: side.previous, reason: side.reason, ranking: side.ranking, rejected: side.rejected,

@@ -74,6 +74,7 @@ enum WornTier: TierRule {
         case (_?, nil): return .higher
         case (nil, _?): return .lower
         case (let x?, let y?):
+            if x.paired != y.paired { return x.paired ? .higher : .lower }
             if x.since != y.since { return x.since > y.since ? .higher : .lower }
             return SinkRank.better(x.primarySource != nil, y.primarySource != nil)
         }
@@ -81,24 +82,27 @@ enum WornTier: TierRule {
 
     static func pack(_ rank: SinkRank, into packer: inout SortKeyPacker) {
         packer.add(rank.worn == nil ? 0 : 1, bits: 1)
+        packer.add(rank.worn?.paired == true ? 1 : 0, bits: 1)
         packer.addWord(rank.worn.map { SortKeyPacker.ordered($0.since) } ?? 0)
         packer.add(rank.worn?.primarySource == nil ? 0 : 1, bits: 1)
     }
 
     static func value(_ rank: SinkRank, _: RankExplainer) -> String? {
-        rank.worn.map { "put on \($0.since) ms" + ($0.primarySource == nil ? "" : ", primary source") }
+        rank.worn.map { "put on \($0.since) ms" + ($0.primarySource == nil ? "" : ", primary source") + ($0.paired ? ", paired with the output" : "") }
     }
 
     static func why(_ rank: SinkRank, _ explainer: RankExplainer) -> String? {
         guard let worn = rank.worn else { return nil }
         let accessory = rank.accessory.map { "\($0)" } ?? "?"
         let source = worn.primarySource.map { "; its primary source \(explainer.hostAddressWithOrigin($0)) is this host, not only its secondary" } ?? ""
-        return "§2.2 accessory \(accessory) is \(worn.placement.rawValue) since \(worn.since) ms (the most recently put on ranks first)\(source)"
+        let paired = worn.paired ? "; the output plays on it: its microphone goes with it (§8)" : ""
+        return "§2.2 accessory \(accessory) is \(worn.placement.rawValue) since \(worn.since) ms (the most recently put on ranks first)\(source)\(paired)"
     }
 
     static func contrast(_ a: SinkRank, _ b: SinkRank) -> (String, String) {
         guard let x = a.worn else { return ("not worn", "not worn") }
         guard let y = b.worn else { return ("put on \(x.since) ms", "not worn") }
+        if x.paired != y.paired { return ("paired with the output", "not") }
         if x.since != y.since { return ("put on \(x.since) ms", "\(y.since) ms") }
         return ("put on \(x.since) ms, primary source this host", "only secondary source this host")
     }

@@ -12,6 +12,9 @@ public struct SinkRank: Sendable, Hashable {
         /// Set when the accessory's primary source is one of this host's addresses: it then ranks
         /// above one put on at the same time for which this host is only the secondary source.
         public var primarySource: BluetoothAddress?
+        /// The input side (§8): the accessory is the one the output's default plays on; its
+        /// source ranks first among worn ones, so the microphone goes with the headset.
+        public var paired = false
     }
 
     /// A matching `[[rule]]` with a priority (§2.4).

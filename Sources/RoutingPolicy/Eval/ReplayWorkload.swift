@@ -1,7 +1,8 @@
 import AudioGraph
 
 /// A day at a desk as files, for `scripts/bench replay`: a pw-dump of `sinks` sinks (a fifth
-/// Bluetooth accessories, the rest HDMI, internal and USB DACs) and a seeded event script of
+/// Bluetooth accessories, the rest HDMI, internal and USB DACs; each accessory and internal card
+/// with its microphone) and a seeded event script of
 /// `events` lines over 24 hours: mostly placement changes, some registrations ending and
 /// starting again, hand selections, and a few sinks unplugged and plugged back. Built as JSON
 /// values so `earshot eval` reads it exactly as a user's saved dump and script.
@@ -41,6 +42,28 @@ public struct ReplayWorkload: Sendable {
         let names = nodes.map { node -> String in
             if case .string(let name)? = node["info"]?["props"]?["node.name"] { return name }
             return ""
+        }
+        // Microphones (docs/policy.md §8): each Bluetooth accessory's and each internal card's,
+        // so every decision ranks the input too.
+        for (offset, name) in names.enumerated() {
+            var props: [String: JSONValue] = ["media.class": .string("Audio/Source"), "object.serial": .integer(20_000 + Int64(offset))]
+            if name.hasPrefix("bluez_output.") {
+                let address = accessories[offset / 10 * 2 + offset % 10]
+                props["node.name"] = .string("bluez_input." + name.dropFirst("bluez_output.".count).dropLast(2) + ".0")
+                props["api.bluez5.address"] = .string(address)
+                props["device.bus"] = .string("bluetooth")
+                props["device.form-factor"] = .string("headset")
+            } else if name.hasSuffix(".analog-stereo"), name.hasPrefix("alsa_output.pci-") {
+                props["node.name"] = .string(name.replacingOccurrences(of: "alsa_output.", with: "alsa_input."))
+                props["device.form-factor"] = .string("internal")
+                props["device.bus"] = .string("pci")
+            } else {
+                continue
+            }
+            nodes.append(.object([
+                "id": .integer(Int64(100 + sinkCount + offset)), "type": .string("PipeWire:Interface:Node"), "version": .integer(3),
+                "info": .object(["state": .string("suspended"), "props": .object(props)]),
+            ]))
         }
         let metadata: JSONValue = .object([
             "id": .integer(30), "type": .string("PipeWire:Interface:Metadata"), "version": .integer(3),
