@@ -12,6 +12,16 @@ public enum AudioDirection: String, Sendable, Hashable, Codable, CaseIterable {
     public var nodesNoun: String { self == .output ? "sinks" : "sources" }
 }
 
+extension PolicyEngine {
+    /// Runs `body` on the output's side, then the input's, in place (a key path per side went
+    /// through the runtime's projection on every graph change).
+    @inline(__always)
+    mutating func forEachSide(_ body: (inout EndpointSide) throws -> Void) rethrows {
+        try body(&output)
+        try body(&input)
+    }
+}
+
 /// One side of the policy (docs/policy.md §8): its candidates and everything the engine
 /// remembers about its default. The output and the input each have one; both are ranked by
 /// the same machinery (eligibility §1, tiers §2), so an input rule reads as its output rule.

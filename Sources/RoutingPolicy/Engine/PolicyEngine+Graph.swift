@@ -18,8 +18,6 @@ extension PolicyEngine {
         }
     }
 
-    private static let sides = [\PolicyEngine.output, \PolicyEngine.input]
-
     mutating func applyGraphChange(_ change: GraphChange, at now: Milliseconds) -> GraphEffect {
         switch change {
         case .node(let node):
@@ -43,11 +41,12 @@ extension PolicyEngine {
             return changed ? .decide(trigger, reason: nil) : .unchanged(trigger)
 
         case .device(let device):
-            let before = Self.sides.map { self[keyPath: $0].routesOfNodes(ofDevice: device.id, in: graph) }
+            let before = [output.routesOfNodes(ofDevice: device.id, in: graph), input.routesOfNodes(ofDevice: device.id, in: graph)]
             graph.apply(change)
             let trigger = DecisionTrigger.deviceChanged(device.props["device.name"] ?? "#\(device.id)")
             var changed = false
-            for side in Self.sides where self[keyPath: side].refreshNodes(ofDevice: device.id, graph: graph, config: config) { changed = true }
+            let (graph, config) = (graph, config)
+            forEachSide { side in if side.refreshNodes(ofDevice: device.id, graph: graph, config: config) { changed = true } }
             guard changed else { return .unchanged(trigger) }
             let event = output.portEvent(ofDevice: device.id, before: before[0], in: graph, at: now)
             let sourceEvent = input.portEvent(ofDevice: device.id, before: before[1], in: graph, at: now)
@@ -60,9 +59,10 @@ extension PolicyEngine {
             let wasDefaultMetadata = graph.metadata[id]?.name == "default"
             graph.apply(change)
             var changed = wasDefaultMetadata
-            for side in Self.sides {
-                if self[keyPath: side].table.remove(id: id) != nil { changed = true }
-                if wasDevice, self[keyPath: side].refreshNodes(ofDevice: id, graph: graph, config: config) { changed = true }
+            let (graph, config) = (graph, config)
+            forEachSide { side in
+                if side.table.remove(id: id) != nil { changed = true }
+                if wasDevice, side.refreshNodes(ofDevice: id, graph: graph, config: config) { changed = true }
             }
             return changed ? .decide(trigger, reason: .oldDeviceUnavailable) : .unchanged(trigger)
 
@@ -96,11 +96,12 @@ extension PolicyEngine {
     mutating func replaceGraph(_ newGraph: Graph, at now: Milliseconds) -> Decision {
         graph = newGraph
         var arrived: [Bool] = []
-        for side in Self.sides {
+        let config = config
+        forEachSide { side in
             // A reconnect gives every object a new id: a node is known by its name.
-            let before = Dictionary(self[keyPath: side].table.features.map { ($0.name, $0.arrivedAt) }, uniquingKeysWith: { a, _ in a })
+            let before = Dictionary(side.table.features.map { ($0.name, $0.arrivedAt) }, uniquingKeysWith: { a, _ in a })
             var anyArrived = false
-            self[keyPath: side].rebuild(graph: newGraph, config: config) { id in
+            side.rebuild(graph: newGraph, config: config) { id in
                 guard let name = newGraph.nodes[id]?.name, let known = before[name] else {
                     anyArrived = true
                     return now
@@ -109,7 +110,7 @@ extension PolicyEngine {
             }
             // A reconnect changes nothing by itself (§5): the default found holds, unless a
             // node arrived meanwhile.
-            if anyArrived { self[keyPath: side].arrived() } else { self[keyPath: side].holdCurrentDefault(in: newGraph) }
+            if anyArrived { side.arrived() } else { side.holdCurrentDefault(in: newGraph) }
             arrived.append(anyArrived)
         }
         return decide(

@@ -47,10 +47,7 @@ extension EndpointSide {
         var graph: Graph
     }
 
-    mutating func rank(_ context: Context) -> ([RankedSink], [RejectedSink]) {
-        let accessories = context.accessories
-        let config = context.config
-        let hostAddresses = context.hostAddresses
+    mutating func rank(_ context: borrowing Context) -> ([RankedSink], [RejectedSink]) {
         table.rankNames()
         let overrideSlot = userOverride.flatMap { table.slot(named: $0) }
         let restoreSlot = restoreHold.flatMap { table.slot(named: $0) }
@@ -82,19 +79,13 @@ extension EndpointSide {
                 setAside = .ignored(rule: rule)
             }
             var rank = SinkRank()
-            var entry = accessories.entry(address: sink.address, name: sink.name)
-            if entry == nil, !context.accessoryOfDevice.isEmpty, let device = sink.deviceID,
-                let identity = context.accessoryOfDevice[device]
-            {
-                entry = accessories[identity]
-            }
-            if let entry {
+            if let entry = Self.entry(of: sink, context) {
                 let configuration = entry.registration.configuration
                 let identity = entry.registration.identity
                 rank.accessory = identity
                 if configuration.capabilities.contains(.audioSwitching) {
-                    let primaryIsHost = configuration.primarySource.map(hostAddresses.contains) ?? false
-                    let secondaryIsHost = configuration.secondarySource.map(hostAddresses.contains) ?? false
+                    let primaryIsHost = configuration.primarySource.map(context.hostAddresses.contains) ?? false
+                    let secondaryIsHost = configuration.secondarySource.map(context.hostAddresses.contains) ?? false
                     var rejection: Rejection?
                     if entry.timing.effective == .offHead {
                         rejection = .offHead(identity)
@@ -119,7 +110,7 @@ extension EndpointSide {
                     continue
                 }
             } else if let index = sink.staticAccessory, slot != overrideSlot,
-                let capabilities = config.accessories[index].capabilities,
+                let capabilities = context.config.accessories[index].capabilities,
                 !capabilities.contains(.audioSwitching)
             {
                 rejected.append(RejectedSink(node: sink.name, rejection: .manualOnly(.configured(entry: index))))
@@ -154,9 +145,9 @@ extension EndpointSide {
         scratch.keys = []
         order.removeAll(keepingCapacity: true)
         keys.removeAll(keepingCapacity: true)
-        if scratch.tierOrder != config.tierOrder {
-            scratch.tierOrder = config.tierOrder
-            scratch.tiers = config.tierOrder.map(\.rule)
+        if scratch.tierOrder != context.config.tierOrder {
+            scratch.tierOrder = context.config.tierOrder
+            scratch.tiers = context.config.tierOrder.map(\.rule)
         }
         let tiers = scratch.tiers
         for (index, sink) in ranking.enumerated() {
@@ -177,6 +168,16 @@ extension EndpointSide {
         scratch.keys = keys
         appendGone(to: &rejected, graph: context.graph)
         return (sorted, rejected)
+    }
+
+    /// The registration `sink` belongs to: by its address or name, else (the input side) by its
+    /// device. One lookup, its result moved out (a copy of the entry more per node was 4 % of a
+    /// replay).
+    @inline(__always)
+    private static func entry(of sink: SinkFeatures, _ context: borrowing Context) -> AccessoryEntry? {
+        if let entry = context.accessories.entry(address: sink.address, name: sink.name) { return entry }
+        guard !context.accessoryOfDevice.isEmpty, let device = sink.deviceID, let identity = context.accessoryOfDevice[device] else { return nil }
+        return context.accessories[identity]
     }
 
     /// The default and the override name nodes; when those are not in the graph, say so (a

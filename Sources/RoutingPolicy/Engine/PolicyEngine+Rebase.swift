@@ -14,11 +14,10 @@ extension PolicyEngine {
             _ = fresh.handle(.accessory(.register(registration.identity, reporter: registration.reporter, registration.configuration)), at: now)
         }
         // Seeding decided over the new graph; those decisions were never applied or reported.
-        for side in [\PolicyEngine.output, \PolicyEngine.input] {
-            let direction = fresh[keyPath: side].direction
-            fresh[keyPath: side].currentDefault = EndpointSide.configured(direction, in: graph) ?? EndpointSide.effective(direction, in: graph)
-            fresh[keyPath: side].currentPort = nil
-            fresh[keyPath: side].restoreTargets = [:]
+        fresh.forEachSide { side in
+            side.currentDefault = EndpointSide.configured(side.direction, in: graph) ?? EndpointSide.effective(side.direction, in: graph)
+            side.currentPort = nil
+            side.restoreTargets = [:]
         }
         fresh.lastDecision = nil
         return fresh

@@ -171,9 +171,10 @@ public struct PolicyEngine: Sendable {
     private mutating func replaceConfig(_ newConfig: PolicyConfig, at now: Milliseconds) -> Decision {
         config = newConfig
         refreshHostAddresses()
-        for side in [\PolicyEngine.output, \PolicyEngine.input] {
-            let arrivals = Dictionary(self[keyPath: side].table.features.map { ($0.id, $0.arrivedAt) }, uniquingKeysWith: { a, _ in a })
-            self[keyPath: side].rebuild(graph: graph, config: config) { arrivals[$0] ?? nil }
+        let (graph, config) = (graph, config)
+        forEachSide { side in
+            let arrivals = Dictionary(side.table.features.map { ($0.id, $0.arrivedAt) }, uniquingKeysWith: { a, _ in a })
+            side.rebuild(graph: graph, config: config) { arrivals[$0] ?? nil }
         }
         for identity in accessories.entries.keys.sorted() {
             guard let reporter = accessories[identity]?.registration.reporter,
@@ -204,16 +205,17 @@ public struct PolicyEngine: Sendable {
     /// back (§4, §5, §8).
     mutating func placementTransition(of identity: AccessoryIdentity, toWorn: Bool) {
         placementTransitions += 1
-        let devices = accessoryOfDevice()
-        for side in [\PolicyEngine.output, \PolicyEngine.input] {
-            self[keyPath: side].userOverride = nil
-            self[keyPath: side].restoreHold = nil
-            guard !toWorn else { continue }
-            let target = self[keyPath: side].restoreTargets.removeValue(forKey: identity)
-            if config.restorePrevious, let target, let current = self[keyPath: side].currentDefault,
-                self[keyPath: side].node(named: current, isOf: identity, accessoryOfDevice: devices)
+        let devices = toWorn ? [:] : accessoryOfDevice()
+        let restorePrevious = config.restorePrevious
+        forEachSide { side in
+            side.userOverride = nil
+            side.restoreHold = nil
+            guard !toWorn else { return }
+            let target = side.restoreTargets.removeValue(forKey: identity)
+            if restorePrevious, let target, let current = side.currentDefault,
+                side.node(named: current, isOf: identity, accessoryOfDevice: devices)
             {
-                self[keyPath: side].restoreHold = target
+                side.restoreHold = target
             }
         }
     }
@@ -249,14 +251,14 @@ public struct PolicyEngine: Sendable {
     /// and with `hold` (a plain restart: no transition since) a saved override holds again as
     /// the default found would, when its node is there.
     public mutating func restoreChoices(of direction: AudioDirection, lastChoice: String?, override: String?, hold: Bool) {
-        let side = direction == .output ? \PolicyEngine.output : \PolicyEngine.input
         guard EndpointSide.configured(direction, in: graph) == nil else { return }
-        if self[keyPath: side].lastUserChoice == nil { self[keyPath: side].lastUserChoice = lastChoice }
-        if hold, let override, self[keyPath: side].table.slot(named: override) != nil,
-            self[keyPath: side].userOverride == nil || self[keyPath: side].userOverride == self[keyPath: side].foundDefault
-        {
-            self[keyPath: side].userOverride = override
-            self[keyPath: side].foundDefault = override
+        forEachSide { side in
+            guard side.direction == direction else { return }
+            if side.lastUserChoice == nil { side.lastUserChoice = lastChoice }
+            if hold, let override, side.table.slot(named: override) != nil, side.userOverride == nil || side.userOverride == side.foundDefault {
+                side.userOverride = override
+                side.foundDefault = override
+            }
         }
     }
 
@@ -309,7 +311,11 @@ public struct PolicyEngine: Sendable {
             ranking: out.ranking, rejected: out.rejected, error: error, config: config, hostAddresses: knownHostAddresses)
         decision.portEvent = portEvent
         decision.previousPort = out.previousPort
-        if followsInput {
+        if followsInput, input.table.count == 0, input.currentDefault == nil, input.userOverride == nil, input.restoreHold == nil {
+            // No source and none named: nothing to rank (most graphs of sinks only).
+            decision.input = SourceDecision(defaultSource: nil, previous: nil, reason: trigger == .initial ? .initial : nil, ranking: [], rejected: [])
+            input.currentPort = nil
+        } else if followsInput {
             context.accessoryOfDevice = accessoryOfDevice()
             // Paired with the output (§8): the worn headset the output goes to brings its microphone.
             if let winner = out.ranking.first, winner.rank.worn != nil { context.pairedAccessory = winner.rank.accessory }
@@ -335,7 +341,7 @@ extension EndpointSide {
     }
 
     /// Ranks this side and records the winner as its current default.
-    mutating func decide(_ trigger: DecisionTrigger, hint: RouteChangeReason?, context: Context, portEvent: PortEvent?) -> Outcome {
+    mutating func decide(_ trigger: DecisionTrigger, hint: RouteChangeReason?, context: borrowing Context, portEvent: PortEvent?) -> Outcome {
         dropUnavailableHolds()
         let (ranking, rejected) = rank(context)
         let previous = currentDefault

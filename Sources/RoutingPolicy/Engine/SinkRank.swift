@@ -197,6 +197,7 @@ struct SortKeyPacker {
     /// A time as an unsigned word in the same order (the sign bit flipped).
     static func ordered(_ time: Int64) -> UInt64 { UInt64(bitPattern: time) ^ (1 << 63) }
 
+    @inline(__always)
     mutating func add(_ value: UInt64, bits: Int) {
         if used + bits > 64 { flush() }
         current = (current << UInt64(bits)) | value

@@ -23,9 +23,13 @@ public enum DecisionText {
             lines.append(indent + "refused: \(error.code.rawValue): \(error.message)")
         }
         lines.append(indent + decision.summary)
-        let record = detail == .summary ? DecisionRecord(summaryOf: decision) : DecisionRecord(decision)
+        // The input only where the graph has sources to speak of (or it just lost them): its
+        // record is not built otherwise.
+        let showsInput = decision.input.map { $0.hasCandidates || ($0.changed && decision.trigger != .initial) } ?? false
+        let record = detail == .summary
+            ? DecisionRecord(summaryOf: decision, input: showsInput) : DecisionRecord(decision, line: nil, explaining: decision.ranking[...], rejected: decision.rejected, input: showsInput)
         lines += explanationLines(record, detail: detail).map { indent + $0 }
-        if let input = record.input, let decided = decision.input, decided.hasCandidates || (decided.changed && decision.trigger != .initial) {
+        if showsInput, let input = record.input {
             lines += inputLines(input, detail: detail).map { indent + $0 }
         }
         return lines.joined(separator: "\n")
