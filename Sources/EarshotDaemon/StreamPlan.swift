@@ -89,7 +89,7 @@ extension StreamPlan {
         var plan = StreamPlan()
         let streams = graph.captureStreams
         guard !streams.isEmpty else { return plan }
-        let defaultNode = defaultSource.flatMap { graph.node(named: $0) }.flatMap { $0.isAudioSource ? $0 : nil }
+        let defaultNode = defaultSource.flatMap { Self.captureTarget(named: $0, in: graph) }
         let streamIDs = Set(streams.map(\.id))
         var withInputs: Set<ObjectID> = []
         for port in graph.ports.values where port.direction == .input {
@@ -110,7 +110,9 @@ extension StreamPlan {
             let target: Node?
             if let pinned = stream.props["target.object"] ?? stream.props["node.target"] {
                 guard owned.isEmpty else { continue }
-                target = graph.sources.first { $0.name == pinned || $0.serial.map(String.init) == pinned || String($0.id) == pinned }
+                // A source, or a sink's monitor (recording what plays there).
+                let named = { (node: Node) in node.name == pinned || node.serial.map(String.init) == pinned || String(node.id) == pinned }
+                target = graph.sources.first(where: named) ?? graph.sinks.first(where: named) ?? Self.captureTarget(named: pinned, in: graph)
             } else {
                 target = defaultNode
             }
@@ -121,6 +123,14 @@ extension StreamPlan {
             plan.moves.append(Move(stream: stream.id, target: target.id, needsLink: !linkedToTarget, obsoleteLinks: elsewhere))
         }
         return plan
+    }
+
+    /// The node a capture stream records from for the default source `name`: a source, or a
+    /// sink whose monitor the user chose (named as the sink, or `<sink>.monitor`).
+    static func captureTarget(named name: String, in graph: Graph) -> Node? {
+        if let node = graph.node(named: name), node.isAudioSource || node.isAudioSink { return node }
+        guard name.hasSuffix(".monitor"), let sink = graph.node(named: String(name.dropLast(".monitor".count))), sink.isAudioSink else { return nil }
+        return sink
     }
 
     /// The connection's owned links (per output node: link → input node) turned around for

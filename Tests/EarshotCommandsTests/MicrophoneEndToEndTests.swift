@@ -143,6 +143,36 @@ struct MicrophoneEndToEndTests {
         }
     }
 
+    @Test("a daemon restarted while the headset is worn keeps the microphone where it is: nothing written at start", arguments: [true, false])
+    func restartKeepsTheMicrophone(wirePlumber: Bool) async throws {
+        try await withSandbox(Self.options(wirePlumber)) { sandbox in
+            var daemon = try D.start(in: sandbox)
+            try daemon.register(placement: "on-head")
+            let (_, recorder) = try await sandbox.startRecorder()
+            try await Self.waitForInput(sandbox, from: Self.headsetMicrophone, streams: [recorder.id])
+            let writes = try await ConfiguredDefaultWrites.start(remote: sandbox.socketPath, key: Graph.configuredSourceKey)
+            try daemon.restart()
+            // The restored registration is stale but worn: the microphone stays, and a session
+            // manager's configured default is not written again.
+            // The first decision is made in the same turn as this line is logged.
+            try await daemon.process.waitForLog(containing: "connected to PipeWire", occurrences: 2)
+            let status = try JSONValue.parse(try daemon.earshot("status", "--json").output)
+            #expect(status["decision"]?["default-source"] == .string(Self.headsetMicrophone))
+            #expect(status["decision"]?["default"] == .string(D.headphones))
+            try await Self.waitForInput(sandbox, from: Self.headsetMicrophone, streams: [recorder.id])
+            let seen = try await writes.stop()
+            if wirePlumber {
+                #expect(seen.isEmpty, "source writes after the restart: \(seen)")
+            } else {
+                // Standalone the metadata went with the old daemon: the new one provides it again
+                // with the decision it found (the worn headset's microphone), never another.
+                #expect(seen.allSatisfy { $0 == Self.headsetMicrophone }, "\(seen)")
+            }
+            let state = try String(contentsOf: sandbox.stateDir.appendingPathComponent("earshot/state.json"), encoding: .utf8)
+            #expect(state.contains("\"version\" : 2") && state.contains("\"direction\" : \"input\""), "\(state)")
+        }
+    }
+
     /// Waits until `source` is the default source and every stream records from it only.
     @discardableResult
     static func waitForInput(_ sandbox: PipeWireSandbox, from source: String, streams: [ObjectID], timeout: Duration = .seconds(10)) async throws -> Graph {

@@ -296,6 +296,30 @@ struct InputPolicyTests {
         #expect(decision.defaultSource == Self.headphonesMicrophone && decision.input?.previous == Sinks.speakers)
     }
 
+    @Test("a monitor picked as the default source (pavucontrol's \"Monitor of …\", <sink>.monitor) is the user's: held, never fought, until the next transition")
+    func monitorPicked() {
+        var (engine, _) = Self.engine()
+        _ = engine.handle(Requests.register(Sinks.headphonesAddress, placement: .offHead), at: 10)
+        var decision = engine.handle(.userSelectedSource(Sinks.speakers + ".monitor"), at: 20).decision
+        #expect(decision.defaultSource == Sinks.speakers + ".monitor" && decision.input?.reason == .userOverride)
+        #expect(decision.input?.rejected.contains { $0.rejection == .gone } == false)
+        // A source arriving that is not personal ends the pick but not the last choice (§2.5):
+        // the monitor stays; the next transition to a worn headset moves it.
+        decision = engine.handle(.graphChanged(.node(Self.source(66, "alsa_input.usb-webcam", ["device.bus": "usb"]))), at: 30).decision
+        #expect(decision.defaultSource == Sinks.speakers + ".monitor" && decision.input?.changed == false)
+        // A headset microphone arriving (personal, §2.3) ranks above a last choice.
+        decision = engine.handle(.graphChanged(.node(Self.headsetMicrophoneNode)), at: 35).decision
+        #expect(decision.defaultSource == Self.headsetMicrophone)
+        decision = engine.handle(.userSelectedSource(Sinks.speakers), at: 40).decision
+        #expect(decision.defaultSource == Sinks.speakers)
+        decision = engine.handle(Requests.place(Sinks.headphonesAddress, .onHead), at: 50).decision
+        #expect(decision.defaultSource == Self.headphonesMicrophone && decision.input?.previous == Sinks.speakers)
+        // A name that is no node and no sink's monitor is gone, as for sinks.
+        decision = engine.handle(.userSelectedSource("alsa_input.unplugged"), at: 60).decision
+        #expect(decision.defaultSource == Self.headphonesMicrophone)
+        #expect(decision.input?.rejected.contains { $0.node == "alsa_input.unplugged" && $0.rejection == .gone } == true)
+    }
+
     @Test("the choices the state file keeps come back for a side the graph says nothing of")
     func choicesRestore() {
         var (engine, _) = Self.engine(Self.graph(configuredSource: nil))

@@ -61,6 +61,15 @@ struct EndpointSide: Sendable, Hashable {
         direction == .output ? node.isAudioSink : node.isAudioSource
     }
 
+    /// A node of the graph this side does not rank but a user may choose as its default: on
+    /// the input side a sink (its monitor), named as WirePlumber names it (the sink's name) or as
+    /// the PulseAudio layer does (`<sink>.monitor`).
+    func isForeign(_ name: String, in graph: Graph) -> Bool {
+        if let node = graph.node(named: name) { return !isCandidate(node) }
+        guard direction == .input, name.hasSuffix(".monitor") else { return false }
+        return graph.node(named: String(name.dropLast(".monitor".count)))?.isAudioSink == true
+    }
+
     mutating func rebuild(graph: Graph, config: PolicyConfig, arrivedAt: (ObjectID) -> Milliseconds?) {
         table = SinkTable()
         let nodes = direction == .output ? graph.sinks : graph.sources
@@ -91,10 +100,9 @@ struct EndpointSide: Sendable, Hashable {
         // A configured default of a node this side does not rank (a sink's monitor as the
         // default source) is the user's pick: it holds too, outside the ranking.
         let configured = Self.configured(direction, in: graph).flatMap { name in
-            table.slot(named: name) != nil || graph.node(named: name).map { !isCandidate($0) } == true ? name : nil
+            table.slot(named: name) != nil || isForeign(name, in: graph) ? name : nil
         }
-        guard let name = configured ?? Self.effective(direction, in: graph),
-            table.slot(named: name) != nil || graph.node(named: name).map({ !isCandidate($0) }) == true
+        guard let name = configured ?? Self.effective(direction, in: graph), table.slot(named: name) != nil || isForeign(name, in: graph)
         else { return }
         userOverride = name
         foundDefault = name

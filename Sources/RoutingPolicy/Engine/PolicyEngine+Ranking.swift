@@ -184,7 +184,7 @@ extension EndpointSide {
     /// node of the graph this side does not rank, a sink's monitor as the default source, is
     /// not gone).
     private func appendGone(to rejected: inout [RejectedSink], graph: Graph) {
-        for name in [currentDefault, userOverride].compactMap({ $0 }) where table.slot(named: name) == nil && graph.node(named: name) == nil {
+        for name in [currentDefault, userOverride].compactMap({ $0 }) where table.slot(named: name) == nil && !isForeign(name, in: graph) && graph.node(named: name) == nil {
             if !rejected.contains(where: { $0.node == name }) {
                 rejected.append(RejectedSink(node: name, rejection: .gone))
             }

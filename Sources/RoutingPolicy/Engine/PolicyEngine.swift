@@ -346,14 +346,21 @@ extension EndpointSide {
         let (ranking, rejected) = rank(context)
         let previous = currentDefault
         let winner = ranking.first
-        // A default this side does not rank but the graph has (a sink's monitor chosen as the
-        // default source): the found one, or the one there when nothing is eligible, stays —
-        // it is the user's or the session manager's, and there is nothing better to offer.
-        if let previous, table.slot(named: previous) == nil, let node = context.graph.node(named: previous), !isCandidate(node),
-            winner == nil || (userOverride == previous && foundDefault == previous)
-        {
+        // A default this side does not rank but the graph has (a sink's monitor as the default
+        // source): picked by the user or found at start, it holds as any pick does; as the
+        // user's last choice it competes at that tier (§2.5) with the winner; the one there when
+        // nothing is eligible stays. It is theirs, never fought.
+        let graph = context.graph
+        let held = foreign(userOverride, in: graph)
+            ?? foreign(lastUserChoice, in: graph).flatMap { name in winner.map { Self.lastChoiceBeats($0.rank, config: context.config) } ?? true ? name : nil }
+            ?? (winner == nil ? foreign(previous, in: graph) : nil)
+        if let held {
+            let changed = held != previous
+            let previousPort = currentPort
+            currentDefault = held
             currentPort = nil
-            return Outcome(winner: previous, previous: previous, reason: trigger == .initial ? .initial : nil, ranking: ranking, rejected: rejected, previousPort: nil)
+            let reason: RouteChangeReason? = trigger == .initial ? .initial : (changed ? hint ?? .newDeviceAvailable : nil)
+            return Outcome(winner: held, previous: previous, reason: reason, ranking: ranking, rejected: rejected, previousPort: previousPort)
         }
         let changed = winner?.node != previous
         var reason: RouteChangeReason?
@@ -381,6 +388,22 @@ extension EndpointSide {
         currentDefault = winner?.node
         currentPort = winner?.rank.port
         return Outcome(winner: winner?.node, previous: previous, reason: reason, ranking: ranking, rejected: rejected, previousPort: previousPort)
+    }
+
+    /// `name` when it names a node this side does not rank but may hold (`isForeign`).
+    private func foreign(_ name: String?, in graph: Graph) -> String? {
+        guard let name, table.slot(named: name) == nil, isForeign(name, in: graph) else { return nil }
+        return name
+    }
+
+    /// Whether a node known only as the user's last choice (§2.5), with no other tier value,
+    /// ranks above `rank` in the config's tier order.
+    static func lastChoiceBeats(_ rank: SinkRank, config: PolicyConfig) -> Bool {
+        var choice = SinkRank()
+        choice.lastChoice = true
+        choice.sinkClass = .other
+        choice.classPlaces = config.classOrder.firstIndex(of: .other).map { config.classOrder.count - $0 } ?? 0
+        return SinkRank.firstDifference(choice, rank, order: config.tierOrder)?.order == .higher
     }
 
     /// Whether the node `name` of this side belongs to the accessory `identity`.
