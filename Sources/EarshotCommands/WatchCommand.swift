@@ -17,7 +17,7 @@ struct WatchCommand: ParsableCommand {
     @Flag(help: "Print each event as the JSON line the daemon sent.")
     var json = false
 
-    @Option(name: .customLong("route-changes"), help: ArgumentHelp("Exit 0 after this many route changes (for scripts).", valueName: "n"))
+    @Option(name: .customLong("route-changes"), help: ArgumentHelp("Exit 0 after this many route changes of the output (for scripts; the microphone's changes are printed, not counted).", valueName: "n"))
     var routeChanges: Int?
 
     @Flag(help: "Follow the daemon across restarts: wait for it and subscribe again (events while it is away are missed).")

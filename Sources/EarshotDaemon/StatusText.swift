@@ -41,8 +41,9 @@ public enum StatusText {
         if let input = decision["input"] {
             if input == .null {
                 lines.append("default source: not followed ([input] follow = \"never\")")
-            } else if input["default"] != .null || !text(input["summary"]).hasPrefix("0/0 ") {
-                // (A graph without any source says nothing of the input.)
+            } else if !text(input["summary"]).hasPrefix("0/0 ") {
+                // (A graph without any source says nothing of the input, not even the sink's
+                // monitor WirePlumber then names as the default source.)
                 var head = "default source: \(text(input["default"], none: "(none)"))"
                 if let port = input["port"], port != .null { head += " port \"\(text(port))\"" }
                 if let reason = input["reason"], reason != .null {

@@ -33,24 +33,35 @@ public struct StreamPlan: Sendable, Equatable {
     public static func make(
         graph: Graph, defaultSink: String?, ownedLinks: [ObjectID: [ObjectID: ObjectID]], portsRequested: Set<ObjectID>
     ) -> StreamPlan {
+        plan(
+            streams: graph.playbackStreams, ports: .output, graph: graph, target: defaultSink.flatMap { graph.node(named: $0) },
+            ownedLinks: ownedLinks, portsRequested: portsRequested, streamEnd: \.outputNode
+        ) { pinned, named in graph.sinks.first(where: named) }
+    }
+
+    /// The plan of one direction: `streams` whose `ports` side they link by, `streamEnd` the end
+    /// of a link that is the stream, `pinnedTarget` what a `target.object` names.
+    private static func plan(
+        streams: [Node], ports direction: PortDirection, graph: Graph, target defaultNode: Node?, ownedLinks: [ObjectID: [ObjectID: ObjectID]],
+        portsRequested: Set<ObjectID>, streamEnd: KeyPath<Link, ObjectID>, pinnedTarget: (String, (Node) -> Bool) -> Node?
+    ) -> StreamPlan {
         var plan = StreamPlan()
-        let defaultNode = defaultSink.flatMap { graph.node(named: $0) }
-        let streams = graph.playbackStreams
         guard !streams.isEmpty else { return plan }
         // One pass over ports and links (this runs on every burst of graph events), not one
         // scan of each per stream.
         let streamIDs = Set(streams.map(\.id))
-        var withOutputs: Set<ObjectID> = []
-        for port in graph.ports.values where port.direction == .output {
-            if let node = port.nodeID, streamIDs.contains(node) { withOutputs.insert(node) }
+        var withPorts: Set<ObjectID> = []
+        for port in graph.ports.values where port.direction == direction {
+            if let node = port.nodeID, streamIDs.contains(node) { withPorts.insert(node) }
         }
         var foreignLinked: Set<ObjectID> = []
-        for link in graph.links.values where streamIDs.contains(link.outputNode) {
-            if ownedLinks[link.outputNode]?[link.id] == nil { foreignLinked.insert(link.outputNode) }
+        for link in graph.links.values {
+            let stream = link[keyPath: streamEnd]
+            if streamIDs.contains(stream), ownedLinks[stream]?[link.id] == nil { foreignLinked.insert(stream) }
         }
         for stream in streams {
             if stream.props["node.autoconnect"] == "false" { continue }
-            if !withOutputs.contains(stream.id) {
+            if !withPorts.contains(stream.id) {
                 if !portsRequested.contains(stream.id) { plan.configurePorts.append(stream.id) }
                 continue
             }
@@ -61,7 +72,7 @@ public struct StreamPlan: Sendable, Equatable {
             if let pinned = stream.props["target.object"] ?? stream.props["node.target"] {
                 // Pinned streams are linked to their target once and never moved.
                 guard owned.isEmpty else { continue }
-                target = graph.sinks.first { $0.name == pinned || $0.serial.map(String.init) == pinned || String($0.id) == pinned }
+                target = pinnedTarget(pinned) { $0.name == pinned || $0.serial.map(String.init) == pinned || String($0.id) == pinned }
             } else {
                 target = defaultNode
             }
@@ -86,43 +97,13 @@ extension StreamPlan {
     public static func makeCapture(
         graph: Graph, defaultSource: String?, ownedLinks: [ObjectID: [ObjectID: ObjectID]], portsRequested: Set<ObjectID>
     ) -> StreamPlan {
-        var plan = StreamPlan()
-        let streams = graph.captureStreams
-        guard !streams.isEmpty else { return plan }
-        let defaultNode = defaultSource.flatMap { Self.captureTarget(named: $0, in: graph) }
-        let streamIDs = Set(streams.map(\.id))
-        var withInputs: Set<ObjectID> = []
-        for port in graph.ports.values where port.direction == .input {
-            if let node = port.nodeID, streamIDs.contains(node) { withInputs.insert(node) }
+        plan(
+            streams: graph.captureStreams, ports: .input, graph: graph, target: defaultSource.flatMap { captureTarget(named: $0, in: graph) },
+            ownedLinks: ownedLinks, portsRequested: portsRequested, streamEnd: \.inputNode
+        ) { pinned, named in
+            // A source, or a sink's monitor (recording what plays there).
+            graph.sources.first(where: named) ?? graph.sinks.first(where: named) ?? captureTarget(named: pinned, in: graph)
         }
-        var foreignLinked: Set<ObjectID> = []
-        for link in graph.links.values where streamIDs.contains(link.inputNode) {
-            if ownedLinks[link.inputNode]?[link.id] == nil { foreignLinked.insert(link.inputNode) }
-        }
-        for stream in streams {
-            if stream.props["node.autoconnect"] == "false" { continue }
-            if !withInputs.contains(stream.id) {
-                if !portsRequested.contains(stream.id) { plan.configurePorts.append(stream.id) }
-                continue
-            }
-            let owned = ownedLinks[stream.id] ?? [:]
-            if foreignLinked.contains(stream.id) { continue }
-            let target: Node?
-            if let pinned = stream.props["target.object"] ?? stream.props["node.target"] {
-                guard owned.isEmpty else { continue }
-                // A source, or a sink's monitor (recording what plays there).
-                let named = { (node: Node) in node.name == pinned || node.serial.map(String.init) == pinned || String(node.id) == pinned }
-                target = graph.sources.first(where: named) ?? graph.sinks.first(where: named) ?? Self.captureTarget(named: pinned, in: graph)
-            } else {
-                target = defaultNode
-            }
-            guard let target else { continue }
-            let elsewhere = owned.filter { $0.value != target.id }.keys.sorted()
-            let linkedToTarget = owned.values.contains(target.id)
-            if linkedToTarget && elsewhere.isEmpty { continue }
-            plan.moves.append(Move(stream: stream.id, target: target.id, needsLink: !linkedToTarget, obsoleteLinks: elsewhere))
-        }
-        return plan
     }
 
     /// The node a capture stream records from for the default source `name`: a source, or a

@@ -198,13 +198,17 @@ public final class PipeWireSandbox: @unchecked Sendable {
     /// Creates a sink and waits until the observer sees it with its ports.
     @discardableResult
     public func createSink(_ sink: VirtualSink) async throws -> Node {
-        let result = try run(["pw-cli", "create-node", "adapter", sink.adapterArguments(autoPortConfig: !hasWirePlumber)])
+        try await createNullNode(sink.adapterArguments(autoPortConfig: !hasWirePlumber), name: sink.name, ports: .input, count: sink.channels.count)
+    }
+
+    /// Creates a null node from its adapter arguments and waits until the observer sees it with
+    /// `count` ports of `direction` (a sink's inputs, a source's capture outputs).
+    func createNullNode(_ arguments: String, name: String, ports direction: PortDirection, count: Int) async throws -> Node {
+        let result = try run(["pw-cli", "create-node", "adapter", arguments])
         guard result.status == 0 else { throw FixtureError("pw-cli create-node failed (\(result.status)): \(result.output)") }
-        let name = sink.name
-        let channels = sink.channels.count
-        let graph = try await observer.waitUntil("sink \(name) with \(channels) input ports") { graph in
+        let graph = try await observer.waitUntil("\(name) with \(count) \(direction.rawValue) ports") { graph in
             guard let node = graph.node(named: name) else { return false }
-            return graph.ports(of: node.id, direction: .input).count == channels
+            return graph.ports(of: node.id, direction: direction).count == count
         }
         return graph.node(named: name)!
     }

@@ -36,10 +36,23 @@ public struct VirtualSink: Sendable, Hashable {
     /// The SPA-JSON object `pw-cli create-node adapter` takes. Without a session manager
     /// nobody configures the adapter's ports, so `autoPortConfig` asks the adapter to.
     public func adapterArguments(autoPortConfig: Bool) -> String {
+        NullNode.arguments(
+            name: name, description: description, mediaClass: "Audio/Sink", formFactor: formFactor, bus: bus,
+            bluetoothAddress: bluetoothAddress, channels: channels, extraProperties: extraProperties, autoPortConfig: autoPortConfig)
+    }
+}
+
+/// PipeWire's null audio node (`support.null-audio-sink`) as a sink or source stand-in.
+enum NullNode {
+    /// The SPA-JSON object `pw-cli create-node adapter` takes. Without a session manager
+    /// nobody configures the adapter's ports, so `autoPortConfig` asks the adapter to.
+    static func arguments(
+        name: String, description: String, mediaClass: String, formFactor: String?, bus: String?, bluetoothAddress: String?,
+        channels: [String], extraProperties: [String: String], autoPortConfig: Bool
+    ) -> String {
         var props: [(String, String)] = [
             ("factory.name", "support.null-audio-sink"), ("node.name", name), ("node.description", description),
-            ("media.class", "Audio/Sink"), ("object.linger", "true"),
-            ("audio.position", "[\(channels.joined(separator: ","))]"),
+            ("media.class", mediaClass), ("object.linger", "true"), ("audio.position", "[\(channels.joined(separator: ","))]"),
         ]
         if let formFactor { props.append(("device.form-factor", formFactor)) }
         if let bus { props.append(("device.bus", bus)) }

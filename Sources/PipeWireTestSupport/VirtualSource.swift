@@ -43,23 +43,9 @@ public struct VirtualSource: Sendable, Hashable {
     }
 
     public func adapterArguments(autoPortConfig: Bool) -> String {
-        var props: [(String, String)] = [
-            ("factory.name", "support.null-audio-sink"), ("node.name", name), ("node.description", description),
-            ("media.class", "Audio/Source/Virtual"), ("object.linger", "true"),
-            ("audio.position", "[\(channels.joined(separator: ","))]"),
-        ]
-        if let formFactor { props.append(("device.form-factor", formFactor)) }
-        if let bus { props.append(("device.bus", bus)) }
-        if let bluetoothAddress { props.append(("api.bluez5.address", bluetoothAddress)) }
-        if autoPortConfig {
-            props.append(("adapter.auto-port-config", "{ mode=dsp monitor=true position=preserve }"))
-            props += [("audio.format", "F32P"), ("audio.rate", "48000")]
-        }
-        props += extraProperties.sorted { $0.key < $1.key }
-        let body = props.map { key, value in
-            value.hasPrefix("[") || value.hasPrefix("{") ? "\(key)=\(value)" : "\(key)=\"\(value.replacingOccurrences(of: "\"", with: "\\\""))\""
-        }
-        return "{ \(body.joined(separator: " ")) }"
+        NullNode.arguments(
+            name: name, description: description, mediaClass: "Audio/Source/Virtual", formFactor: formFactor, bus: bus,
+            bluetoothAddress: bluetoothAddress, channels: channels, extraProperties: extraProperties, autoPortConfig: autoPortConfig)
     }
 }
 
@@ -67,15 +53,8 @@ extension PipeWireSandbox {
     /// Creates a source and waits until the observer sees it with its output ports.
     @discardableResult
     public func createSource(_ source: VirtualSource) async throws -> Node {
-        let result = try run(["pw-cli", "create-node", "adapter", source.adapterArguments(autoPortConfig: !hasWirePlumber)])
-        guard result.status == 0 else { throw FixtureError("pw-cli create-node failed (\(result.status)): \(result.output)") }
-        let name = source.name
-        let channels = source.channels.count
-        let graph = try await observer.waitUntil("source \(name) with \(channels) output ports") { graph in
-            guard let node = graph.node(named: name) else { return false }
-            return graph.ports(of: node.id, direction: .output).count == channels
-        }
-        return graph.node(named: name)!
+        try await createNullNode(
+            source.adapterArguments(autoPortConfig: !hasWirePlumber), name: source.name, ports: .output, count: source.channels.count)
     }
 
     /// Starts `pw-record` (8 kHz mono into a file of the sandbox: a real capture stream that

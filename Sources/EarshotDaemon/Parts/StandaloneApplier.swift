@@ -1,5 +1,6 @@
 import AudioGraph
 import Logging
+import RoutingPolicy
 import SystemBridge
 
 /// No session manager: keep the `default` metadata (creating it when nobody provides it),
@@ -10,44 +11,63 @@ final class StandaloneApplier: Applier {
     private let writer: DefaultSinkWriter
     private let sourceWriter: DefaultSinkWriter
     private let logger: Logger
-    /// Streams (by object serial: ids are reused) already asked to configure ports.
-    private var portsRequested: Set<UInt64> = []
+    /// The playback streams that follow the default sink, and the capture streams that follow
+    /// the default source (§8): what was asked of each, per direction.
+    private let playback = FollowingStreams(direction: .output)
+    private let capture = FollowingStreams(direction: .input)
     /// Earshot created the `default` metadata on this connection (the graph may not show it yet).
     private var createdMetadata = false
-    /// Streams (by serial) that could not be linked to their target, and the ends as they
-    /// were then: reported once, retried only when the target or a port of either end changes
-    /// (a failed link's own add/remove events must not start another attempt: that was a hot
-    /// loop on PipeWire 1.4, whose null sinks without a format have a port no link can use).
-    private var unlinkable: [UInt64: LinkEnds] = [:]
     /// Streams (by serial) Earshot linked in standalone mode: after a session manager that
     /// does not adopt them arrives (WirePlumber 0.4), Earshot keeps them playing.
     private var served: Set<UInt64> = []
 
-    /// What a link attempt depended on: the target sink and the ports of both ends.
+    /// The streams of one direction Earshot links: what it asked of them, by object serial
+    /// (ids are reused).
+    final class FollowingStreams {
+        let direction: AudioDirection
+        /// Streams already asked to configure ports.
+        var portsRequested: Set<UInt64> = []
+        /// Streams that could not be linked to their target, and the ends as they were then:
+        /// reported once, retried only when the target or a port of either end changes (a
+        /// failed link's own add/remove events must not start another attempt: that was a hot
+        /// loop on PipeWire 1.4, whose null sinks without a format have a port no link can use).
+        var unlinkable: [UInt64: LinkEnds] = [:]
+
+        init(direction: AudioDirection) { self.direction = direction }
+
+        func forget() {
+            portsRequested = []
+            unlinkable = [:]
+        }
+
+        /// The streams of this direction in `graph`.
+        func streams(in graph: Graph) -> [Node] { direction == .output ? graph.playbackStreams : graph.captureStreams }
+
+        /// Playback streams play into their target; capture streams record from it.
+        func move(_ move: StreamPlan.Move) -> RelinkMove {
+            direction == .output
+                ? RelinkMove(output: move.stream, input: move.target, obsolete: move.obsoleteLinks)
+                : RelinkMove(output: move.target, input: move.stream, obsolete: move.obsoleteLinks)
+        }
+
+        var noun: String { direction == .output ? "stream" : "capture stream" }
+    }
+
+    /// What a link attempt depended on: the target and the ports of both ends.
     struct LinkEnds: Equatable {
         var target: UInt64
         var ports: [UInt64]
 
-        /// A capture stream's attempt: its source and the ports of both ends.
-        init?(capture stream: ObjectID, source: ObjectID, in graph: Graph) {
-            guard let node = graph.nodes[source] else { return nil }
-            target = node.objectKey
-            ports = (graph.ports(of: source, direction: .output) + graph.ports(of: stream, direction: .input))
-                .map { $0.serial ?? UInt64(1) << 63 | UInt64($0.id) }.sorted()
-        }
-
-        init?(stream: ObjectID, target: ObjectID, in graph: Graph) {
-            guard let sink = graph.nodes[target] else { return nil }
-            self.target = sink.objectKey
-            ports = (graph.ports(of: stream, direction: .output) + graph.ports(of: target, direction: .input))
+        /// A playback stream's output ports and its sink's input ports; a capture stream's input
+        /// ports and its source's output ports.
+        init?(stream: ObjectID, target: ObjectID, direction: AudioDirection, in graph: Graph) {
+            guard let node = graph.nodes[target] else { return nil }
+            self.target = node.objectKey
+            let (streamPorts, targetPorts): (PortDirection, PortDirection) = direction == .output ? (.output, .input) : (.input, .output)
+            ports = (graph.ports(of: stream, direction: streamPorts) + graph.ports(of: target, direction: targetPorts))
                 .map { $0.serial ?? UInt64(1) << 63 | UInt64($0.id) }.sorted()
         }
     }
-
-    /// Capture streams (by serial) already asked to configure ports, and those that could not
-    /// be linked to their source (as `unlinkable` for playback).
-    private var capturePortsRequested: Set<UInt64> = []
-    private var captureUnlinkable: [UInt64: LinkEnds] = [:]
 
     init(writer: DefaultSinkWriter, sourceWriter: DefaultSinkWriter, logger: Logger) {
         self.writer = writer
@@ -61,67 +81,13 @@ final class StandaloneApplier: Applier {
         guard await ensureDefaultMetadata(graph, on: connection) else { return }
         let keys = [Graph.configuredSourceKey, Graph.effectiveSourceKey].filter { !sourceWriter.isWritten(target, key: $0, in: graph) }
         if !keys.isEmpty { await sourceWriter.write(target, keys: keys, on: connection, flush: false) }
-        await relinkCaptureStreams(graph, to: target, on: connection)
-    }
-
-    private nonisolated(nonsending) func relinkCaptureStreams(_ graph: Graph, to target: String, on connection: any PipeWireCommands) async {
-        let streams = graph.captureStreams
-        guard !streams.isEmpty else { return }
-        let present = Set(streams.map(\.objectKey))
-        capturePortsRequested.formIntersection(present)
-        captureUnlinkable = captureUnlinkable.filter { present.contains($0.key) }
-        let requestedIDs = Set(streams.filter { capturePortsRequested.contains($0.objectKey) }.map(\.id))
-        let owned = StreamPlan.capturedLinks(connection.ownedLinks())
-        let plan = StreamPlan.makeCapture(graph: graph, defaultSource: target, ownedLinks: owned, portsRequested: requestedIDs)
-        guard !plan.isEmpty else { return }
-        logger.debug("capture relink plan: \(plan)")
-        let channels = Self.captureChannels(of: target, in: graph)
-        for stream in plan.configurePorts {
-            if let node = graph.nodes[stream] { capturePortsRequested.insert(node.objectKey) }
-            do { try await connection.configureCapturePorts(ofNode: stream, channels: channels) } catch {
-                logger.warning("cannot configure ports of capture stream \(stream): \(error)")
-            }
-        }
-        let linking = plan.moves.filter { move in
-            guard move.needsLink, let stream = graph.nodes[move.stream] else { return false }
-            let ends = LinkEnds(capture: move.stream, source: move.target, in: graph)
-            return captureUnlinkable[stream.objectKey] == nil || captureUnlinkable[stream.objectKey] != ends
-        }
-        // Source → stream: the source is the link's output node.
-        let results = await connection.relink(linking.map { RelinkMove(output: $0.target, input: $0.stream, obsolete: $0.obsoleteLinks) })
-        for (move, result) in zip(linking, results) {
-            guard let key = graph.nodes[move.stream]?.objectKey else { continue }
-            let problem: String
-            switch result {
-            case .success(let links) where !links.isEmpty:
-                if captureUnlinkable.removeValue(forKey: key) != nil { logger.info("capture stream \(move.stream) linked from \(move.target) now") }
-                continue
-            case .success: problem = "no link was created"
-            case .failure(let error): problem = "\(error)"
-            }
-            captureUnlinkable[key] = LinkEnds(capture: move.stream, source: move.target, in: graph)
-            logger.warning("cannot link capture stream \(move.stream) from \(move.target): \(problem); trying again when a port of either changes")
-        }
-        let obsolete = plan.moves.filter { !$0.needsLink }.flatMap(\.obsoleteLinks)
-        if !obsolete.isEmpty {
-            do { try await connection.destroy(obsolete) } catch { logger.debug("old capture links already gone: \(error)") }
-        }
-    }
-
-    /// The source's channel positions (its output ports in order), so a capture stream's own
-    /// converter mixes from what the source gives; mono when there is no source.
-    private static func captureChannels(of sourceName: String, in graph: Graph) -> [String] {
-        guard let source = graph.node(named: sourceName) else { return ["MONO"] }
-        let channels = graph.ports(of: source.id, direction: .output).compactMap(\.channel)
-        return channels.isEmpty ? ["MONO"] : channels
+        await relink(capture, graph, to: target, on: connection)
     }
 
     func reset() {
-        portsRequested = []
-        capturePortsRequested = []
-        captureUnlinkable = [:]
+        playback.forget()
+        capture.forget()
         createdMetadata = false
-        unlinkable = [:]
         served = []
     }
 
@@ -131,7 +97,7 @@ final class StandaloneApplier: Applier {
         // No round trip before relinking: the links go out right behind the writes, and the
         // relink's own round trips settle both.
         if !keys.isEmpty { await writer.write(target, keys: keys, on: connection, flush: false) }
-        await relinkStreams(graph, to: target, on: connection)
+        await relink(playback, graph, to: target, on: connection)
     }
 
     /// A session manager came. A session manager that finds a `default` metadata object at
@@ -185,7 +151,7 @@ final class StandaloneApplier: Applier {
             logger.info("the session manager linked streams Earshot served: removing Earshot's links \(adopted.sorted())")
             do { try await connection.destroy(adopted.sorted()) } catch { logger.debug("Earshot's links already gone: \(error)") }
         }
-        if !serving.isEmpty { await relinkStreams(graph, to: target, on: connection, only: serving) }
+        if !serving.isEmpty { await relink(playback, graph, to: target, on: connection, only: serving) }
     }
 
     /// Nobody provides the `default` metadata, so Earshot does (it lives as long as Earshot's
@@ -203,20 +169,26 @@ final class StandaloneApplier: Applier {
         }
     }
 
-    /// Links every following stream to the default sink, make before break (new links first,
-    /// then Earshot's old ones), and gives new streams ports.
+    /// Links every following stream to its default — a playback stream to the default sink, a
+    /// capture stream from the default source (§8) — make before break (new links first, then
+    /// Earshot's old ones), and gives new streams ports.
     /// - Parameter only: when set, only these streams (Earshot's to serve in cooperative mode)
     ///   are moved or given ports.
-    private nonisolated(nonsending) func relinkStreams(
-        _ graph: Graph, to target: String, on connection: any PipeWireCommands, only: Set<ObjectID>? = nil
+    private nonisolated(nonsending) func relink(
+        _ followers: FollowingStreams, _ graph: Graph, to target: String, on connection: any PipeWireCommands, only: Set<ObjectID>? = nil
     ) async {
-        let streams = graph.playbackStreams
+        let direction = followers.direction
+        let streams = followers.streams(in: graph)
         let present = Set(streams.map(\.objectKey))
-        portsRequested.formIntersection(present)
-        unlinkable = unlinkable.filter { present.contains($0.key) }
-        served.formIntersection(present)
-        let requestedIDs = Set(streams.filter { portsRequested.contains($0.objectKey) }.map(\.id))
-        var plan = StreamPlan.make(graph: graph, defaultSink: target, ownedLinks: connection.ownedLinks(), portsRequested: requestedIDs)
+        followers.portsRequested.formIntersection(present)
+        followers.unlinkable = followers.unlinkable.filter { present.contains($0.key) }
+        if direction == .output { served.formIntersection(present) }
+        guard !streams.isEmpty else { return }
+        let requestedIDs = Set(streams.filter { followers.portsRequested.contains($0.objectKey) }.map(\.id))
+        var plan = direction == .output
+            ? StreamPlan.make(graph: graph, defaultSink: target, ownedLinks: connection.ownedLinks(), portsRequested: requestedIDs)
+            : StreamPlan.makeCapture(
+                graph: graph, defaultSource: target, ownedLinks: StreamPlan.capturedLinks(connection.ownedLinks()), portsRequested: requestedIDs)
         if let only {
             // A served stream that lost its ports (WirePlumber 0.4 reconfigures a stream it
             // tries to adopt, then never finishes) gets them again: nobody else will.
@@ -224,12 +196,18 @@ final class StandaloneApplier: Applier {
             plan.moves.removeAll { !only.contains($0.stream) }
         }
         guard !plan.isEmpty else { return }
-        logger.debug("relink plan: \(plan)")
-        let channels = Self.channels(of: target, in: graph)
+        logger.debug("\(followers.noun) relink plan: \(plan)")
+        let channels = Self.channels(of: target, direction: direction, in: graph)
         for stream in plan.configurePorts {
-            if let node = graph.nodes[stream] { portsRequested.insert(node.objectKey) }
-            do { try await connection.configureDSPPorts(ofNode: stream, channels: channels) } catch {
-                logger.warning("cannot configure ports of stream \(stream): \(error)")
+            if let node = graph.nodes[stream] { followers.portsRequested.insert(node.objectKey) }
+            do {
+                if direction == .output {
+                    try await connection.configureDSPPorts(ofNode: stream, channels: channels)
+                } else {
+                    try await connection.configureCapturePorts(ofNode: stream, channels: channels)
+                }
+            } catch {
+                logger.warning("cannot configure ports of \(followers.noun) \(stream): \(error)")
             }
         }
         // Make before break, per stream: every new link is requested at once, and each
@@ -237,22 +215,26 @@ final class StandaloneApplier: Applier {
         // stream whose new links failed keeps its old ones: it is never left unlinked.
         let linking = plan.moves.filter { move in
             guard move.needsLink, let stream = graph.nodes[move.stream] else { return false }
-            return unlinkable[stream.objectKey] == nil || unlinkable[stream.objectKey] != LinkEnds(stream: move.stream, target: move.target, in: graph)
+            let ends = LinkEnds(stream: move.stream, target: move.target, direction: direction, in: graph)
+            return followers.unlinkable[stream.objectKey] == nil || followers.unlinkable[stream.objectKey] != ends
         }
-        let results = await connection.relink(linking.map { RelinkMove(output: $0.stream, input: $0.target, obsolete: $0.obsoleteLinks) })
+        let results = await connection.relink(linking.map(followers.move))
+        let toward = direction == .output ? "to" : "from"
         for (move, result) in zip(linking, results) {
             guard let key = graph.nodes[move.stream]?.objectKey else { continue }
             let problem: String
             switch result {
             case .success(let links) where !links.isEmpty:
-                served.insert(key)
-                if unlinkable.removeValue(forKey: key) != nil { logger.info("stream \(move.stream) linked to \(move.target) now") }
+                if direction == .output { served.insert(key) }
+                if followers.unlinkable.removeValue(forKey: key) != nil {
+                    logger.info("\(followers.noun) \(move.stream) linked \(toward) \(move.target) now")
+                }
                 continue
             case .success: problem = "no link was created"
             case .failure(let error): problem = "\(error)"
             }
-            unlinkable[key] = LinkEnds(stream: move.stream, target: move.target, in: graph)
-            logger.warning("cannot link stream \(move.stream) to \(move.target): \(problem); trying again when a port of either changes")
+            followers.unlinkable[key] = LinkEnds(stream: move.stream, target: move.target, direction: direction, in: graph)
+            logger.warning("cannot link \(followers.noun) \(move.stream) \(toward) \(move.target): \(problem); trying again when a port of either changes")
         }
         // Moves with only the break left: their links to the target exist already.
         let obsolete = plan.moves.filter { !$0.needsLink }.flatMap(\.obsoleteLinks)
@@ -261,11 +243,14 @@ final class StandaloneApplier: Applier {
         }
     }
 
-    /// The sink's channel positions (its input ports in order), so a stream's own converter
-    /// up- or downmixes to what the sink plays; stereo when there is no sink.
-    private static func channels(of sinkName: String, in graph: Graph) -> [String] {
-        guard let sink = graph.node(named: sinkName) else { return ["FL", "FR"] }
-        let channels = graph.ports(of: sink.id, direction: .input).compactMap(\.channel)
-        return channels.isEmpty ? ["FL", "FR"] : channels
+    /// The target's channel positions, so a stream's own converter mixes to what the sink plays
+    /// (its input ports in order; stereo when there is no sink) or from what the source gives
+    /// (its output ports; mono when there is none).
+    private static func channels(of name: String, direction: AudioDirection, in graph: Graph) -> [String] {
+        let fallback = direction == .output ? ["FL", "FR"] : ["MONO"]
+        let node = direction == .output ? graph.node(named: name) : StreamPlan.captureTarget(named: name, in: graph)
+        guard let node else { return fallback }
+        let channels = graph.ports(of: node.id, direction: direction == .output ? .input : .output).compactMap(\.channel)
+        return channels.isEmpty ? fallback : channels
     }
 }
