@@ -146,9 +146,16 @@ struct PacketLineDecoder {
         case .galaxyBuds(let model):
             let key = "\(parsed.device?.address.description ?? "-") \(model.rawValue)"
             var decoder = galaxy[key] ?? GalaxyBudsDecoder(model: model)
-            let decoded = decoder.receive(bytes: parsed.bytes)
+            let decoded = decoder.receiveFrames(bytes: parsed.bytes)
             galaxy[key] = decoder
-            return decoded.map { Record($0, base: base, galaxy: true) }
+            return decoded.map { packet, flags in
+                var record = Record(packet, base: base, galaxy: true)
+                if flags != 0 {
+                    let digits = String(flags, radix: 16, uppercase: true)
+                    record.headerFlags = "0x" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+                }
+                return record
+            }
         }
     }
 
@@ -167,6 +174,13 @@ struct PacketLineDecoder {
         var source: String?
         var activity: String?
         var why: String?
+        /// Galaxy Buds: header bits no note names, kept (`0x0C00`).
+        var headerFlags: String?
+
+        enum CodingKeys: String, CodingKey {
+            case packet, kind, accessory, primary, secondary, left, right, placement, components, opcode, source, activity, why
+            case headerFlags = "header-flags"
+        }
 
         struct Component: Encodable, Equatable {
             var component: String

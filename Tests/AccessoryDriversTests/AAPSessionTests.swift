@@ -10,13 +10,57 @@ struct AAPSessionTests {
         hex.split(separator: " ").map { UInt8($0, radix: 16)! }
     }
 
-    @Test func startSendsHandshakeThenNotificationRequest() {
+    @Test func startSendsTheHandshakeAndFollowsTheReplies() {
         var session = AAPSession()
-        #expect(session.start() == [
-            .send(Self.bytes("00 00 04 00 01 00 02 00 00 00 00 00 00 00 00 00")),
-            .send(Self.bytes("04 00 04 00 0F 00 FF FF FF FF")),
-        ])
+        #expect(session.start() == [.send(Self.bytes("00 00 04 00 01 00 02 00 00 00 00 00 00 00 00 00"))])
         #expect(AAPPacket.psm == 0x1001)
+        #expect(session.stage == .awaitingReply && session.deadline?.after == .seconds(1))
+        // The handshake's reply (no message header): the feature flags next.
+        #expect(session.receive(packet: Self.bytes("01 00 04 00 00 00 01 00 02 00 00 00")) == [.send(Self.bytes("04 00 04 00 4D 00 FF 00 00 00 00 00 00 00"))])
+        #expect(session.stage == .awaitingFeaturesAck)
+        // Their acknowledgement: the notification request.
+        #expect(session.receive(packet: Self.bytes("04 00 04 00 4D 00 FF 00 00 00 00 00 00 00")) == [.send(Self.bytes("04 00 04 00 0F 00 FF FF FF FF"))])
+        #expect(session.stage == .awaitingNotifications && session.requestsSent == 1 && session.deadline?.after == .seconds(2))
+        // The first ear packet: running, no deadline.
+        #expect(session.receive(packet: Self.bytes("04 00 04 00 06 00 00 01")) == [.placement(.inEar)])
+        #expect(session.stage == .running && session.deadline == nil)
+        #expect(session.counters.isConsistent)
+    }
+
+    @Test("a peer that answers nothing: features and the request after a second each; the request again with backoff; then reconnect")
+    func silentPeerIsAskedAgainThenReconnected() throws {
+        var session = AAPSession()
+        _ = session.start()
+        var deadline = try #require(session.deadline)
+        #expect(session.timeout(generation: deadline.generation).contains(.send(AAPPacket.setFeatures)))
+        deadline = try #require(session.deadline)
+        #expect(session.timeout(generation: deadline.generation) == [.send(AAPPacket.requestNotifications)])
+        var waits: [Duration] = []
+        for _ in 0..<4 {
+            deadline = try #require(session.deadline)
+            waits.append(deadline.after)
+            let outputs = session.timeout(generation: deadline.generation)
+            #expect(outputs.contains(.send(AAPPacket.requestNotifications)))
+            // A stale deadline (an older generation) does nothing.
+            #expect(session.timeout(generation: deadline.generation) == [])
+        }
+        #expect(waits == [.seconds(2), .seconds(4), .seconds(8), .seconds(16)])
+        #expect(session.requestsSent == 5)
+        deadline = try #require(session.deadline)
+        let last = session.timeout(generation: deadline.generation)
+        #expect(last.count == 1 && { if case .reconnect = last[0] { true } else { false } }())
+    }
+
+    @Test("a peer that ignores the first request answers the second: running")
+    func secondRequestAnswered() throws {
+        var session = AAPSession()
+        _ = session.start()
+        _ = session.receive(packet: Self.bytes("01 00 04 00 00 00"))
+        _ = session.receive(packet: AAPPacket.setFeatures)
+        let deadline = try #require(session.deadline)
+        #expect(session.timeout(generation: deadline.generation).contains(.send(AAPPacket.requestNotifications)))
+        #expect(session.receive(packet: AAPPacket.battery([.init(.left, level: 50, .discharging)])).contains { if case .battery = $0 { true } else { false } })
+        #expect(session.stage == .running)
     }
 
     @Test func goldenEarDetection() {
@@ -57,11 +101,15 @@ struct AAPSessionTests {
         #expect(session.receive(packet: AAPPacket.earDetection(primary: .inEar, secondary: .inEar)) == [.placement(.inEar)])
     }
 
-    @Test func unknownEarValueIsCountedAndNeverGuessed() {
+    @Test func unknownEarValueIsCountedAndNeverKeepsAStaleWornState() {
         var session = AAPSession()
-        #expect(session.receive(packet: AAPPacket.earDetection(primary: 0x07, secondary: 0x01)) == [])
+        #expect(session.receive(packet: AAPPacket.earDetection(primary: 0x00, secondary: 0x00)) == [.placement(.inEar)])
+        // The only known bud is out: the unknown one is not read as in, so "worn" does not stay.
+        #expect(session.receive(packet: AAPPacket.earDetection(primary: 0x07, secondary: 0x01)) == [.placement(.offHead)])
         #expect(session.counters.unknownValues == 1)
         #expect(session.buds == BudPair(.unrecognized, .outOfEar))
+        // Neither value known: nothing invented.
+        #expect(session.receive(packet: AAPPacket.earDetection(primary: 0x07, secondary: 0x09)) == [])
         // One bud in the ear settles "either" whatever the other says.
         #expect(session.receive(packet: AAPPacket.earDetection(primary: 0x07, secondary: 0x00)) == [.placement(.inEar)])
     }

@@ -9,19 +9,14 @@ struct BudPairTests {
         #expect(WearRule(rawValue: "both") == .both)
     }
 
-    /// The expected placement for every combination, written out from the rules' definitions.
+    /// The expected placement for every combination, written out from the rules' definitions:
+    /// an unrecognized bud is never read as in an ear; with both unrecognized nothing is said.
     static func expected(_ a: BudState, _ b: BudState, _ rule: WearRule) -> Placement? {
         let buds = [a, b]
-        let definitelyOut: (BudState) -> Bool = { $0 == .outOfEar || $0 == .inCase || $0 == .disconnected }
+        if buds.allSatisfy({ $0 == .unrecognized }) { return nil }
         switch rule {
-        case .either:
-            if buds.contains(.inEar) { return .inEar }
-            if buds.allSatisfy(definitelyOut) { return .offHead }
-            return nil
-        case .both:
-            if buds.allSatisfy({ $0 == .inEar }) { return .inEar }
-            if buds.contains(where: definitelyOut) { return .offHead }
-            return nil
+        case .either: return buds.contains(.inEar) ? .inEar : .offHead
+        case .both: return buds.allSatisfy({ $0 == .inEar }) ? .inEar : .offHead
         }
     }
 
@@ -40,9 +35,11 @@ struct BudPairTests {
         #expect(BudPair(.inEar, .inEar).placement(rule: .both) == .inEar)
         #expect(BudPair(.outOfEar, .inCase).placement(rule: .either) == .offHead)
         #expect(BudPair(.inEar, .disconnected).placement(rule: .either) == .inEar)
-        #expect(BudPair(.unrecognized, .outOfEar).placement(rule: .either) == nil)
+        #expect(BudPair(.unrecognized, .outOfEar).placement(rule: .either) == .offHead)
+        #expect(BudPair(.unrecognized, .unrecognized).placement(rule: .either) == nil)
+        #expect(BudPair(.unrecognized, .unrecognized).placement(rule: .both) == nil)
         #expect(BudPair(.unrecognized, .outOfEar).placement(rule: .both) == .offHead)
         #expect(BudPair(.unrecognized, .inEar).placement(rule: .either) == .inEar)
-        #expect(BudPair(.unrecognized, .inEar).placement(rule: .both) == nil)
+        #expect(BudPair(.unrecognized, .inEar).placement(rule: .both) == .offHead)
     }
 }

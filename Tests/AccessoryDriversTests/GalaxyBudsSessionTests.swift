@@ -43,7 +43,7 @@ struct GalaxyBudsSessionTests {
     /// First-generation wear byte -> (left, right).
     static let legacyWearCases: [(UInt8, BudPair)] = [
         (0x00, BudPair(.outOfEar, .outOfEar)), (0x01, BudPair(.outOfEar, .inEar)), (0x10, BudPair(.inEar, .outOfEar)),
-        (0x11, BudPair(.inEar, .inEar)), (0x05, BudPair(.unrecognized, .unrecognized)),
+        (0x11, BudPair(.inEar, .inEar)), (0x05, BudPair(.outOfEar, .outOfEar)),
     ]
 
     @Test(arguments: legacyWearCases)
@@ -154,12 +154,16 @@ struct GalaxyBudsSessionTests {
         #expect(outputs.contains(.note("Galaxy Buds: dropped a frame with a bad CRC")))
     }
 
-    @Test func oversizedDroppedAndCounted() {
-        // Header 0x07FF: the 0x0400 bit makes any reading of the size >= 1024.
+    @Test("a false start claiming the largest size waits for its bytes, then resyncs to the real frame behind it")
+    func largeFalseStartResyncs() {
+        // Header 0x07FF: size 0x3FF (the low 10 bits), flag 0x0400: 1027 bytes to wait for.
         var session = GalaxyBudsSession(model: .plusLiveOrPro)
-        _ = session.receive(bytes: [0xFD, 0xFF, 0x07] + [UInt8](repeating: 0x00, count: 20) + Self.frame(Self.status(placement: 0x11)))
-        #expect(session.counters.oversized == 1)
-        #expect(session.counters.decoded == 1)
+        let real = Self.frame(Self.status(placement: 0x11))
+        _ = session.receive(bytes: [0xFD, 0xFF, 0x07] + [UInt8](repeating: 0x00, count: 20) + real)
+        #expect(session.counters.decoded == 0, "the false start's frame is not complete yet")
+        _ = session.receive(bytes: [UInt8](repeating: 0x00, count: 1100))
+        #expect(session.counters.malformed == 1 && session.counters.decoded == 1)
+        #expect(session.counters.oversized == 0)
         #expect(session.counters.isConsistent)
     }
 

@@ -28,8 +28,8 @@ struct PacketDecodeTests {
             .init(kind: 0x04, level: 0xFF, status: 0x04), .init(kind: 0x02, level: 30, status: 0x05),
             .init(kind: 0x08, level: 101, status: 0x09), .init(kind: 0x01, level: 55, status: 0x00), .init(kind: 0x10, level: 1, status: 0x01),
         ])
+        // The absent slot (0xFF) is left out, as the session leaves it out.
         #expect(AAPPacket.decode(odd) == .battery([
-            BatteryComponent(kind: .left, level: nil, status: .disconnected),
             BatteryComponent(kind: .right, level: 30, status: .charging),
             BatteryComponent(kind: .chargingCase, level: nil, status: .unknown),
             BatteryComponent(kind: .headphone, level: 55, status: .unknown),

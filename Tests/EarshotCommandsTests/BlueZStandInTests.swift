@@ -216,11 +216,18 @@ struct BlueZStandInTests {
             let events = try channel.incoming()
             try await bluez.waitForLine(containing: "aap \(Self.airPods) connected", since: mark)
 
-            // AAPSession's own opening: the handshake, then the notification request, each one packet.
+            // AAPSession's own opening, as the public clients run it: the handshake; the
+            // stand-in replies as firmware does; the feature flags; their acknowledgement; the
+            // notification request. Each one packet.
             var session = AAPSession()
             for case .send(let packet) in session.start() { try channel.send(packet) }
             try await bluez.waitForLine(containing: "aap \(Self.airPods) received 00000400010002000000000000000000", since: mark)
+            for _ in 0..<2 {
+                for case .send(let packet) in session.receive(packet: try await Self.nextPacket(events)) { try channel.send(packet) }
+            }
+            try await bluez.waitForLine(containing: "aap \(Self.airPods) received 040004004d00ff00000000000000", since: mark)
             try await bluez.waitForLine(containing: "aap \(Self.airPods) received 040004000f00ffffffff", since: mark)
+            #expect(session.stage == .awaitingNotifications)
 
             try await bluez.aapEar(Self.airPods, primary: .inEar, secondary: .outOfEar)
             let ear = try await Self.nextPacket(events)

@@ -16,11 +16,17 @@ public enum AAPPacket {
         public static let earDetection: UInt16 = 0x06
         public static let audioSource: UInt16 = 0x0E
         public static let requestNotifications: UInt16 = 0x0F
-        /// Known messages that carry nothing Earshot uses: control settings (0x09), 0x0C,
-        /// smart-routing replies (0x11), head tracking (0x17), stem presses (0x19), device
-        /// information (0x1D), connected-device list (0x2E), proximity keys (0x31),
-        /// conversation awareness (0x4B), EQ (0x53).
-        public static let knownButUnused: Set<UInt16> = [0x09, 0x0C, 0x11, 0x17, 0x19, 0x1D, 0x2E, 0x31, 0x4B, 0x53]
+        /// Known messages that carry nothing Earshot uses, by the name the public notes give
+        /// (LibrePods' AAP definitions, tyalie's notes); 0x0C, 0x2B and 0x4F are listed there
+        /// without a meaning.
+        public static let knownButUnusedNames: [UInt16: String] = [
+            0x02: "capabilities", 0x08: "role", 0x09: "control settings", 0x0C: "unexplained (0x0C)", 0x11: "smart-routing reply",
+            0x17: "head tracking", 0x19: "stem press", 0x1D: "device information", 0x2B: "unexplained (0x2B)",
+            0x2E: "connected devices", 0x31: "proximity keys", 0x4B: "conversation awareness", 0x4F: "unexplained (0x4F)", 0x53: "EQ",
+        ]
+        public static let knownButUnused: Set<UInt16> = Set(knownButUnusedNames.keys)
+        /// Sets the feature flags (listening-mode features); acknowledged with the same opcode.
+        public static let setFeatures: UInt16 = 0x4D
     }
 
     /// Opens the session; without it the headset answers nothing.
@@ -28,6 +34,10 @@ public enum AAPPacket {
 
     /// Asks for every notification (ear detection, battery, ...).
     public static let requestNotifications: [UInt8] = message(opcode: Opcode.requestNotifications, body: [0xFF, 0xFF, 0xFF, 0xFF])
+
+    /// The feature flags the public clients send between the handshake and the notification
+    /// request (`04 00 04 00 4D 00 FF 00 …`); the headset acknowledges it with opcode 0x4D.
+    public static let setFeatures: [UInt8] = message(opcode: Opcode.setFeatures, body: [0xFF, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00])
 
     /// A message packet: header, opcode (little-endian), body.
     public static func message(opcode: UInt16, body: [UInt8]) -> [UInt8] {
@@ -39,12 +49,16 @@ public enum AAPPacket {
         case inEar = 0x00
         case outOfEar = 0x01
         case inCase = 0x02
+        /// The bud is not connected to the headset (librepods-rust: disconnected; MagicPodsCore:
+        /// in the closed case): not in an ear.
+        case disconnected = 0x03
 
         var budState: BudState {
             switch self {
             case .inEar: .inEar
             case .outOfEar: .outOfEar
             case .inCase: .inCase
+            case .disconnected: .disconnected
             }
         }
     }

@@ -3,10 +3,37 @@ import RoutingPolicy
 /// The AAP protocol for one connected AirPods / Beats headset: bytes in, outputs out, no I/O.
 ///
 /// The owner opens the L2CAP channel (PSM 0x1001, SEQPACKET), writes what `start()` returns,
-/// then hands every packet it reads to `receive(packet:)` and acts on the outputs.
+/// then hands every packet it reads to `receive(packet:)` and acts on the outputs; when
+/// `deadline` names one, it calls `timeout()` once that much time has passed without the
+/// deadline's generation changing.
+///
+/// Start-up runs as the public clients do it: the handshake, then (once the headset replied, or
+/// a second passed) the feature flags, then (once acknowledged, or a second passed) the
+/// notification request, sent again with backoff (2, 4, 8, 16 s) while no battery or ear packet
+/// has come; after the fifth request a silent session asks to be reconnected.
 public struct AAPSession: Sendable {
     public let rule: WearRule
     public private(set) var counters = DriverCounters()
+
+    /// Where start-up stands.
+    public enum Stage: Sendable, Hashable {
+        /// `start()` not called: packets are only decoded (tests, tools).
+        case notStarted
+        case awaitingReply, awaitingFeaturesAck, awaitingNotifications, running
+    }
+
+    public private(set) var stage: Stage = .notStarted
+    /// How many notification requests were sent.
+    public private(set) var requestsSent = 0
+    /// Bumped at every change of stage or request: a deadline of an older generation is stale.
+    private var generation = 0
+
+    /// How long to wait for the handshake reply and for the feature flags' acknowledgement.
+    public static let replyDeadline: Duration = .seconds(1)
+    /// The first wait for a battery or ear packet after a notification request; doubles.
+    public static let firstRequestWait: Duration = .seconds(2)
+    /// Requests sent before a silent session gives up (and asks to be reconnected).
+    public static let maximumRequests = 5
     /// The last decoded wear state (primary bud first), if any.
     public private(set) var buds: BudPair?
 
@@ -19,14 +46,86 @@ public struct AAPSession: Sendable {
         self.rule = rule
     }
 
-    /// The handshake, then the notification request (ear detection and battery need nothing else;
-    /// the "feature flags" packet only unlocks listening-mode features, so it is not sent).
+    /// The handshake; the rest of start-up follows the headset's replies (or `timeout()`).
     public mutating func start() -> [DriverOutput] {
-        [.send(AAPPacket.handshake), .send(AAPPacket.requestNotifications)]
+        advance(to: .awaitingReply)
+        return [.send(AAPPacket.handshake)]
+    }
+
+    /// When the owner must call `timeout()`: after `after`, unless the generation changed by
+    /// then (a reply came, or another request went out). Nil once running.
+    public var deadline: (generation: Int, after: Duration)? {
+        switch stage {
+        case .awaitingReply, .awaitingFeaturesAck: return (generation, Self.replyDeadline)
+        case .awaitingNotifications:
+            let wait = Self.firstRequestWait * (1 << min(max(requestsSent - 1, 0), 4))
+            return (generation, wait)
+        case .running, .notStarted: return nil
+        }
+    }
+
+    /// The deadline of `generation` passed: go on without the reply, ask again, or give up.
+    public mutating func timeout(generation expired: Int) -> [DriverOutput] {
+        guard expired == generation else { return [] }
+        switch stage {
+        case .awaitingReply:
+            return noted(key: 0x3_0000, "AAP: no reply to the handshake within a second; going on") + sendFeatures()
+        case .awaitingFeaturesAck:
+            return requestNotifications()
+        case .awaitingNotifications:
+            guard requestsSent < Self.maximumRequests else {
+                advance(to: .awaitingNotifications)
+                return [.reconnect("AAP: no battery or ear packet after \(requestsSent) notification requests; connecting again")]
+            }
+            return noted(key: 0x3_0001, "AAP: no battery or ear packet yet; asking again (with backoff)") + requestNotifications()
+        case .running, .notStarted:
+            return []
+        }
+    }
+
+    private mutating func advance(to next: Stage) {
+        stage = next
+        generation += 1
+    }
+
+    private mutating func sendFeatures() -> [DriverOutput] {
+        advance(to: .awaitingFeaturesAck)
+        return [.send(AAPPacket.setFeatures)]
+    }
+
+    private mutating func requestNotifications() -> [DriverOutput] {
+        requestsSent += 1
+        advance(to: .awaitingNotifications)
+        return [.send(AAPPacket.requestNotifications)]
+    }
+
+    /// Start-up's part of a packet: the handshake reply (any packet without the message header,
+    /// or the first message: the headset is talking), the features' acknowledgement, the first
+    /// battery or ear packet.
+    private mutating func followStartUp(_ packet: [UInt8], opcode: UInt16?) -> [DriverOutput] {
+        switch stage {
+        case .awaitingReply:
+            var outputs = sendFeatures()
+            if opcode == AAPPacket.Opcode.setFeatures { outputs += requestNotifications() }
+            return outputs
+        case .awaitingFeaturesAck where opcode != nil:
+            return requestNotifications()
+        case .awaitingNotifications where opcode == AAPPacket.Opcode.earDetection || opcode == AAPPacket.Opcode.battery:
+            advance(to: .running)
+            return []
+        default:
+            return []
+        }
     }
 
     /// One packet as read from the channel.
     public mutating func receive(packet: [UInt8]) -> [DriverOutput] {
+        let isMessage = packet.count >= 6 && packet.count <= DriverLimits.maxAAPPacketBytes && packet.starts(with: AAPPacket.messageHeader)
+        let startUp = stage == .running || stage == .notStarted ? [] : followStartUp(packet, opcode: isMessage ? UInt16(packet[4]) | UInt16(packet[5]) << 8 : nil)
+        return decode(packet) + startUp
+    }
+
+    private mutating func decode(_ packet: [UInt8]) -> [DriverOutput] {
         counters.packets += 1
         guard packet.count <= DriverLimits.maxAAPPacketBytes else {
             counters.oversized += 1
@@ -51,7 +150,7 @@ public struct AAPSession: Sendable {
         case AAPPacket.Opcode.battery: return receiveBattery(packet)
         case AAPPacket.Opcode.audioSource: return receiveAudioSource(packet)
         default:
-            if AAPPacket.Opcode.knownButUnused.contains(opcode) {
+            if AAPPacket.Opcode.knownButUnused.contains(opcode) || opcode == AAPPacket.Opcode.setFeatures {
                 counters.ignored += 1
                 return []
             }

@@ -26,18 +26,16 @@ public struct BudPair: Sendable, Hashable {
         self.second = second
     }
 
-    /// `.inEar` or `.offHead` under `rule`; nil when an unrecognized value decides the answer
-    /// (never guessed either way).
+    /// `.inEar` or `.offHead` under `rule`. A bud with an unrecognized value is never read as
+    /// in an ear: when the other bud's state is known, that decides (so a bud that stopped
+    /// making sense never holds a stale "worn"); nil only when neither bud's value is known
+    /// (nothing invented either way).
     public func placement(rule: WearRule) -> Placement? {
         let buds = [first, second]
+        if buds.allSatisfy({ $0 == .unrecognized }) { return nil }
         switch rule {
-        case .either:
-            if buds.contains(.inEar) { return .inEar }
-            return buds.contains(.unrecognized) ? nil : .offHead
-        case .both:
-            // One bud known to be out already settles it, whatever the other says.
-            if buds.contains(where: { $0 != .inEar && $0 != .unrecognized }) { return .offHead }
-            return buds.contains(.unrecognized) ? nil : .inEar
+        case .either: return buds.contains(.inEar) ? .inEar : .offHead
+        case .both: return buds.allSatisfy({ $0 == .inEar }) ? .inEar : .offHead
         }
     }
 }

@@ -22,6 +22,8 @@ public struct DriverCounters: Sendable, Equatable {
     public var unknownValues = 0
     /// Stream bytes dropped while looking for the next start marker.
     public var skippedBytes = 0
+    /// Galaxy Buds frames whose header had bits no note names (kept, and read as usual).
+    public var flaggedFrames = 0
 
     public init() {}
 

@@ -9,6 +9,7 @@ public enum DriverLimits {
     public static let maxGalaxyBufferedBytes = 4096
     /// Distinct unknown opcodes / ids announced with a `.note`; the rest are only counted.
     public static let maxNotes = 16
-    /// Most battery components accepted in one AAP battery packet.
-    public static let maxAAPBatteryComponents = 8
+    /// Most battery components accepted in one AAP battery packet: any count its one-byte field
+    /// can say, as long as the packet holds them all (a complete 9-component packet is real).
+    public static let maxAAPBatteryComponents = 255
 }

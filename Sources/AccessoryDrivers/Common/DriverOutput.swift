@@ -12,4 +12,7 @@ public enum DriverOutput: Sendable, Hashable {
     case audioSource(AudioSource)
     /// A line for the log (the first sighting of something skipped); never needed for correctness.
     case note(String)
+    /// The session gave up on this channel (the headset stayed silent through every request):
+    /// close it and connect again, with the owner's backoff. The text says why, for the log.
+    case reconnect(String)
 }

@@ -31,7 +31,7 @@ extension AAPPacket {
             return .audioSource(AudioSource(
                 address: BluetoothAddress(littleEndian: packet[6..<12]), activity: AudioSourceActivity(rawValue: packet[12])))
         default:
-            return Opcode.knownButUnused.contains(opcode) ? .ignored(opcode: opcode) : .unknown(opcode: opcode)
+            return Opcode.knownButUnused.contains(opcode) || opcode == Opcode.setFeatures ? .ignored(opcode: opcode) : .unknown(opcode: opcode)
         }
     }
 
@@ -43,8 +43,10 @@ extension AAPPacket {
         EarCode(rawValue: byte)?.budState ?? .unrecognized
     }
 
-    /// nil for a kind no public note explains (the session counts it and leaves it out too).
+    /// nil for a kind no public note explains, or a slot marked absent (level 0xFF): the session
+    /// leaves both out too.
     private static func batteryComponent(kind: UInt8, level: UInt8, status: UInt8) -> BatteryComponent? {
+        if level == 0xFF { return nil }
         let component: BatteryComponent.Kind
         switch BatteryKind(rawValue: kind) {
         case .left: component = .left

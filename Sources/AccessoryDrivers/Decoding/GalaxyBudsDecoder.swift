@@ -19,21 +19,27 @@ public struct GalaxyBudsDecoder: Sendable {
     /// `.malformed` per kind of damage met in this chunk (bad CRC, oversized or malformed
     /// frames, bytes outside any frame).
     public mutating func receive(bytes: [UInt8]) -> [DecodedPacket] {
+        receiveFrames(bytes: bytes).map(\.packet)
+    }
+
+    /// `receive(bytes:)` with each whole frame's header flags (bits no note names; 0 for none
+    /// and for the damage entries).
+    public mutating func receiveFrames(bytes: [UInt8]) -> [(packet: DecodedPacket, headerFlags: UInt16)] {
         let before = counters
-        var decoded: [DecodedPacket] = reader.read(bytes, counters: &counters).map(decode)
+        var decoded: [(packet: DecodedPacket, headerFlags: UInt16)] = reader.read(bytes, counters: &counters).map { (decode($0), $0.headerFlags) }
         let after = counters
-        if after.ignored > before.ignored { decoded.append(.ignored(opcode: nil)) }
+        if after.ignored > before.ignored { decoded.append((.ignored(opcode: nil), 0)) }
         let damage: [(Int, String)] = [
             (after.badCRC - before.badCRC, "with a bad CRC"),
             (after.oversized - before.oversized, "with an impossible size"),
             (after.malformed - before.malformed, "with a bad header or end marker"),
         ]
         for (count, what) in damage where count > 0 {
-            decoded.append(.malformed(why: "dropped \(count) frame\(count == 1 ? "" : "s") \(what)"))
+            decoded.append((.malformed(why: "dropped \(count) frame\(count == 1 ? "" : "s") \(what)"), 0))
         }
         let skipped = after.skippedBytes - before.skippedBytes
         if skipped > 0 {
-            decoded.append(.malformed(why: "skipped \(skipped) byte\(skipped == 1 ? "" : "s") outside any frame"))
+            decoded.append((.malformed(why: "skipped \(skipped) byte\(skipped == 1 ? "" : "s") outside any frame"), 0))
         }
         return decoded
     }

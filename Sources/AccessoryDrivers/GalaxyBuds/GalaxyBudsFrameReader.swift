@@ -36,7 +36,7 @@ struct GalaxyBudsFrameReader: Sendable {
     }
 
     private enum Header {
-        case frame(size: Int, isResponse: Bool, isFragment: Bool)
+        case frame(size: Int, isResponse: Bool, isFragment: Bool, flags: UInt16)
         case malformed
         case oversized
     }
@@ -45,22 +45,26 @@ struct GalaxyBudsFrameReader: Sendable {
         let size: Int
         var isResponse = false
         var isFragment = false
+        var flags: UInt16 = 0
         switch framing {
         case .legacy:
             isResponse = first == 1
             size = Int(second)
         case .current:
             let value = UInt16(first) | UInt16(second) << 8
-            // 0x0400 and 0x0800 would make the size 1024 or more under the 11-bit reading of
-            // the notes, past any cap: refuse rather than pick a reading.
-            if value & 0x0C00 != 0 { return .oversized }
-            size = Int(value & 0x03FF)
-            isResponse = value & 0x1000 != 0
-            isFragment = value & 0x2000 != 0
+            // The size is the low 10 bits, as the reference client reads it (a real Buds Pro
+            // rev 10 status frame's header is 0x0C29: 41 bytes, flags 0x0C00). The bits no
+            // note names are kept as flags, never a reason to drop a frame whose end marker
+            // and CRC hold.
+            typealias H = GalaxyBudsFrame.Header
+            size = Int(value & H.sizeMask)
+            isResponse = value & H.response != 0
+            isFragment = value & H.fragment != 0
+            flags = value & H.unnamedFlags
         }
         if size > DriverLimits.maxGalaxyFrameSize { return .oversized }
         // The size counts id + CRC at least.
-        return size < 3 ? .malformed : .frame(size: size, isResponse: isResponse, isFragment: isFragment)
+        return size < 3 ? .malformed : .frame(size: size, isResponse: isResponse, isFragment: isFragment, flags: flags)
     }
 
     private mutating func extractFrames(into frames: inout [GalaxyBudsFrame], counters: inout DriverCounters) {
@@ -72,7 +76,7 @@ struct GalaxyBudsFrameReader: Sendable {
                 continue
             }
             guard bufferedCount >= 3 else { return }
-            let size: Int, isResponse: Bool, isFragment: Bool
+            let size: Int, isResponse: Bool, isFragment: Bool, flags: UInt16
             switch header(buffer[head + 1], buffer[head + 2]) {
             case .oversized:
                 counters.packets += 1
@@ -84,8 +88,8 @@ struct GalaxyBudsFrameReader: Sendable {
                 counters.malformed += 1
                 head += 1
                 continue
-            case let .frame(frameSize, response, fragment):
-                (size, isResponse, isFragment) = (frameSize, response, fragment)
+            case let .frame(frameSize, response, fragment, headerFlags):
+                (size, isResponse, isFragment, flags) = (frameSize, response, fragment, headerFlags)
             }
             let total = size + 4
             guard bufferedCount >= total else { return }
@@ -104,12 +108,13 @@ struct GalaxyBudsFrameReader: Sendable {
                 continue
             }
             head += total
+            if flags != 0 { counters.flaggedFrames += 1 }
             if isFragment {
                 // Fragments carry firmware and dumps, never status: not reassembled.
                 counters.ignored += 1
                 continue
             }
-            frames.append(GalaxyBudsFrame(id: body[body.startIndex], payload: Array(body.dropFirst()), isResponse: isResponse))
+            frames.append(GalaxyBudsFrame(id: body[body.startIndex], payload: Array(body.dropFirst()), isResponse: isResponse, headerFlags: flags))
         }
     }
 

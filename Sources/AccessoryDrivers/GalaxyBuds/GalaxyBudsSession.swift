@@ -34,6 +34,11 @@ public struct GalaxyBudsSession: Sendable {
         let before = counters
         var outputs: [DriverOutput] = []
         for frame in reader.read(bytes, counters: &counters) {
+            if frame.headerFlags != 0,
+                let note = notes.note(key: 0x204, "Galaxy Buds: header flags \(hex(frame.headerFlags, width: 4)) no note names; frames read as usual (counted)")
+            {
+                outputs.append(note)
+            }
             outputs += handle(frame)
         }
         outputs += notesForNewSkips(since: before)

@@ -56,7 +56,8 @@ struct GalaxyBudsStatus: Sendable, Hashable {
         return GalaxyBudsStatus(buds: buds, battery: battery, unknownValues: unknown)
     }
 
-    /// First generation: 0x00 neither, 0x01 right only, 0x10 left only, 0x11 both. (The early
+    /// First generation: 0x00 neither, 0x01 right only, 0x10 left only, 0x11 both; any other
+    /// byte neither (as the reference client reads it). (The early
     /// protocol notes swap 0x01 and 0x10; the client's code, which the notes predate, reads them
     /// this way. The wear rules are symmetric, so the placement is the same either way.)
     private static func legacyWear(_ byte: UInt8, unknown: inout Int) -> BudPair {
@@ -66,8 +67,10 @@ struct GalaxyBudsStatus: Sendable, Hashable {
         case 0x10: return BudPair(.inEar, .outOfEar)
         case 0x11: return BudPair(.inEar, .inEar)
         default:
+            // The reference client reads a bud as worn only for its own bit pattern: any other
+            // byte is neither bud in an ear (counted, as every value no note explains).
             unknown += 1
-            return BudPair(.unrecognized, .unrecognized)
+            return BudPair(.outOfEar, .outOfEar)
         }
     }
 

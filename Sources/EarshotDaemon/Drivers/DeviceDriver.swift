@@ -68,10 +68,27 @@ final class DeviceDriver: Sendable {
     private static func run(device: DriverDevice, family: AccessoryFamily, context: Context, unregisterOnStop: StopChoice) async {
         let kind = DriverFamily(family)
         let label = "\(kind.productName) \(device.address)"
-        var reporter = DriverReporter(address: device.address, family: kind, logger: context.logger)
+        // Reports go out on a lane of their own, coalesced: the reads never wait for the daemon
+        // to apply a placement, and a burst of them is one report of the newest (issue 21).
+        let lane = ReportLane()
+        let reporting = Task {
+            var reporter = DriverReporter(address: device.address, family: kind, logger: context.logger)
+            for await _ in lane.wakes {
+                let (placement, source) = lane.take()
+                if let placement {
+                    context.logger.debug("\(label): \(placement.rawValue)")
+                    await reporter.report(placement, to: context.control)
+                    let yielded = reporter.yieldedTo != nil
+                    context.board.update(device.address) { $0.connection = yielded ? .yielded : .connected }
+                }
+                if let source { await reporter.reportSource(source.address, to: context.control) }
+            }
+            if lane.endsRegistration { await reporter.gone(to: context.control) }
+        }
         context.board.begin(device, family: kind)
         var retry = firstRetry
         var lastProblem: DriverTransportError?
+        var saidReconnect = false
         while !Task.isCancelled {
             context.board.update(device.address) { $0.connection = .connecting }
             let channel: BluetoothChannel
@@ -95,16 +112,22 @@ final class DeviceDriver: Sendable {
                 $0.connection = .connected
                 $0.problem = nil
             }
-            let delivered = await serve(channel, device: device, family: family, label: label, reporter: &reporter, context: context)
+            let outcome = await serve(channel, device: device, family: family, label: label, lane: lane, context: context)
             channel.close()
             if Task.isCancelled { break }
-            // A channel that delivered a packet was healthy: start the backoff over.
-            if delivered { retry = firstRetry }
+            if let why = outcome.reconnect {
+                // Said once per driver: a headset that never answers is retried quietly.
+                if !saidReconnect { context.logger.info("\(label): \(why)") }
+                saidReconnect = true
+            }
+            // A channel that delivered a wear or battery packet was healthy: start the backoff over.
+            if outcome.delivered, outcome.reconnect == nil { retry = firstRetry }
             context.board.update(device.address) { $0.connection = .connecting }
             try? await Task.sleep(for: retry)
             retry = min(retry * 2, longestRetry)
         }
-        if unregisterOnStop.unregister.withLock({ $0 }) { await reporter.gone(to: context.control) }
+        lane.finish(endingRegistration: unregisterOnStop.unregister.withLock { $0 })
+        await reporting.value
         // Stopped: the device went. Given up (no Bluetooth here): the entry stays to say why.
         if Task.isCancelled { context.board.end(device.address) }
     }
@@ -114,54 +137,97 @@ final class DeviceDriver: Sendable {
         await task.value
     }
 
-    /// Runs the session until the channel ends or the driver is stopped; true when at least
-    /// one packet came.
+    /// What the serve loop waits on: the channel's events, and the session's deadlines.
+    private enum ServeInput: Sendable {
+        case channel(BluetoothChannel.Event)
+        case deadline(Int)
+    }
+
+    /// Most channel events held while the session catches up (it decodes far faster than any
+    /// headset sends; a flood beyond this keeps the newest, which carry the state).
+    static let readBacklog = 1024
+
+    /// Runs the session until the channel ends, the session gives up on it, or the driver is
+    /// stopped.
     private static func serve(
-        _ channel: BluetoothChannel, device: DriverDevice, family: AccessoryFamily, label: String,
-        reporter: inout DriverReporter, context: Context
-    ) async -> Bool {
+        _ channel: BluetoothChannel, device: DriverDevice, family: AccessoryFamily, label: String, lane: ReportLane, context: Context
+    ) async -> (delivered: Bool, reconnect: String?) {
         var session = ProtocolSession(family, rule: context.rule)
         let kind = DriverFamily(family)
         let events: AsyncStream<BluetoothChannel.Event>
         do { events = try channel.incoming(threadName: "earshot-\(kind.rawValue)") } catch {
             context.logger.warning("\(label): cannot read the channel: \(error)")
-            return false
+            return (false, nil)
+        }
+        let (inputs, feed) = AsyncStream.makeStream(of: ServeInput.self, bufferingPolicy: .bufferingNewest(readBacklog))
+        let forward = Task {
+            for await event in events { feed.yield(.channel(event)) }
+            feed.finish()
+        }
+        var timer: Task<Void, Never>?
+        var armed: Int?
+        defer {
+            forward.cancel()
+            timer?.cancel()
+            feed.finish()
+        }
+        /// Arms the session's deadline, once per generation.
+        func arm() {
+            guard let deadline = session.deadline else {
+                timer?.cancel()
+                armed = nil
+                return
+            }
+            guard deadline.generation != armed else { return }
+            armed = deadline.generation
+            timer?.cancel()
+            timer = Task {
+                try? await Task.sleep(for: deadline.after)
+                if !Task.isCancelled { feed.yield(.deadline(deadline.generation)) }
+            }
         }
         // A stop cancels this task, which ends the iteration; `run` then closes the channel.
-        guard await apply(session.start(), channel: channel, device: device, family: family, kind: kind, label: label, reporter: &reporter, context: context) else {
-            return false
+        if let why = apply(session.start(), channel: channel, device: device, family: family, label: label, lane: lane, context: context) {
+            return (false, why.isEmpty ? nil : why)
         }
-        var received = false
-        for await event in events {
+        arm()
+        var delivered = false
+        for await input in inputs {
             if Task.isCancelled { break }
-            switch event {
-            case .received(let bytes):
-                received = true
+            let outputs: [DriverOutput]
+            switch input {
+            case .channel(.received(let bytes)):
                 context.packetLog?.record(address: device.address, family: family, incoming: true, bytes: bytes)
                 let before = session.counters
-                let outputs = session.receive(bytes)
+                outputs = session.receive(bytes)
                 let after = session.counters
+                if after.decoded > before.decoded { delivered = true }
                 context.board.update(device.address) {
                     $0.lastPacket = Date()
                     $0.packets += 1
                     $0.skipped += max(0, after.skippedTotal - before.skippedTotal)
                 }
-                guard await apply(outputs, channel: channel, device: device, family: family, kind: kind, label: label, reporter: &reporter, context: context) else {
-                    return received
-                }
-            case .ended(let error):
+            case .channel(.ended(let error)):
                 context.logger.info("\(label): channel closed\(error.map { " (\($0))" } ?? "")")
-                return received
+                return (delivered, nil)
+            case .deadline(let generation):
+                outputs = session.timeout(generation: generation)
             }
+            if let why = apply(outputs, channel: channel, device: device, family: family, label: label, lane: lane, context: context) {
+                return (delivered, why.isEmpty ? nil : why)
+            }
+            arm()
         }
-        return received
+        return (delivered, nil)
     }
 
-    /// Acts on a session's outputs; false when a send failed (the channel is gone).
+    /// Acts on a session's outputs: sends at once, reports through the lane (coalesced). Nil
+    /// while the channel goes on; a reason to end it otherwise ("" for a failed send: the
+    /// channel is gone).
     private static func apply(
-        _ outputs: [DriverOutput], channel: BluetoothChannel, device: DriverDevice, family: AccessoryFamily, kind: DriverFamily, label: String,
-        reporter: inout DriverReporter, context: Context
-    ) async -> Bool {
+        _ outputs: [DriverOutput], channel: BluetoothChannel, device: DriverDevice, family: AccessoryFamily, label: String, lane: ReportLane,
+        context: Context
+    ) -> String? {
         for output in outputs {
             switch output {
             case .send(let bytes):
@@ -170,23 +236,22 @@ final class DeviceDriver: Sendable {
                 // send blocks this task's thread meanwhile, so the wait stays short).
                 do { try channel.send(bytes, timeout: .seconds(1)) } catch {
                     context.logger.info("\(label): cannot send: \(error)")
-                    return false
+                    return ""
                 }
             case .placement(let placement):
-                context.logger.debug("\(label): \(placement.rawValue)")
-                await reporter.report(placement, to: context.control)
-                let yielded = reporter.yieldedTo != nil
-                context.board.update(device.address) { $0.connection = yielded ? .yielded : .connected }
+                lane.post(placement)
             case .battery(let battery):
                 context.board.update(device.address) { $0.battery = battery }
             case .audioSource(let source):
                 let playing = source.activity.map { $0 != .none } ?? true
-                await reporter.reportSource(playing ? source.address : nil, to: context.control)
+                lane.post(source: playing ? source.address : nil)
             case .note(let note):
                 context.logger.info("\(label): \(note)")
+            case .reconnect(let why):
+                return why
             }
         }
-        return true
+        return nil
     }
 
     /// Says what went wrong once per kind of problem (a held channel retried for an hour is
@@ -225,4 +290,60 @@ final class DeviceDriver: Sendable {
         default: false
         }
     }
+}
+
+/// A driver's reports on their way to the daemon, coalesced: what the session decoded is posted
+/// here and one task delivers it; a placement or source posted while an earlier one is still
+/// being applied replaces it (only the newest matters), so a flapping headset costs one report
+/// at a time, never a backlog (issue 21).
+final class ReportLane: Sendable {
+    private struct Pending {
+        var placement: Placement?
+        /// The audio source host to send (`.some(nil)`: none), if one was posted.
+        var source: SourceChange?
+        var endsRegistration = true
+    }
+
+    struct SourceChange {
+        var address: BluetoothAddress?
+    }
+
+    private let pending = Mutex(Pending())
+    /// One wake-up at most waits: posts while the deliverer works collapse into it.
+    let wakes: AsyncStream<Void>
+    private let wake: AsyncStream<Void>.Continuation
+
+    init() {
+        (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    func post(_ placement: Placement) {
+        pending.withLock { $0.placement = placement }
+        wake.yield()
+    }
+
+    func post(source address: BluetoothAddress?) {
+        pending.withLock { $0.source = SourceChange(address: address) }
+        wake.yield()
+    }
+
+    /// What was posted since the last take.
+    func take() -> (placement: Placement?, source: SourceChange?) {
+        pending.withLock { state in
+            defer {
+                state.placement = nil
+                state.source = nil
+            }
+            return (state.placement, state.source)
+        }
+    }
+
+    /// No more posts; the deliverer ends once it has sent what is pending, then (with
+    /// `endingRegistration`) ends the registration.
+    func finish(endingRegistration: Bool) {
+        pending.withLock { $0.endsRegistration = endingRegistration }
+        wake.finish()
+    }
+
+    var endsRegistration: Bool { pending.withLock { $0.endsRegistration } }
 }

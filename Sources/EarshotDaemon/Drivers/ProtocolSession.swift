@@ -41,6 +41,24 @@ struct ProtocolSession {
         }
     }
 
+    /// The session's next deadline (AAP start-up), if any.
+    var deadline: (generation: Int, after: Duration)? {
+        switch session {
+        case .aap(let aap): aap.deadline
+        case .galaxyBuds: nil
+        }
+    }
+
+    /// The deadline of `generation` passed.
+    mutating func timeout(generation: Int) -> [DriverOutput] {
+        switch session {
+        case .aap(var aap):
+            defer { session = .aap(aap) }
+            return aap.timeout(generation: generation)
+        case .galaxyBuds: return []
+        }
+    }
+
     var counters: DriverCounters {
         switch session {
         case .aap(let aap): aap.counters
