@@ -141,6 +141,8 @@ final class BlueZStandIn {
         case inEar = "in"
         case outOfEar = "out"
         case inCase = "case"
+        /// 0x03: the bud is not connected to the headset.
+        case disconnected
     }
 
     /// Where the AAP peer of `address` listens (`--loopback-dir`).

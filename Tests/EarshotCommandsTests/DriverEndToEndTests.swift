@@ -3,6 +3,7 @@ import AudioGraph
 import Foundation
 import PipeWireTestSupport
 import SystemBridge
+import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -181,4 +182,92 @@ enum SocketPairForTests {
         }
         return (ends[0], ends[1])
     }
+}
+
+/// Issue 21: an AirPods peer that answers as real firmware does — replies to the handshake,
+/// acknowledges the feature flags, misses the first notification request, reports a bud as
+/// disconnected (0x03) — and one that floods ear toggles.
+@Suite("AirPods as real firmware speaks", .serialized, .timeLimit(.minutes(4)))
+struct RealFirmwareDriverTests {
+    typealias D = DaemonFixture
+
+    @Test("the first notification request missed: the driver asks again and reads the buds; 0x03 (disconnected) is out")
+    func missedRequestAndDisconnectedBud() async throws {
+        try await withSandbox(.init(wirePlumber: true, sinks: [.speakers(), .headphones()], systemBus: true)) { sandbox in
+            let loopback = sandbox.root.appendingPathComponent("bluetooth").path
+            try FileManager.default.createDirectory(atPath: loopback, withIntermediateDirectories: true)
+            let bluez = try BlueZStandIn(sandbox: sandbox, adapters: ["hci0": "11:22:33:44:55:66"], loopbackDir: loopback)
+            defer { bluez.stop() }
+            try await bluez.waitUntilReady()
+            try await bluez.addAirPods(D.address)
+            try await bluez.connect(D.address)
+            // The ear state before anyone connects: the peer only remembers it (no connection yet).
+            try await bluez.run("aap answer \(D.address) on")
+            try await bluez.run("aap ignore-requests \(D.address) 1")
+            let mark = bluez.logMark()
+            let daemon = try D.start(in: sandbox, arguments: ["--bluetooth-loopback", loopback])
+            defer { daemon.process.stop() }
+            // Handshake, its reply, the feature flags, the request ignored, the request again.
+            try await bluez.waitForLines(
+                inOrder: [
+                    "aap \(D.address) received 00000400010002000000000000000000", "aap \(D.address) received 040004004d00",
+                    "aap \(D.address) ignored a notification request", "aap \(D.address) received 040004000f00",
+                ], since: mark, timeout: .seconds(30))
+            // The answer to the second request is the case (both buds in it): registered off-head.
+            let events = try EventSubscription(socket: daemon.socketPath)
+            try await bluez.aapEar(D.address, primary: .inEar, secondary: .inEar)
+            _ = try await events.next("route-change", timeout: .seconds(10)) { $0["current"] == .string(D.headphones) }
+            // One bud out, the other reported disconnected (0x03): not worn.
+            try await bluez.aapEar(D.address, primary: .outOfEar, secondary: .disconnected)
+            let away = try await events.next("route-change", timeout: .seconds(10)) { $0["current"] == .string(D.speakers) }
+            #expect(away["reason"] == .string("placement-changed"))
+            let log = daemon.process.logTail(lines: 400)
+            #expect(log.contains("no battery or ear packet yet; asking again"), "\(log)")
+        }
+    }
+
+    @Test("a flood of ear toggles ending with both buds out: the speakers within the grace of the last packet, a few route changes, the channel's end seen at once", arguments: [10, 100, 1000])
+    func flood(count: Int) async throws {
+        try await withSandbox(.init(wirePlumber: true, sinks: [.speakers(), .headphones()], systemBus: true)) { sandbox in
+            let loopback = sandbox.root.appendingPathComponent("bluetooth").path
+            try FileManager.default.createDirectory(atPath: loopback, withIntermediateDirectories: true)
+            let bluez = try BlueZStandIn(sandbox: sandbox, adapters: ["hci0": "11:22:33:44:55:66"], loopbackDir: loopback)
+            defer { bluez.stop() }
+            try await bluez.waitUntilReady()
+            try await bluez.addAirPods(D.address)
+            try await bluez.connect(D.address)
+            let daemon = try D.start(in: sandbox, arguments: ["--bluetooth-loopback", loopback])
+            defer { daemon.process.stop() }
+            try await bluez.waitForLine(containing: "aap \(D.address) received 040004000f00", timeout: .seconds(20))
+            let events = try EventSubscription(socket: daemon.socketPath)
+            try await bluez.aapEar(D.address, primary: .inEar, secondary: .inEar)
+            _ = try await events.next("route-change", timeout: .seconds(10)) { $0["current"] == .string(D.headphones) }
+
+            let routes = RouteCount()
+            let counting = Task {
+                while let _ = try? await events.next("route-change", timeout: .seconds(30)) { routes.add() }
+            }
+            defer { counting.cancel() }
+            let mark = bluez.logMark()
+            try await bluez.run("aap flood \(D.address) \(count) 1")
+            _ = try await bluez.waitForLine(containing: "aap \(D.address) flood done", since: mark, timeout: .seconds(20))
+            let done = ContinuousClock.now
+            // Back on the speakers within the off-grace (400 ms) and a generous margin for a
+            // loaded 2-core machine (the bench measures the real figure).
+            _ = try await sandbox.observer.waitUntil("the speakers after the flood", timeout: .seconds(10)) { $0.isDefault(D.speakers) }
+            let late = ContinuousClock.now - done
+            #expect(late < .seconds(5), "the output came back \(late) after the last packet")
+            #expect(routes.value <= 3, "\(routes.value) route changes for one burst")
+            // The channel ending is seen at once, not behind a backlog.
+            try await bluez.run("aap close \(D.address)")
+            try await daemon.process.waitForLog(containing: "channel closed", timeout: .seconds(5))
+        }
+    }
+}
+
+/// A counter shared with a task.
+final class RouteCount: Sendable {
+    private let count = Mutex(0)
+    func add() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
 }
