@@ -1,5 +1,6 @@
 import Logging
 import RoutingPolicy
+import Synchronization
 import SystemBridge
 
 /// Earshot on the session bus: `org.earshot.Earshot1` at `/org/earshot/Earshot1` (see
@@ -11,18 +12,65 @@ final class EarshotBusService: Sendable {
     static let interface = "org.earshot.Earshot1"
 
     /// What a call waiting for the daemon asks for.
-    private enum Request: Sendable {
+    fileprivate enum Request: Sendable {
         case method(EarshotBusMethod)
         case property(EarshotBusPropertyRead)
+
+        /// Answered from the daemon's state, changing nothing.
+        var isRead: Bool {
+            switch self {
+            case .property, .method(.status), .method(.list), .method(.current): true
+            case .method(.register), .method(.update), .method(.unregister): false
+            }
+        }
     }
 
-    private typealias QueuedCall = (call: DBusMethodCall, request: Request)
-    private let calls: AsyncStream<QueuedCall>.Continuation
+    fileprivate typealias QueuedCall = (call: DBusMethodCall, request: Request)
+    private let calls: CallQueue
+    private let reads: CallQueue
     private let tasks: [Task<Void, Never>]
 
-    private init(calls: AsyncStream<QueuedCall>.Continuation, tasks: [Task<Void, Never>]) {
+    private init(calls: CallQueue, reads: CallQueue, tasks: [Task<Void, Never>]) {
         self.calls = calls
+        self.reads = reads
         self.tasks = tasks
+    }
+
+    /// Most calls waiting for the daemon, per queue: one beyond is refused (the caller is told
+    /// to slow down), never held without end.
+    static let maximumQueuedCalls = 4096
+
+    /// Calls waiting, in the order the bus delivered them: bounded, and taken a batch at a time
+    /// so consecutive updates of one accessory can be answered by one (issue 21).
+    fileprivate final class CallQueue: Sendable {
+        private let waiting = Mutex<(calls: [QueuedCall], finished: Bool)>(([], false))
+        let wakes: AsyncStream<Void>
+        private let wake: AsyncStream<Void>.Continuation
+
+        init() { (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1)) }
+
+        /// False when the queue is full (or finished): the caller answers the call itself.
+        func add(_ call: QueuedCall) -> Bool {
+            let added = waiting.withLock { state in
+                guard !state.finished, state.calls.count < EarshotBusService.maximumQueuedCalls else { return false }
+                state.calls.append(call)
+                return true
+            }
+            if added { wake.yield() }
+            return added
+        }
+
+        func takeAll() -> [QueuedCall] {
+            waiting.withLock { state in
+                defer { state.calls = [] }
+                return state.calls
+            }
+        }
+
+        func finish() {
+            waiting.withLock { $0.finished = true }
+            wake.finish()
+        }
     }
 
     /// The service on `bus`, if there is one. Only a name owned by another process (another
@@ -43,11 +91,19 @@ final class EarshotBusService: Sendable {
     /// that sees the name finds the methods and gets every signal from then on. Throws
     /// `.nameTaken` when another process (another earshot) owns the name.
     static func start(on bus: DBusConnection, control: any DaemonControl, logger: Logger) async throws(DBusError) -> EarshotBusService {
-        // One queue for every call, answered in the order the bus delivered them, so a client
-        // that does not wait for a reply still has its Register applied before its Update.
-        let (queued, calls) = AsyncStream.makeStream(of: QueuedCall.self)
+        // Changes on one queue, applied in the order the bus delivered them, so a client that
+        // does not wait for a reply still has its Register applied before its Update; reads
+        // (properties, Status, List, Current) on another, so they never wait behind changes.
+        let calls = CallQueue()
+        let reads = CallQueue()
         try await bus.exportObject(path: objectPath) { call in
-            if let request = route(call) { calls.yield((call, request)) }
+            guard let request = route(call) else { return }
+            let queue = request.isRead ? reads : calls
+            if !queue.add((call, request)) {
+                call.reply.fail(
+                    name: EarshotBusErrorName.name(for: .invalidRequest),
+                    message: "\(maximumQueuedCalls) calls are waiting already: slow down (wait for replies before sending more)")
+            }
         }
         let events = await control.subscribe()
         let signalling = Task {
@@ -63,15 +119,49 @@ final class EarshotBusService: Sendable {
                 }
             }
         }
-        let serving = Task {
-            for await queuedCall in queued {
-                switch queuedCall.request {
-                case .method(let method): await answer(queuedCall.call, method, control)
-                case .property(let read): await answer(queuedCall.call, read, control)
+        let reading = Task {
+            for await _ in reads.wakes {
+                for queuedCall in reads.takeAll() {
+                    switch queuedCall.request {
+                    case .method(let method): await answer(queuedCall.call, method, control)
+                    case .property(let read): await answer(queuedCall.call, read, control)
+                    }
                 }
             }
         }
-        let service = EarshotBusService(calls: calls, tasks: [signalling, serving])
+        let serving = Task {
+            for await _ in calls.wakes {
+                var batch = calls.takeAll()[...]
+                while let first = batch.popFirst() {
+                    // Consecutive placement-only updates of one accessory by one reporter: the
+                    // newest is applied once and answers them all (a chattering client costs
+                    // one decision per batch, not one per call).
+                    var same: [DBusMethodCall] = []
+                    if case .method(.update) = first.request, case .success(let request) = EarshotBusRequests.update(first.call.arguments),
+                        Self.isPlacementOnly(request)
+                    {
+                        var newest = request
+                        while let next = batch.first, case .method(.update) = next.request,
+                            case .success(let following) = EarshotBusRequests.update(next.call.arguments), Self.isPlacementOnly(following),
+                            following.identity == request.identity, following.reporter == request.reporter
+                        {
+                            same.append(next.call)
+                            newest = following
+                            batch.removeFirst()
+                        }
+                        if !same.isEmpty {
+                            await answerUpdate(newest, calls: [first.call] + same, control)
+                            continue
+                        }
+                    }
+                    switch first.request {
+                    case .method(let method): await answer(first.call, method, control)
+                    case .property(let read): await answer(first.call, read, control)
+                    }
+                }
+            }
+        }
+        let service = EarshotBusService(calls: calls, reads: reads, tasks: [signalling, serving, reading])
         do {
             try await bus.requestName(busName)
         } catch {
@@ -85,6 +175,7 @@ final class EarshotBusService: Sendable {
     /// Stops answering and signalling. The name goes with the bus connection.
     func stop() {
         calls.finish()
+        reads.finish()
         for task in tasks { task.cancel() }
     }
 
@@ -111,6 +202,24 @@ final class EarshotBusService: Sendable {
         case let other?:
             call.reply.fail(name: EarshotBusErrorName.unknownInterface, message: "\(objectPath) has no interface \(other): it has \(interface), org.freedesktop.DBus.Properties and org.freedesktop.DBus.Introspectable")
             return nil
+        }
+    }
+
+    /// An update that changes only the placement.
+    private static func isPlacementOnly(_ request: AccessoryRequest) -> Bool {
+        guard case .update(_, let update, _) = request else { return false }
+        return update.primarySource == .keep && update.secondarySource == .keep
+    }
+
+    /// One update applied for several calls that asked for it (the newest of a run): each gets
+    /// the same answer.
+    private static func answerUpdate(_ request: AccessoryRequest, calls: [DBusMethodCall], _ control: any DaemonControl) async {
+        switch await control.perform(request) {
+        case .success(let configuration):
+            let values: [DBusValue] = configuration.map { [EarshotBusValues.accessory(request.identity, $0)] } ?? [.properties([:])]
+            for call in calls { call.reply(values) }
+        case .failure(let error):
+            for call in calls { call.reply.fail(name: EarshotBusErrorName.name(for: error.code), message: error.message) }
         }
     }
 
