@@ -244,3 +244,24 @@ struct RegistrationCapTests {
         #expect(engine.accessories.entries.count == AccessoryRegistry.maximumTotal)
     }
 }
+
+/// Issue 21: one limit per field, the same on every transport (they share the decoder) and in
+/// the state file (it parses with the same rules).
+@Suite("field limits")
+struct FieldLimitTests {
+    @Test("a node.name over 1024 bytes and a reporter over 255 are refused, saying the limit")
+    func limits() throws {
+        let long = String(repeating: "n", count: AccessoryIdentity.maximumNameBytes + 1)
+        #expect(AccessoryIdentity(parsing: long) == nil)
+        #expect(AccessoryIdentity(parsing: String(long.dropLast())) == .nodeName(String(long.dropLast())))
+        let body: JSONValue = .object(["accessory": .string(long), "reporter": .string("org.example.r"), "capabilities": .array([])])
+        guard case .failure(let error) = AccessoryRequestDecoder.register(body) else {
+            Issue.record("a 1025-byte name was accepted")
+            return
+        }
+        #expect(error.message.contains("at most 1024 bytes"), "\(error.message)")
+        let reporter = "org." + String(repeating: "r", count: ReporterName.maximumBytes)
+        #expect(!ReporterName.isValid(reporter))
+        #expect(ReporterName.isValid("org.example.r"))
+    }
+}

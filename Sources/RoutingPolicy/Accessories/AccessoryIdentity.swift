@@ -7,8 +7,10 @@ public enum AccessoryIdentity: Sendable, Hashable, Comparable, CustomStringConve
     /// Text with a colon is an address attempt (node names never contain one in practice), so a
     /// mistyped address is refused instead of silently naming a node that does not exist. The
     /// dash (`AA-BB-CC-DD-EE-FF`) and bare-hex (`AABBCCDDEEFF`) forms are addresses too,
-    /// normalised. Blank text, and text with whitespace at either end, names nothing.
+    /// normalised. Blank text, text with whitespace at either end, and a name longer than
+    /// `maximumNameBytes` name nothing.
     public init?(parsing text: String) {
+        guard text.utf8.count <= Self.maximumNameBytes else { return nil }
         if text.contains(":") {
             guard let address = BluetoothAddress(text) else { return nil }
             self = .address(address)
@@ -20,6 +22,10 @@ public enum AccessoryIdentity: Sendable, Hashable, Comparable, CustomStringConve
             self = .nodeName(text)
         }
     }
+
+    /// The longest `node.name` an accessory may be known by, in UTF-8 bytes: one limit for the
+    /// control socket, D-Bus, the CLI and the state file (PipeWire's own names are far shorter).
+    public static let maximumNameBytes = 1024
 
     public var description: String {
         switch self {

@@ -161,6 +161,9 @@ public enum AccessoryRequestDecoder {
             throw invalid("missing \"accessory\": give its Bluetooth address (AA:BB:CC:DD:EE:FF) or its node.name")
         }
         guard let identity = AccessoryIdentity(parsing: text) else {
+            if text.utf8.count > AccessoryIdentity.maximumNameBytes {
+                throw invalid("accessory of \(text.utf8.count) bytes: a node.name is at most \(AccessoryIdentity.maximumNameBytes) bytes")
+            }
             if !text.contains(":"), text.allSatisfy(\.isWhitespace) {
                 throw invalid("blank accessory \(JSONValue.string(text).canonicalText): give its Bluetooth address (AA:BB:CC:DD:EE:FF) or its node.name")
             }
@@ -174,7 +177,7 @@ public enum AccessoryRequestDecoder {
 
     private static func reporterName(_ value: JSONValue?) throws(AccessoryError) -> String {
         guard case .string(let name)? = value, ReporterName.isValid(name) else {
-            throw invalid("register needs \"reporter\": the reporter's reverse-DNS name, such as \"org.example.airpods-reporter\"")
+            throw invalid("register needs \"reporter\": the reporter's reverse-DNS name (at most \(ReporterName.maximumBytes) bytes), such as \"org.example.airpods-reporter\"")
         }
         return name
     }
@@ -216,7 +219,12 @@ public enum ReporterName {
         AccessoryError(.invalidRequest, "reporter \(name) is reserved: names under \(builtInDriverPrefix) are Earshot's built-in drivers'; choose your own reverse-DNS name")
     }
 
+    /// The longest reporter name, in bytes (a DNS name's limit): the same on every transport and
+    /// in the state file.
+    public static let maximumBytes = 255
+
     public static func isValid(_ name: String) -> Bool {
+        guard name.utf8.count <= maximumBytes else { return false }
         let labels = name.split(separator: ".", omittingEmptySubsequences: false)
         return labels.count >= 2 && labels.allSatisfy { label in
             !label.isEmpty && label.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
