@@ -14,6 +14,8 @@ final class ControlClient {
 
     /// How long a reply may take before the daemon counts as not reachable.
     static let replyTimeout: Duration = .seconds(10)
+    /// How long a connect waits for the daemon to accept it.
+    static let connectTimeout: Duration = .seconds(5)
 
     private init(path: String, socket: UnixStreamSocket) {
         self.path = path
@@ -22,8 +24,12 @@ final class ControlClient {
 
     static func connect(path: String) throws(ControlClientError) -> ControlClient {
         do {
-            return ControlClient(path: path, socket: try UnixStreamSocket.connect(path: path))
+            return ControlClient(path: path, socket: try UnixStreamSocket.connect(path: path, timeout: connectTimeout))
         } catch {
+            if error.errno == .resourceTemporarilyUnavailable {
+                throw .unreachable(
+                    path: path, reason: "the daemon did not accept the connection within \(connectTimeout) (busy, or out of descriptors: see its log)")
+            }
             throw .unreachable(path: path, reason: error.errno.description)
         }
     }

@@ -20,6 +20,10 @@ public enum DaemonRunner {
             return configInvalidStatus
         }
         // One daemon per PipeWire, whatever its control socket and with or without D-Bus.
+        // Clients, PipeWire, D-Bus and drivers all hold descriptors: the usual soft limit of
+        // 1024 is raised to the hard one, and the control socket caps its connections below it.
+        let descriptors = CurrentProcess.raiseDescriptorLimit()
+        logger.debug("open descriptor limit: \(descriptors.map(String.init) ?? "unknown")")
         let lockPath = InstanceLockPath.for(remote: options.remote, environment: options.environment)
         let instanceLock: InstanceLock
         do {

@@ -8,10 +8,18 @@ public struct ControlLimits: Sendable, Hashable {
     /// Requests received and not yet answered; past this the server stops reading from that
     /// client until it catches up, so a flood waits in the client's socket, not in memory.
     public var maximumQueuedRequests: Int
+    /// Open connections at most: a new one beyond closes the oldest idle one (no request in
+    /// flight, not streaming), said once; with none idle, the new one is refused. Far below
+    /// the descriptor limit, so there is always room for a new client (and for PipeWire).
+    public var maximumConnections: Int
 
-    public init(maximumLineBytes: Int = 64 * 1024, maximumPendingOutputBytes: Int = 1 << 20, maximumQueuedRequests: Int = 32) {
+    public init(
+        maximumLineBytes: Int = 64 * 1024, maximumPendingOutputBytes: Int = 1 << 20, maximumQueuedRequests: Int = 32,
+        maximumConnections: Int = 512
+    ) {
         self.maximumLineBytes = maximumLineBytes
         self.maximumPendingOutputBytes = maximumPendingOutputBytes
         self.maximumQueuedRequests = maximumQueuedRequests
+        self.maximumConnections = maximumConnections
     }
 }

@@ -33,7 +33,7 @@ public final class ControlServer: Sendable {
         // NIO's process-wide group, never shut down: a request the daemon answers after close
         // then fails its write on a closed channel instead of scheduling on a dead loop.
         let group = MultiThreadedEventLoopGroup.singleton
-        let connections = ConnectionRegistry()
+        let connections = ConnectionRegistry(maximum: limits.maximumConnections)
         let allowedUID = CurrentProcess.userID
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.backlog, value: 64)
@@ -109,21 +109,53 @@ private final class ConnectionRegistry: Sendable {
     struct Connection {
         var channel: any Channel
         var session: ControlSession?
+        /// When it was opened, in the registry's count: the oldest idle one goes first.
+        var opened: UInt64 = 0
     }
 
     private struct State {
         var connections: [ObjectIdentifier: Connection] = [:]
         var closing = false
+        var opened: UInt64 = 0
+        var saidCapped = false
     }
 
     private let state = Mutex(State())
+    private let maximum: Int
 
+    init(maximum: Int) { self.maximum = max(1, maximum) }
+
+    /// Admits `channel`; at the cap the oldest idle connection is closed to make room (said
+    /// once, on stderr as the daemon's log), or, with none idle, `channel` is refused.
     func add(_ channel: any Channel) -> Bool {
-        state.withLock { state in
-            guard !state.closing else { return false }
-            state.connections[ObjectIdentifier(channel)] = Connection(channel: channel)
-            return true
+        let (admitted, evicted, say) = state.withLock { state -> (Bool, (any Channel)?, String?) in
+            guard !state.closing else { return (false, nil, nil) }
+            var evicted: (any Channel)?
+            var say: String?
+            if state.connections.count >= maximum {
+                let idle = state.connections.filter { $0.value.session?.isIdle == true }.min { $0.value.opened < $1.value.opened }
+                guard let idle else {
+                    if !state.saidCapped { say = "control socket: \(maximum) connections open and none idle: refusing new ones until some close" }
+                    state.saidCapped = true
+                    return (false, nil, say)
+                }
+                state.connections.removeValue(forKey: idle.key)
+                evicted = idle.value.channel
+                if !state.saidCapped { say = "control socket: \(maximum) connections open: closing the oldest idle ones to make room (said once)" }
+                state.saidCapped = true
+            }
+            state.opened += 1
+            state.connections[ObjectIdentifier(channel)] = Connection(channel: channel, opened: state.opened)
+            return (true, evicted, say)
         }
+        evicted?.close(promise: nil)
+        if let say { ConnectionRegistry.warn(say) }
+        return admitted
+    }
+
+    /// The daemon's log is its stderr (swift-log's stream handler).
+    private static func warn(_ line: String) {
+        FileHandle.standardError.write(Data("earshot: \(line)\n".utf8))
     }
 
     /// The session of an admitted connection, so close can wait for its requests.

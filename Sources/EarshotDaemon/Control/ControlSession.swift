@@ -14,6 +14,13 @@ final class ControlSession: Sendable {
     private let limits: ControlLimits
     private let frames: AsyncStream<ControlFrame>.Continuation
     private let tasks = Mutex(Tasks())
+    /// Requests received and not yet answered, and whether the connection streams (subscribed
+    /// or recording): an idle connection is the first to go when the connections are capped.
+    private let inFlight = Atomic<Int>(0)
+    private let streams = Atomic<Bool>(false)
+
+    /// No request in flight and nothing streaming.
+    var isIdle: Bool { inFlight.load(ordering: .relaxed) == 0 && !streams.load(ordering: .relaxed) }
 
     private struct Tasks {
         var running: [Task<Void, Never>] = []
@@ -28,11 +35,19 @@ final class ControlSession: Sendable {
         // Unbounded here because the handler bounds it: it stops reading at maximumQueuedRequests.
         let (stream, continuation) = AsyncStream<ControlFrame>.makeStream()
         frames = continuation
-        let serving = Task { [self] in await serve(stream, answered: answered) }
+        let serving = Task { [self] in
+            await serve(stream) { [self] in
+                inFlight.subtract(1, ordering: .relaxed)
+                answered()
+            }
+        }
         adopt(serving)
     }
 
-    func receive(_ frame: ControlFrame) { frames.yield(frame) }
+    func receive(_ frame: ControlFrame) {
+        inFlight.add(1, ordering: .relaxed)
+        frames.yield(frame)
+    }
 
     /// The client closed its side: answer what it sent, then close (unless it subscribed).
     func inputEnded() { frames.finish() }
@@ -123,6 +138,7 @@ final class ControlSession: Sendable {
                     lastWrite = write(ControlWire.success(id: request.id, ControlWire.SubscribeResult()))
                     if let events {
                         subscribed = true
+                        streams.store(true, ordering: .relaxed)
                         forward(events)
                     }
                     answered()
@@ -137,6 +153,7 @@ final class ControlSession: Sendable {
                     lastWrite = write(ControlWire.success(id: request.id, ControlWire.RecordResult(graph: recording.graph)))
                     subscribed = true
                     streamsRecording = true
+                    streams.store(true, ordering: .relaxed)
                     startRecording(recording)
                     answered()
                 case .success(let request):

@@ -31,12 +31,23 @@ public final class UnixStreamSocket {
 
     /// Connects to the socket at `path`; throws the errno of socket() or connect()
     /// (ECONNREFUSED: a socket file nobody listens on; ENOENT: no file).
-    public static func connect(path: String) throws(SystemError) -> UnixStreamSocket {
+    /// - Parameter timeout: how long a connect may wait for the listener to accept (a listener
+    ///   whose backlog is full, as a daemon out of descriptors leaves it, would hold a blocking
+    ///   connect for ever); then it fails with EAGAIN.
+    public static func connect(path: String, timeout: Duration = .seconds(5)) throws(SystemError) -> UnixStreamSocket {
         var address = try unixSocketAddress(path)
         let raw = try retryingOnInterrupt("socket", path: path) {
             Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         }
         let connection = UnixStreamSocket(path: path, socket: FileDescriptor(rawValue: raw))
+        // A Unix socket's connect waits as long as its send timeout.
+        let (seconds, attoseconds) = timeout.components
+        var limit = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
+        _ = setsockopt(raw, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        defer {
+            var none = timeval(tv_sec: 0, tv_usec: 0)
+            _ = setsockopt(raw, SOL_SOCKET, SO_SNDTIMEO, &none, socklen_t(MemoryLayout<timeval>.size))
+        }
         let result = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 Glibc.connect(raw, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
@@ -124,6 +135,21 @@ public enum Readiness {
 public enum CurrentProcess {
     /// The real user id (getuid).
     public static var userID: UInt32 { getuid() }
+
+    /// Raises the soft limit on open descriptors to the hard one (a daemon serving many clients
+    /// must not run out at the usual 1024); returns the limit now in force (nil when it cannot
+    /// be read).
+    @discardableResult
+    public static func raiseDescriptorLimit() -> UInt64? {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return nil }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { return UInt64(raised.rlim_cur) }
+        }
+        return UInt64(limit.rlim_cur)
+    }
     /// The process id (getpid).
     public static var id: Int32 { getpid() }
 }
