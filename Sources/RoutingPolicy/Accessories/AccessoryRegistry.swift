@@ -135,7 +135,24 @@ public struct AccessoryRegistry: Sendable, Hashable {
         ended[identity] = why
         endCount += 1
         endedRecords[identity] = EndedRegistration(identity: identity, reporter: entry.registration.reporter, why: why, sequence: endCount)
+        forgetOldEnds()
     }
+
+    /// Ended registrations remembered (to answer a late update `invalidated`, and for
+    /// `ended(since:)`): the newest this many. Registering and unregistering distinct names
+    /// for ever must not grow the daemon (issue 21).
+    public static let maximumEndedKept = 1024
+
+    /// Keeps the newest `maximumEndedKept` ends, pruning in bulk (amortised constant time).
+    private mutating func forgetOldEnds() {
+        guard endedRecords.count > 2 * Self.maximumEndedKept else { return }
+        let keep = Set(endedRecords.values.sorted { $0.sequence > $1.sequence }.prefix(Self.maximumEndedKept).map(\.identity))
+        endedRecords = endedRecords.filter { keep.contains($0.key) }
+        ended = ended.filter { keep.contains($0.key) }
+    }
+
+    /// How many ended registrations are remembered (bounded).
+    public var endedCount: Int { ended.count }
 
     private mutating func uncount(_ reporter: String) {
         if let count = countByReporter[reporter], count > 1 { countByReporter[reporter] = count - 1 } else { countByReporter[reporter] = nil }
