@@ -10,6 +10,12 @@ enum ControlActions {
     static let refused: Int32 = 1
     static let unreachable: Int32 = 3
 
+    /// `earshot: refused: CODE: MESSAGE`, exit 1. The message may quote names any client
+    /// chose: escaped (TerminalText).
+    static func refusal(_ error: AccessoryError, command: String = "earshot") -> CommandOutcome {
+        CommandOutcome(standardError: TerminalText.escape("\(command): refused: \(error.code.rawValue): \(error.message)") + "\n", exitCode: refused)
+    }
+
     /// Sends one request; `render` turns its result into what is printed.
     static func exchange<Body: Encodable & Sendable, Reply: Decodable>(
         socket: String?, _ operation: ControlOperation, _ body: Body, reply: Reply.Type, render: (Reply) -> String
@@ -20,7 +26,7 @@ enum ControlActions {
             case .success(let reply):
                 return CommandOutcome(standardOutput: render(reply) + "\n")
             case .failure(let error):
-                return CommandOutcome(standardError: "earshot: refused: \(error.code.rawValue): \(error.message)\n", exitCode: refused)
+                return refusal(error)
             }
         } catch {
             return CommandOutcome(standardError: "earshot: \(error)\n", exitCode: unreachable)
@@ -39,7 +45,7 @@ enum ControlActions {
                     all += page.accessories
                     after = page.next
                 case .failure(let error):
-                    return CommandOutcome(standardError: "earshot: refused: \(error.code.rawValue): \(error.message)\n", exitCode: refused)
+                    return refusal(error)
                 }
             } while after != nil
             return CommandOutcome(standardOutput: render(all) + "\n")
@@ -72,7 +78,7 @@ enum ControlActions {
             do {
                 let client = try ControlClient.connect(path: path)
                 if case .failure(let error) = try client.request(.subscribe, reply: ControlWire.SubscribeResult.self) {
-                    return CommandOutcome(standardError: "earshot: refused: \(error.code.rawValue): \(error.message)\n", exitCode: refused)
+                    return refusal(error)
                 }
                 subscribed(path)
                 backoff = .milliseconds(50)

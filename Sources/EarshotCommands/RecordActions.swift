@@ -30,7 +30,7 @@ enum RecordActions {
             switch try client.request(.record, reply: ControlWire.RecordResult.self) {
             case .success(let result): graph = result.graph
             case .failure(let error):
-                return CommandOutcome(standardError: "earshot record: refused: \(error.code.rawValue): \(error.message)\n", exitCode: ControlActions.refused)
+                return ControlActions.refusal(error, command: "earshot record")
             }
         } catch {
             return CommandOutcome(standardError: "earshot record: \(error)\n", exitCode: ControlActions.unreachable)

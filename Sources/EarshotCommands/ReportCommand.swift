@@ -1,4 +1,5 @@
 import ArgumentParser
+import AudioGraph
 import EarshotDaemon
 import Foundation
 import SystemBridge
@@ -49,7 +50,8 @@ struct ReportCommand: ParsableCommand {
                 accessory: accessory, reporter: reporter, capabilities: try ControlArguments.capabilities(capabilities),
                 timeout: .milliseconds(Int64(timeout * 1000))),
             connect: { () throws(ControlClientError) -> any ReportLink in try ControlClient.connect(path: path) },
-            diagnose: { FileHandle.standardError.write(Data("earshot report: \($0)\n".utf8)) })
+            // The daemon's messages may quote names any client chose: escaped, one line each.
+            diagnose: { FileHandle.standardError.write(Data("\(TerminalText.escape("earshot report: \($0)"))\n".utf8)) })
         let code = ReportLoop.run(reporter, input: Readiness.standardInput)
         if code != 0 { throw ExitCode(code) }
     }
