@@ -124,6 +124,8 @@ public enum Readiness {
 public enum CurrentProcess {
     /// The real user id (getuid).
     public static var userID: UInt32 { getuid() }
+    /// The real group id (getgid): the user's primary group.
+    public static var groupID: UInt32 { getgid() }
     /// The process id (getpid).
     public static var id: Int32 { getpid() }
 }
