@@ -121,7 +121,10 @@ struct EvalCLITests {
         [], ["--events", "x.jsonl"], ["--graph", graph, "--format", "svg", "--explain", "full"], ["--graph", graph, "--against", "x.toml", "--against-builtin"],
     ])
     func usageErrorsAreEvals(_ arguments: [String]) throws {
-        let result = try EarshotBinary.run(["eval"] + arguments)
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-eval-usage-\(UUID().uuidString.prefix(8))").path
+        let result = try EarshotBinary.run(["eval"] + arguments, environment: [
+            "XDG_RUNTIME_DIR": root + "/runtime", "XDG_STATE_HOME": root + "/state", "XDG_CONFIG_HOME": root + "/config",
+        ])
         #expect(result.status == 2)
         #expect(result.standardError.contains("Usage: earshot eval --graph <graph>"), "\(result.standardError)")
         #expect(!result.standardError.contains("earshot <subcommand>"), "\(result.standardError)")
