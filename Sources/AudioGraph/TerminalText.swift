@@ -15,8 +15,8 @@ public enum TerminalText {
     /// follows them. Everything else is kept as it is, backslashes too, so escaping twice
     /// changes nothing; text with nothing to escape comes back unchanged after one pass over its
     /// UTF-8 bytes.
-    public static func escape(_ text: some StringProtocol) -> String {
-        guard needsEscaping(text) else { return String(text) }
+    public static func escape(_ text: String) -> String {
+        guard needsEscaping(text) else { return text }
         var escaped = ""
         escaped.reserveCapacity(text.utf8.count + 16)
         for scalar in text.unicodeScalars {
@@ -30,10 +30,20 @@ public enum TerminalText {
         return escaped
     }
 
+    /// `escape` of a substring (or any other string type).
+    public static func escape(_ text: some StringProtocol) -> String {
+        escape(String(text))
+    }
+
     /// Lines for a terminal: each escaped on its own (a line break inside one is escaped, so
     /// the line feeds between them are the only ones), joined by line feeds.
-    public static func lines(_ lines: some Sequence<String>) -> String {
-        lines.map { escape($0) }.joined(separator: "\n")
+    public static func lines(_ lines: [String]) -> String {
+        var text = ""
+        for (index, line) in lines.enumerated() {
+            if index > 0 { text += "\n" }
+            text += escape(line)
+        }
+        return text
     }
 
     /// Whether `scalar` is written as an escape.
@@ -48,27 +58,28 @@ public enum TerminalText {
     /// 0x20, 0x7F, C2 80–C2 9F (U+0080–U+009F), E2 80 A8–E2 80 AE (U+2028–U+202E) or
     /// E2 81 A6–E2 81 A9 (U+2066–U+2069). Decision lines carry `→` and `·`: this keeps them
     /// off the slow path.
-    public static func needsEscaping(_ text: some StringProtocol) -> Bool {
-        text.utf8.withContiguousStorageIfAvailable { scan($0) } ?? scan(Array(text.utf8))
+    public static func needsEscaping(_ text: String) -> Bool {
+        if let found = text.utf8.withContiguousStorageIfAvailable(scan) { return found }
+        var copy = text
+        return copy.withUTF8(scan)
     }
 
-    private static func scan(_ bytes: some RandomAccessCollection<UInt8>) -> Bool {
-        var index = bytes.startIndex
-        while index != bytes.endIndex {
+    /// Concrete (not generic) so that it is fast when called from other modules.
+    private static func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let count = bytes.count
+        var index = 0
+        while index < count {
             let byte = bytes[index]
-            index = bytes.index(after: index)
+            index += 1
             if byte < 0x20 || byte == 0x7F { return true }
-            guard byte == 0xC2 || byte == 0xE2, index != bytes.endIndex else { continue }
-            let second = bytes[index]
             if byte == 0xC2 {
-                if (0x80...0x9F).contains(second) { return true }
-                continue
+                if index < count, (0x80...0x9F).contains(bytes[index]) { return true }
+            } else if byte == 0xE2, index + 1 < count {
+                let second = bytes[index]
+                let third = bytes[index + 1]
+                if second == 0x80, (0xA8...0xAE).contains(third) { return true }
+                if second == 0x81, (0xA6...0xA9).contains(third) { return true }
             }
-            let next = bytes.index(after: index)
-            guard next != bytes.endIndex else { continue }
-            let third = bytes[next]
-            if second == 0x80, (0xA8...0xAE).contains(third) { return true }
-            if second == 0x81, (0xA6...0xA9).contains(third) { return true }
         }
         return false
     }
