@@ -97,7 +97,7 @@ public struct RoutingView: Sendable, Hashable, Codable {
         }
     }
 
-    /// A plain-text table for terminals.
+    /// A plain-text table for terminals; control characters in names are escaped.
     public func renderText() -> String {
         var lines: [String] = ["Sinks:"]
         if sinks.isEmpty { lines.append("  (none)") }
@@ -136,7 +136,8 @@ public struct RoutingView: Sendable, Hashable, Codable {
         lines.append("Default sink: configured \(defaults.configuredSink ?? "(none)"), effective \(defaults.effectiveSink ?? "(none)")")
         lines.append("Default source: configured \(defaults.configuredSource ?? "(none)"), effective \(defaults.effectiveSource ?? "(none)")")
         lines.append("(* effective default, + configured default)")
-        return lines.joined(separator: "\n")
+        // Names, descriptions and port labels are any client's: escaped (TerminalText).
+        return TerminalText.lines(lines)
     }
 
     private func pad(_ text: String, _ width: Int) -> String {

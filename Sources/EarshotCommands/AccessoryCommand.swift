@@ -52,9 +52,10 @@ struct AccessoryRegisterCommand: ParsableCommand {
         let request = ControlActions.registerRequest(
             accessory: accessory, capabilities: try ControlArguments.capabilities(capabilities), placement: placement,
             primarySource: primarySource, secondarySource: secondarySource, reporter: reporter)
-        try ControlActions.exchange(socket: socket.path, .register, request, reply: ControlWire.AccessoryResult.self) { reply in
-            "registered " + ControlText.accessory(reply.accessory)
-        }.emit()
+        try ControlActions.exchange(
+            socket: socket.path, .register, request, reply: ControlWire.AccessoryResult.self,
+            render: { "registered " + ControlText.accessory($0.accessory) }, warnings: { $0.warnings ?? [] }
+        ).emit()
     }
 }
 

@@ -10,17 +10,31 @@ enum ControlActions {
     static let refused: Int32 = 1
     static let unreachable: Int32 = 3
 
-    /// Sends one request; `render` turns its result into what is printed.
+    /// `earshot: warning: …`, a line each (escaped: a warning may quote a name); "" for none.
+    static func warningLines(_ warnings: [String], command: String = "earshot") -> String {
+        warnings.map { TerminalText.escape("\(command): warning: \($0)") + "\n" }.joined()
+    }
+
+    /// `earshot: refused: CODE: MESSAGE`, exit 1. The message may quote names any client
+    /// chose: escaped (TerminalText).
+    static func refusal(_ error: AccessoryError, command: String = "earshot") -> CommandOutcome {
+        CommandOutcome(standardError: TerminalText.escape("\(command): refused: \(error.code.rawValue): \(error.message)") + "\n", exitCode: refused)
+    }
+
+    /// Sends one request; `render` turns its result into what is printed, and each of its
+    /// `warnings` (a register reply's) goes to stderr as `earshot: warning: …` (the exit status
+    /// stays 0: the request stood).
     static func exchange<Body: Encodable & Sendable, Reply: Decodable>(
-        socket: String?, _ operation: ControlOperation, _ body: Body, reply: Reply.Type, render: (Reply) -> String
+        socket: String?, _ operation: ControlOperation, _ body: Body, reply: Reply.Type, render: (Reply) -> String,
+        warnings: (Reply) -> [String] = { _ in [] }
     ) -> CommandOutcome {
         do {
             let client = try ControlClient.connect(path: socket ?? ControlSocketPath.default())
             switch try client.request(operation, body, reply: reply) {
             case .success(let reply):
-                return CommandOutcome(standardOutput: render(reply) + "\n")
+                return CommandOutcome(standardOutput: render(reply) + "\n", standardError: warningLines(warnings(reply)))
             case .failure(let error):
-                return CommandOutcome(standardError: "earshot: refused: \(error.code.rawValue): \(error.message)\n", exitCode: refused)
+                return refusal(error)
             }
         } catch {
             return CommandOutcome(standardError: "earshot: \(error)\n", exitCode: unreachable)
@@ -39,7 +53,7 @@ enum ControlActions {
                     all += page.accessories
                     after = page.next
                 case .failure(let error):
-                    return CommandOutcome(standardError: "earshot: refused: \(error.code.rawValue): \(error.message)\n", exitCode: refused)
+                    return refusal(error)
                 }
             } while after != nil
             return CommandOutcome(standardOutput: render(all) + "\n")
@@ -72,7 +86,7 @@ enum ControlActions {
             do {
                 let client = try ControlClient.connect(path: path)
                 if case .failure(let error) = try client.request(.subscribe, reply: ControlWire.SubscribeResult.self) {
-                    return CommandOutcome(standardError: "earshot: refused: \(error.code.rawValue): \(error.message)\n", exitCode: refused)
+                    return refusal(error)
                 }
                 subscribed(path)
                 backoff = .milliseconds(50)

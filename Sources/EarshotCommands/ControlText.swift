@@ -41,12 +41,18 @@ enum ControlText {
         lines.append("  primary-source: \(configuration.primarySource ?? "none")")
         lines.append("  secondary-source: \(configuration.secondarySource ?? "none")")
         if let sinks { lines.append("  sinks: \(list(sinks, empty: "none present"))") }
-        return lines.joined(separator: "\n")
+        // Accessory and reporter names, sinks and the driver's headset name: escaped.
+        return TerminalText.lines(lines)
     }
 
     /// One line per event: route changes as `at reason previous -> current accessory`, host
-    /// addresses as `at host addresses A (config), B (bluez hci0)  added B`.
+    /// addresses as `at host addresses A (config), B (bluez hci0)  added B`. Node names, ports
+    /// and the rest are any client's: the line is escaped (TerminalText), so it stays one line.
     static func event(_ event: ControlWire.Event) -> String {
+        TerminalText.escape(line(event))
+    }
+
+    private static func line(_ event: ControlWire.Event) -> String {
         switch event {
         case .routeChange(let change):
             let side = change.direction == "input" ? "input " : ""

@@ -61,7 +61,8 @@ struct DaemonCommand: AsyncParsableCommand {
             statePath: state ?? StateStore.defaultPath(environment: environment),
             environment: environment, verbose: verbose
         ).with(bluetoothLoopback: bluetoothLoopback, driverPacketLog: logDriverPackets)
-        var logger = Logger(label: "earshot") { StreamLogHandler.standardError(label: $0) }
+        // Every message escaped (EscapingLogHandler): log lines quote names any client chose.
+        var logger = Logger(label: "earshot") { EscapingLogHandler(StreamLogHandler.standardError(label: $0)) }
         logger.logLevel = verbose ? .debug : .info
         // EARSHOT_LOG=trace also logs every input the daemon takes (for debugging).
         if let level = environment["EARSHOT_LOG"].flatMap(Logger.Level.init(rawValue:)) { logger.logLevel = level }

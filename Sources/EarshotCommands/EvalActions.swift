@@ -53,7 +53,8 @@ enum EvalActions {
         if decoded.skipped > decoded.warnings.count {
             lines.append("earshot eval: warning: \(decoded.skipped - decoded.warnings.count) more object(s) or field(s) skipped")
         }
-        return lines.joined(separator: "\n") + "\n"
+        // A skipped object's fields are the graph's: escaped (TerminalText).
+        return TerminalText.lines(lines) + "\n"
     }
 
     private static func run(_ request: Request, graph: Graph, environment: [String: String], write: (String) -> Void) -> CommandOutcome {
@@ -68,7 +69,7 @@ enum EvalActions {
         do {
             config = try ConfigSource.resolve(explicit: request.configPath, environment: environment, fileExists: FileManager.default.fileExists(atPath:)).load()
         } catch {
-            return failure(error.errors.map(\.description).joined(separator: "\n"))
+            return failure(lines: error.errors.map(\.description))
         }
         var events: [EvalEvent] = []
         if let path = request.eventsPath {
@@ -140,7 +141,14 @@ enum EvalActions {
         return CommandOutcome()
     }
 
+    /// A usage or input error, exit 2. Its text may quote the graph or the script: escaped
+    /// (TerminalText), one line.
     static func failure(_ message: String) -> CommandOutcome {
-        CommandOutcome(standardError: message + "\n", exitCode: inputError)
+        failure(lines: [message])
+    }
+
+    /// Several errors, one line each.
+    static func failure(lines: [String]) -> CommandOutcome {
+        CommandOutcome(standardError: TerminalText.lines(lines) + "\n", exitCode: inputError)
     }
 }

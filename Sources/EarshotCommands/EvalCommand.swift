@@ -81,6 +81,18 @@ struct EvalCommand: ParsableCommand {
     @Option(name: .customLong("bench-write-replay"), parsing: .upToNextOption, help: .hidden)
     var benchWriteReplay: [String] = []
 
+    /// The hidden benchmarks run without a graph.
+    private var isBenchmark: Bool { benchEvents != nil || benchWriteGraph.count == 2 || benchWriteReplay.count == 3 }
+
+    /// Checked here, not in `run()`: a usage error raised in `validate()` is printed with eval's
+    /// own usage (from `run()` ArgumentParser would print the top-level `earshot <subcommand>`).
+    func validate() throws {
+        if isBenchmark { return }
+        guard graph != nil else { throw ValidationError("--graph FILE is required: the pw-dump output to start from (a file, <(pw-dump), or - for stdin)") }
+        if format == .svg, explain != nil { throw ValidationError("--explain is for text output; --format svg draws no explanations") }
+        guard against == nil || !againstBuiltin else { throw ValidationError("--against and --against-builtin cannot be used together") }
+    }
+
     func run() throws {
         if let benchEvents {
             try EvalBenchmark.run(sinks: benchSinks, events: benchEvents, runs: benchRuns, noise: benchNoise).emit()
@@ -94,9 +106,7 @@ struct EvalCommand: ParsableCommand {
             try EvalReplayBenchmark.write(events: events, sinks: sinks, to: benchWriteReplay[2])
             return
         }
-        guard let graph else { throw ValidationError("--graph FILE is required") }
-        if format == .svg, explain != nil { throw ValidationError("--explain is for text output; --format svg draws no explanations") }
-        guard against == nil || !againstBuiltin else { throw ValidationError("--against and --against-builtin cannot be used together") }
+        guard let graph else { throw ValidationError("--graph FILE is required") }  // (validate() said so already)
         let output = BufferedOutput()
         let outcome = EvalActions.run(
             EvalActions.Request(graphPath: graph, eventsPath: events, configPath: config, hostAddresses: hostAddresses,

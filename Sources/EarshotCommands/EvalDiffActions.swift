@@ -13,7 +13,7 @@ enum EvalDiffActions {
         do {
             old = try oldSource.load()
         } catch {
-            return EvalActions.failure(error.errors.map { "--against: \($0)" }.joined(separator: "\n"))
+            return EvalActions.failure(lines: error.errors.map { "--against: \($0)" })
         }
         let outcome: EvalDiff.Outcome
         do {

@@ -6,7 +6,8 @@ import RoutingPolicy
 /// One connection to the daemon, as `earshot report` uses it; ControlClient in the CLI, a
 /// stand-in in tests.
 protocol ReportLink: AnyObject {
-    func register(_ request: ControlWire.RegisterRequest) throws(ControlClientError) -> Result<Void, AccessoryError>
+    /// Registers; the success is the reply's warnings (`[]` for none).
+    func register(_ request: ControlWire.RegisterRequest) throws(ControlClientError) -> Result<[String], AccessoryError>
     func update(_ request: ControlWire.UpdateRequest) throws(ControlClientError) -> Result<Void, AccessoryError>
     /// One accessory's registration (`current`): its configuration and, from a daemon that
     /// says, its reporter.
@@ -20,8 +21,8 @@ protocol ReportLink: AnyObject {
 extension ControlClient: ReportLink {
     var descriptor: Int32? { socketDescriptor }
 
-    func register(_ request: ControlWire.RegisterRequest) throws(ControlClientError) -> Result<Void, AccessoryError> {
-        try self.request(.register, request, reply: ControlWire.AccessoryResult.self).map { _ in }
+    func register(_ request: ControlWire.RegisterRequest) throws(ControlClientError) -> Result<[String], AccessoryError> {
+        try self.request(.register, request, reply: ControlWire.AccessoryResult.self).map { $0.warnings ?? [] }
     }
 
     func update(_ request: ControlWire.UpdateRequest) throws(ControlClientError) -> Result<Void, AccessoryError> {
@@ -79,6 +80,13 @@ final class PlacementReporter {
     /// The newest placement not yet accepted, and the line it came from.
     var pending: (placement: Placement, line: Int)? { session.owed.map { ($0, pendingLine) } }
     var registrations: Int { session.registrations }
+    /// Placement lines read, and the placements the daemon refused (each a line dropped).
+    private(set) var placementLines = 0
+    private(set) var refusedPlacements = 0
+    /// The first refusal, as it was reported: `line 4: accessory-not-capable: …`.
+    private(set) var firstRefusal: String?
+    /// The register replies' warnings printed so far.
+    private var toldWarnings: Set<String> = []
     private var failedAttempts = 0
     private var unreachableSince: ContinuousClock.Instant?
     private var toldUnreachable = false
@@ -115,6 +123,7 @@ final class PlacementReporter {
         case .ignored: break
         case .invalid(let why): diagnose("line \(number): \(why)")
         case .placement(let placement):
+            placementLines += 1
             session.owe(placement)
             pendingLine = number
         }
@@ -176,9 +185,15 @@ final class PlacementReporter {
         case .register(let placement):
             result = try link.register(ControlActions.registerRequest(
                 accessory: options.accessory, capabilities: options.capabilities, placement: placement?.rawValue,
-                primarySource: nil, secondarySource: nil, reporter: options.reporter))
+                primarySource: nil, secondarySource: nil, reporter: options.reporter)
+            ).map { warnings in
+                // Each warning once, not at every registration again (a reconnect).
+                for warning in warnings where toldWarnings.insert(warning).inserted { diagnose("warning: \(warning)") }
+            }
         case .update(let placement):
-            result = try link.update(ControlWire.UpdateRequest(accessory: options.accessory, placement: placement.rawValue))
+            // Always named: the connection may not be the one that registered (a registration
+            // restored by the daemon, or made by an earlier bridge, is kept, not made again).
+            result = try link.update(ControlWire.UpdateRequest(accessory: options.accessory, reporter: options.reporter, placement: placement.rawValue))
         case .unregister:
             // `report` never withdraws its registration (the session asks only after
             // `disconnectAccessory`, which it does not call).
@@ -199,8 +214,10 @@ final class PlacementReporter {
             diagnose("line \(pendingLine): the daemon no longer has \(options.accessory) (\(code.rawValue)); registering again")
         case .updateRefused(let error, _):
             diagnose("line \(pendingLine): refused: \(error.code.rawValue): \(error.message)")
+            refused("line \(pendingLine): \(error.code.rawValue): \(error.message)")
         case .droppedAfterRegisteringAgain(let placement):
             diagnose("line \(pendingLine): \(options.accessory) was refused as \(placement.rawValue) right after registering again; dropped")
+            refused("line \(pendingLine): \(options.accessory) was refused as \(placement.rawValue) right after registering again")
         case .registrationRefused(let error):
             diagnose("cannot register \(options.accessory): refused: \(error.code.rawValue): \(error.message)")
             return .stop(exitCode: ControlActions.refused)
@@ -208,6 +225,22 @@ final class PlacementReporter {
             diagnose("cannot unregister \(options.accessory): refused: \(error.code.rawValue): \(error.message)")
         }
         return nil
+    }
+
+    private func refused(_ what: String) {
+        refusedPlacements += 1
+        if firstRefusal == nil { firstRefusal = what }
+    }
+
+    /// The exit code at the end of the input, everything read delivered or refused: 0 when the
+    /// daemon took every placement, 1 (with the count and the first refusal) when it refused
+    /// any. A placement dropped for a lost connection or superseded by a newer line is not
+    /// refused.
+    func finish() -> Int32 {
+        guard refusedPlacements > 0, let firstRefusal else { return 0 }
+        diagnose(
+            "the daemon refused \(refusedPlacements) of \(placementLines) placement line\(placementLines == 1 ? "" : "s"); the first: \(firstRefusal)")
+        return ControlActions.refused
     }
 
     private func openLink() -> (any ReportLink)? {

@@ -15,14 +15,16 @@ enum RecordActions {
     }
 
     /// Records into `directory` (created 0700) until `duration` passes or the daemon ends the
-    /// recording; `started` is told once the graph is written.
+    /// recording; `started` is told once the graph is written, `warn` at once when the
+    /// directory is the user's but others may write to it.
     static func record(
-        socket: String?, directory: String, duration: Duration?, started: (String) -> Void
+        socket: String?, directory: String, duration: Duration?, warn: (String) -> Void = { _ in }, started: (String) -> Void
     ) -> CommandOutcome {
         let path = socket ?? ControlSocketPath.default()
         for name in [RecordingFiles.graph, RecordingFiles.events] where FileManager.default.fileExists(atPath: "\(directory)/\(name)") {
             return CommandOutcome(standardError: "earshot record: \(directory)/\(name) exists: record into another directory (--output)\n", exitCode: 1)
         }
+        if let refused = checkDirectory(directory, warn: warn) { return refused }
         let client: ControlClient
         let graph: JSONValue
         do {
@@ -30,7 +32,7 @@ enum RecordActions {
             switch try client.request(.record, reply: ControlWire.RecordResult.self) {
             case .success(let result): graph = result.graph
             case .failure(let error):
-                return CommandOutcome(standardError: "earshot record: refused: \(error.code.rawValue): \(error.message)\n", exitCode: ControlActions.refused)
+                return ControlActions.refusal(error, command: "earshot record")
             }
         } catch {
             return CommandOutcome(standardError: "earshot record: \(error)\n", exitCode: ControlActions.unreachable)
@@ -63,6 +65,20 @@ enum RecordActions {
         return CommandOutcome(standardError: "earshot record: \(ended); \(lines) input(s) in \(eventsPath), graph in \(graphPath)\n")
     }
 
+    /// Refuses (exit 1) a directory another user owns; tells `warn` of one of the user's that
+    /// others may write to (RecordingFiles.check). Before the daemon is asked, so nothing is
+    /// recorded where it should not be.
+    static func checkDirectory(_ directory: String, warn: (String) -> Void) -> CommandOutcome? {
+        switch RecordingFiles.check(directory: directory) {
+        case .fine: return nil
+        case .warned(let why):
+            warn("earshot record: warning: \(why)")
+            return nil
+        case .refused(let why):
+            return CommandOutcome(standardError: "earshot record: \(why)\n", exitCode: 1)
+        }
+    }
+
     /// `90s`, `10m`, `2h`, `500ms`: nil when it is none of these.
     static func duration(_ text: String) -> Duration? {
         let units: [(String, Duration)] = [("ms", .milliseconds(1)), ("s", .seconds(1)), ("m", .seconds(60)), ("h", .seconds(3600))]
@@ -79,7 +95,8 @@ extension RecordActions {
     /// `since` ago, as one recording in `directory`: the graph of the segment holding that
     /// moment, then the events of it and every later segment, `at` counted from its start (a
     /// whole segment is kept, so the replay starts from a graph the inputs continue).
-    static func assemble(recordings: String, since: Duration, into directory: String, now: Int64) -> CommandOutcome {
+    static func assemble(recordings: String, since: Duration, into directory: String, now: Int64, warn: (String) -> Void = { _ in }) -> CommandOutcome {
+        if let refused = checkDirectory(directory, warn: warn) { return refused }
         let starts = RollingRecordingSegments.list(in: recordings)
         guard !starts.isEmpty else {
             return CommandOutcome(

@@ -14,7 +14,11 @@ struct RecordCommand: ParsableCommand {
             files are valid however it ends. Replay: earshot eval --graph DIR/graph.json --events \
             DIR/events.jsonl [--config FILE].
 
-            Exit codes: 1 refused or a file cannot be written, 2 usage, 3 daemon not reachable.
+            DIR must be yours: a directory another user owns is refused (they could read, change or \
+            replace the recording); one that other users may write to is used with a warning.
+
+            Exit codes: 1 refused, a directory another user owns, or a file cannot be written, 2 \
+            usage, 3 daemon not reachable.
             """)
 
     @Option(help: ArgumentHelp("Where to write graph.json and events.jsonl (default: earshot-recording-DATE-TIME).", valueName: "dir"),
@@ -35,6 +39,10 @@ struct RecordCommand: ParsableCommand {
 
     @OptionGroup var socket: ControlSocketOption
 
+    private static func warn(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
     func validate() throws {
         for (flag, value) in [("--duration", duration), ("--since", since)] {
             if let value, RecordActions.duration(value) == nil {
@@ -49,12 +57,15 @@ struct RecordCommand: ParsableCommand {
             let environment = ProcessInfo.processInfo.environment
             let directory = recordings ?? (StateStore.defaultPath(environment: environment) as NSString).deletingLastPathComponent + "/recordings"
             let now = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
-            try RecordActions.assemble(recordings: directory, since: since, into: output ?? "earshot-recording-since-\(self.since ?? "")", now: now).emit()
+            try RecordActions.assemble(
+                recordings: directory, since: since, into: output ?? "earshot-recording-since-\(self.since ?? "")", now: now, warn: Self.warn
+            ).emit()
             return
         }
         let stamp = Date().ISO8601Format(.iso8601.year().month().day().dateSeparator(.omitted).time(includingFractionalSeconds: false).timeSeparator(.omitted))
         try RecordActions.record(
-            socket: socket.path, directory: output ?? "earshot-recording-\(stamp)", duration: duration.flatMap(RecordActions.duration)
+            socket: socket.path, directory: output ?? "earshot-recording-\(stamp)", duration: duration.flatMap(RecordActions.duration),
+            warn: Self.warn
         ) { directory in
             FileHandle.standardError.write(Data("earshot record: recording to \(directory) (graph.json, events.jsonl); Ctrl-C stops\n".utf8))
         }.emit()

@@ -1,4 +1,5 @@
 import ArgumentParser
+import AudioGraph
 import EarshotDaemon
 import Foundation
 import SystemBridge
@@ -12,10 +13,12 @@ struct ReportCommand: ParsableCommand {
         discussion: """
             Each line is in-ear, on-head, over-the-ear or off-head; blank lines and # comments are \
             ignored, any other line is reported on stderr with its number and skipped. The accessory is \
-            registered if it is not already (by this reporter, with these capabilities). One connection \
-            carries every update; when the daemon goes away (a restart) the reporter reconnects and \
-            registers again with the last placement. Exit codes: 0 at the end of input, 1 registration \
-            refused, 2 usage, 3 the daemon stayed unreachable for --timeout while a placement waited.
+            registered if it is not already (by this reporter, with these capabilities); every update \
+            names the reporter. One connection carries every update; when the daemon goes away (a \
+            restart) the reporter reconnects and registers again with the last placement. Exit codes: \
+            0 at the end of input, every placement taken; 1 the registration was refused, or the \
+            daemon refused a placement (at the end: how many, and the first refusal's message); 2 \
+            usage; 3 the daemon stayed unreachable for --timeout while a placement waited.
             """)
 
     @Option(help: ArgumentHelp("A Bluetooth address (AA:BB:CC:DD:EE:FF) or a node.name.", valueName: "address|node"))
@@ -47,7 +50,8 @@ struct ReportCommand: ParsableCommand {
                 accessory: accessory, reporter: reporter, capabilities: try ControlArguments.capabilities(capabilities),
                 timeout: .milliseconds(Int64(timeout * 1000))),
             connect: { () throws(ControlClientError) -> any ReportLink in try ControlClient.connect(path: path) },
-            diagnose: { FileHandle.standardError.write(Data("earshot report: \($0)\n".utf8)) })
+            // The daemon's messages may quote names any client chose: escaped, one line each.
+            diagnose: { FileHandle.standardError.write(Data("\(TerminalText.escape("earshot report: \($0)"))\n".utf8)) })
         let code = ReportLoop.run(reporter, input: Readiness.standardInput)
         if code != 0 { throw ExitCode(code) }
     }
@@ -74,8 +78,8 @@ enum ReportLoop {
                 case .idle: retryAt = nil
                 }
             }
-            if !inputOpen, !reporter.hasWork { return 0 }
-            if !inputOpen, retryAt == nil { return 0 }
+            if !inputOpen, !reporter.hasWork { return reporter.finish() }
+            if !inputOpen, retryAt == nil { return reporter.finish() }
 
             var descriptors: [Int32] = []
             if inputOpen { descriptors.append(input) }

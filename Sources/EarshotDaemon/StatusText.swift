@@ -16,7 +16,7 @@ public enum StatusText {
         // The decision's shape is DecisionRecord's (RoutingPolicy), read here as JSON.
         guard let decision = status.decision?.json, decision != .null else {
             lines.append("default: no decision yet")
-            return lines.joined(separator: "\n")
+            return TerminalText.lines(lines)
         }
         var head = "default: \(text(decision["default"], none: "(none)"))"
         if let port = decision["port"], port != .null { head += " port \"\(text(port))\"" }
@@ -57,7 +57,8 @@ public enum StatusText {
                 }
             }
         }
-        return lines.joined(separator: "\n")
+        // Node names, port labels, driver names and messages are any client's: escaped.
+        return TerminalText.lines(lines)
     }
 
     /// `AA:BB:CC:DD:EE:FF aap (AirPods Pro) connected, battery left 80% right 75% case 50%, 12 packets`

@@ -117,6 +117,20 @@ struct EvalCLITests {
         #expect(missing.standardError.contains("--graph"))
     }
 
+    @Test("eval without --graph (or with options that clash) prints eval's usage, not earshot's", arguments: [
+        [], ["--events", "x.jsonl"], ["--graph", graph, "--format", "svg", "--explain", "full"], ["--graph", graph, "--against", "x.toml", "--against-builtin"],
+    ])
+    func usageErrorsAreEvals(_ arguments: [String]) throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-eval-usage-\(UUID().uuidString.prefix(8))").path
+        let result = try EarshotBinary.run(["eval"] + arguments, environment: [
+            "XDG_RUNTIME_DIR": root + "/runtime", "XDG_STATE_HOME": root + "/state", "XDG_CONFIG_HOME": root + "/config",
+        ])
+        #expect(result.status == 2)
+        #expect(result.standardError.contains("Usage: earshot eval --graph <graph>"), "\(result.standardError)")
+        #expect(!result.standardError.contains("earshot <subcommand>"), "\(result.standardError)")
+        if arguments.count < 3 { #expect(result.standardError.hasPrefix("Error: --graph FILE is required")) }
+    }
+
     @Test func malformedGraphExitsTwoWithItsLine() throws {
         let graph = try EarshotBinary.temporaryFile("graph.json", "[\n  {\"id\": 1},\n  {\"id\" 2}\n]\n")
         let result = try EarshotBinary.run(["eval", "--graph", graph])

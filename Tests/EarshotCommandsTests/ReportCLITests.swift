@@ -92,6 +92,56 @@ struct PlacementReporterTests {
         #expect(daemon.registered == ["AA:BB:CC:DD:EE:FF": "on-head"])
     }
 
+    @Test("a registration already there (restored, or a second bridge's) is kept and every update names the reporter")
+    func keptRegistrationIsUpdatedByName() {
+        let daemon = StandInDaemon()
+        daemon.registered["AA:BB:CC:DD:EE:FF"] = "on-head"
+        let (reporter, diagnostics) = daemon.reporter()
+        // At start, before any line (as `report` flushes): the registration is found and kept.
+        #expect(reporter.flush() == .idle)
+        for (number, line) in ["off-head", "in-ear"].enumerated() {
+            reporter.receive(line, number: number + 1)
+            #expect(reporter.flush() == .idle)
+        }
+        #expect(daemon.operations == [.current, .update, .update], "kept, not registered again")
+        #expect(daemon.updateReporters == ["org.earshot.test", "org.earshot.test"])
+        #expect(daemon.registered == ["AA:BB:CC:DD:EE:FF": "in-ear"])
+        #expect(reporter.finish() == 0)
+        #expect(diagnostics.lines.isEmpty, "\(diagnostics.lines)")
+    }
+
+    @Test("placements the daemon refuses: each said with its line, and at the end of input exit 1 with the count and the first refusal")
+    func refusedLinesExitOne() {
+        let daemon = StandInDaemon()
+        let (reporter, diagnostics) = daemon.reporter()
+        reporter.receive("on-head", number: 1)
+        #expect(reporter.flush() == .idle)
+        daemon.refuseUpdates = AccessoryError(.accessoryNotCapable, "AA:BB:CC:DD:EE:FF did not declare \"placement\"")
+        reporter.receive("off-head", number: 2)
+        #expect(reporter.flush() == .idle)
+        reporter.receive("# comment", number: 3)
+        reporter.receive("in-ear", number: 4)
+        #expect(reporter.flush() == .idle, "a refusal does not stop the bridge")
+        #expect(reporter.finish() == 1)
+        #expect(diagnostics.lines.filter { $0.contains("refused: accessory-not-capable") }.count == 2, "\(diagnostics.lines)")
+        #expect(diagnostics.lines.last == #"the daemon refused 2 of 3 placement lines; the first: line 2: accessory-not-capable: AA:BB:CC:DD:EE:FF did not declare "placement""#)
+    }
+
+    @Test("a register reply's warnings are said once, not at every registration again")
+    func registerWarningsOnce() {
+        let daemon = StandInDaemon()
+        daemon.registerWarnings = ["no sink is named \"x\" now"]
+        let (reporter, diagnostics) = daemon.reporter()
+        reporter.receive("on-head", number: 1)
+        #expect(reporter.flush() == .idle)
+        daemon.restart(forgetting: true)
+        reporter.receive("off-head", number: 2)
+        #expect(reporter.flush() == .idle)
+        #expect(daemon.operations.filter { $0 == .register }.count == 2)
+        #expect(diagnostics.lines.filter { $0 == #"warning: no sink is named "x" now"# }.count == 1, "\(diagnostics.lines)")
+        #expect(reporter.finish() == 0)
+    }
+
     @Test("an accessory another reporter owns: exit 1")
     func ownedElsewhere() {
         let daemon = StandInDaemon()
@@ -188,18 +238,81 @@ struct ReportCLITests {
     }
 }
 
+extension ReportCLITests {
+    @Test("a bridge finding its registration restored after a daemon restart (every login after a reboot) keeps it and its lines move the output")
+    func restoredRegistrationIsUpdated() async throws {
+        try await withSandbox(.init(wirePlumber: false, sinks: Self.sinks)) { sandbox in
+            var daemon = try D.start(in: sandbox)
+            let (_, mpv) = try await sandbox.startPlayer()
+            let first = try ReporterInput(sandbox: sandbox, daemon: daemon, name: "report-1")
+            defer { first.close() }
+            try first.send("off-head\n")
+            try await daemon.waitForRoute(to: D.speakers, streams: [mpv.id])
+            try first.send("on-head\n")
+            try await daemon.waitForRoute(to: D.headphones, streams: [mpv.id])
+            first.close()
+            #expect(first.process.waitForExit(timeout: .seconds(10)) == 0, "\(first.process.logTail())")
+
+            // The registration is restored (stale, on-head) and the output stays.
+            try daemon.restart()
+            let second = try ReporterInput(sandbox: sandbox, daemon: daemon, name: "report-2")
+            defer { second.close() }
+            try second.send("off-head\n")
+            try await daemon.waitForRoute(to: D.speakers, streams: [mpv.id])
+            try second.send("in-ear\n")
+            try await daemon.waitForRoute(to: D.headphones, streams: [mpv.id])
+            second.close()
+            #expect(second.process.waitForExit(timeout: .seconds(10)) == 0, "\(second.process.logTail())")
+            let log = second.process.logTail()
+            #expect(!log.contains("refused"), "\(log)")
+            #expect(!log.contains("registered"), "the restored registration is kept: \(log)")
+            let shown = try JSONValue.parse(try daemon.earshot("accessory", "show", "--json").output)
+            guard case .array(let entries) = shown else { throw FixtureError("no list") }
+            #expect(entries.first?["placement"] == .string("in-ear"))
+            #expect(entries.first?["stale"] == .bool(false), "confirmed by the bridge's update")
+        }
+    }
+
+    @Test("placements the daemon refuses: each said with its line, the bridge goes on, and exits 1 at the end with the count and the first refusal")
+    func refusedLinesExitOne() async throws {
+        try await withSandbox(.init(wirePlumber: false, sinks: Self.sinks)) { sandbox in
+            let daemon = try D.start(in: sandbox)
+            let (_, mpv) = try await sandbox.startPlayer()
+            let input = try ReporterInput(sandbox: sandbox, daemon: daemon)
+            defer { input.close() }
+            try input.send("off-head\n")
+            try await daemon.waitForRoute(to: D.speakers, streams: [mpv.id])
+            // The same reporter registers it again without the placement capability.
+            let again = try daemon.earshot(
+                "accessory", "register", D.address, "--capabilities", "audio-switching", "--reporter", "org.earshot.test.report")
+            #expect(again.status == 0, "\(again.output)")
+            try input.send("on-head\n")
+            try await input.process.waitForLog(containing: "line 2: refused: accessory-not-capable")
+            try input.send("in-ear\n")
+            try await input.process.waitForLog(containing: "line 3: refused: accessory-not-capable")
+            input.close()
+            #expect(input.process.waitForExit(timeout: .seconds(10)) == 1, "\(input.process.logTail())")
+            let log = input.process.logTail()
+            #expect(log.contains("the daemon refused 2 of 3 placement lines; the first: line 2: accessory-not-capable: "), "\(log)")
+            let shown = try JSONValue.parse(try daemon.earshot("accessory", "show", "--json").output)
+            guard case .array(let entries) = shown else { throw FixtureError("no list") }
+            #expect(entries.first?["placement"] == .null, "the refused placements changed nothing")
+        }
+    }
+}
+
 /// `earshot report` running in the sandbox with its stdin on a pipe the test writes to.
 final class ReporterInput {
     let process: ChildProcess
     private var writeEnd: Int32
 
-    init(sandbox: PipeWireSandbox, daemon: DaemonFixture) throws {
+    init(sandbox: PipeWireSandbox, daemon: DaemonFixture, name: String = "report") throws {
         let (readEnd, writeEnd) = ChildProcess.makePipe()
         defer { Glibc.close(readEnd) }
         self.writeEnd = writeEnd
         do {
             process = try sandbox.spawn(
-                "report", [daemon.binary, "report", "--accessory", DaemonFixture.address, "--reporter", "org.earshot.test.report"],
+                name, [daemon.binary, "report", "--accessory", DaemonFixture.address, "--reporter", "org.earshot.test.report"],
                 stdinFD: readEnd)
         } catch {
             Glibc.close(writeEnd)
@@ -241,6 +354,12 @@ final class StandInDaemon {
     var operations: [ControlOperation] = []
     /// Every placement a register or update carried, in order (nil: register without one).
     var placements: [String?] = []
+    /// The `reporter` of every update, in order.
+    var updateReporters: [String?] = []
+    /// Every update is refused with this (after the checks a daemon makes first).
+    var refuseUpdates: AccessoryError?
+    /// What a register reply warns.
+    var registerWarnings: [String] = []
     private var generation = 0
     private var forgottenCode: AccessoryError.Code?
 
@@ -295,21 +414,31 @@ final class StandInDaemon {
                 reporter: "org.earshot.test"))
         }
 
-        func register(_ request: ControlWire.RegisterRequest) throws(ControlClientError) -> Result<Void, AccessoryError> {
+        /// A register succeeded on this connection: an update without `reporter` speaks for it.
+        private var registeredHere = false
+
+        func register(_ request: ControlWire.RegisterRequest) throws(ControlClientError) -> Result<[String], AccessoryError> {
             try open(.register)
             if let owner = daemon.owner {
                 return .failure(AccessoryError(.invalidRequest, "\(request.accessory) is already registered by \(owner): that reporter must unregister it first"))
             }
             daemon.registered[request.accessory] = .some(request.configuration.placement)
             daemon.placements.append(request.configuration.placement)
-            return .success(())
+            registeredHere = true
+            return .success(daemon.registerWarnings)
         }
 
         func update(_ request: ControlWire.UpdateRequest) throws(ControlClientError) -> Result<Void, AccessoryError> {
             try open(.update)
+            daemon.updateReporters.append(request.reporter)
+            // As the daemon: the connection's last register, else the request's `reporter`.
+            guard request.reporter != nil || registeredHere else {
+                return .failure(AccessoryError(.invalidRequest, "update needs a reporter: register on this connection first, or give \"reporter\""))
+            }
             guard daemon.registered[request.accessory] != nil else {
                 return .failure(AccessoryError(daemon.forgottenCode ?? .unknown, "no registration for \(request.accessory)"))
             }
+            if let refusal = daemon.refuseUpdates { return .failure(refusal) }
             daemon.registered[request.accessory] = .some(request.placement)
             daemon.placements.append(request.placement)
             return .success(())

@@ -55,4 +55,20 @@ struct WatchTypedLineTests {
         let unknown = ControlWire.Event.other(name: "battery", try JSONValue.parse(#"{"at":1763800000200,"event":"battery","level":40}"#))
         #expect(ControlText.event(unknown) == #"2025-11-22T08:26:40.200Z  battery  {"at":1763800000200,"event":"battery","level":40}"#)
     }
+
+    @Test("names with ESC, BEL, line breaks or bidi overrides (any client's) are escaped: one line per event, the same line otherwise")
+    func hostileNames() {
+        let route = ControlWire.Event(.routeChanged(RouteChange(
+            at: 1_763_800_000_200, reason: .oldDeviceUnavailable, previous: "evil\u{1B}]0;pwned\u{07}", current: "speakers\n2025  forged -> line",
+            accessory: nil, summary: "1/1 sinks eligible", previousPort: "Line", port: "Head\u{202E}phones",
+            portEvent: PortEvent(kind: .unplugged, sink: "x", port: "Jack\u{9B}2J"))))
+        #expect(ControlText.event(route) == #"2025-11-22T08:26:40.200Z  old-device-unavailable  evil\u{1B}]0;pwned\u{07} -> speakers\u{0A}2025  forged -> line  port "Jack\u{9B}2J" unplugged"#)
+        let accessory = ControlWire.Event(.accessoryChanged(AccessoryChange(
+            at: 1_763_800_000_200, kind: .registered, accessory: "Evil\r\u{2066}Sink", reporter: "org.example.r",
+            configuration: AccessoryConfiguration(capabilities: [.placement], placement: .inEar))))
+        #expect(ControlText.event(accessory) == #"2025-11-22T08:26:40.200Z  accessory registered Evil\u{0D}\u{2066}Sink  placement in-ear"#)
+        let paused = ControlWire.Event(.playbackChanged(PlaybackChange(
+            at: 1_763_800_000_200, action: .paused, reason: .sinkRemoved, players: ["org.mpris.MediaPlayer2.a"], sink: "s\u{7F}\u{1B}[8m", accessory: nil)))
+        #expect(ControlText.event(paused) == #"2025-11-22T08:26:40.200Z  paused org.mpris.MediaPlayer2.a  (sink-removed)  sink s\u{7F}\u{1B}[8m"#)
+    }
 }

@@ -193,6 +193,37 @@ struct ControlMessageTests {
         #expect(error.message.contains("reserved"))
     }
 
+    @Test("reserved in any letter case: ORG.EARSHOT.DRIVER.aap is refused on the socket and on D-Bus as org.earshot.driver.aap is")
+    func builtInDriverNamesAreReservedInAnyCase() throws {
+        for reporter in ["ORG.EARSHOT.DRIVER.aap", "Org.Earshot.Driver.galaxy-buds", "org.earshot.DRIVER.x"] {
+            let lines = [
+                #"{"op":"register","id":1,"accessory":"AA:BB:CC:DD:EE:FF","reporter":"\#(reporter)","capabilities":["placement"]}"#,
+                #"{"op":"update","id":2,"accessory":"AA:BB:CC:DD:EE:FF","reporter":"\#(reporter)","placement":"in-ear"}"#,
+                #"{"op":"unregister","id":3,"accessory":"AA:BB:CC:DD:EE:FF","reporter":"\#(reporter)"}"#,
+            ]
+            for line in lines {
+                guard case .failure(let failure) = ControlWire.request(from: Data(line.utf8)) else {
+                    Issue.record("accepted: \(line)")
+                    continue
+                }
+                #expect(failure.error.code == .invalidRequest)
+                #expect(failure.error.message.contains("reporter \(reporter) is reserved"), "\(failure.error.message)")
+            }
+            for request in [
+                EarshotBusRequests.register([.string("AA:BB:CC:DD:EE:FF"), .string(reporter), .strings(["placement"]), .properties([:])]),
+                EarshotBusRequests.update([.string("AA:BB:CC:DD:EE:FF"), .string(reporter), .properties(["placement": .string("in-ear")])]),
+            ] {
+                guard case .failure(let error) = request else { throw Failure("D-Bus accepted \(reporter)") }
+                #expect(error.message.contains("reserved"))
+            }
+        }
+        #expect(ReporterName.isBuiltInDriver("org.earshot.driver.aap"))
+        #expect(!ReporterName.isBuiltInDriver("org.earshot.driver"), "the prefix ends with its dot")
+        #expect(!ReporterName.isBuiltInDriver("org.earshot.drivers.x"))
+        #expect(!ReporterName.isBuiltInDriver("org.example.driver.aap"))
+        #expect(!ReporterName.isBuiltInDriver("org.earshot.cli"))
+    }
+
     @Test("the direct JSONValue encoding (D-Bus) is the JSON a client reads from the line")
     func directEncoding() throws {
         func same(_ value: some Encodable, _ sourceLocation: Testing.SourceLocation = #_sourceLocation) throws {

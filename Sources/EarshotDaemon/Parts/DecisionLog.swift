@@ -1,3 +1,4 @@
+import AudioGraph
 import Logging
 import RoutingPolicy
 
@@ -69,19 +70,25 @@ struct DecisionLog {
     }
 
     /// Logs a decision: every route change, and accessory/config/host decisions that kept it.
+    /// Node names and port labels are any client's: each line is escaped (TerminalText), here
+    /// as well as by the daemon's handler (EscapingLogHandler), so no name forges a line.
     static func log(_ decision: Decision, changes: [RouteChange], verbose: Bool, to logger: Logger) {
         if !changes.isEmpty {
             for change in changes {
                 let jack = change.portEvent.map { " (port \"\($0.port)\" of \($0.sink) \($0.kind.rawValue))" } ?? ""
                 let side = change.direction == .input ? "input " : ""
-                logger.info("\(side)route \(change.reason.rawValue): \(change.previous ?? "(none)") → \(change.current ?? "(none)")\(jack); \(change.summary)")
+                logger.info("\(TerminalText.escape("\(side)route \(change.reason.rawValue): \(change.previous ?? "(none)") → \(change.current ?? "(none)")\(jack); \(change.summary)"))")
             }
         } else if decision.trigger.isAccessory || decision.trigger == .configReplaced || decision.trigger == .hostAddressesChanged {
-            logger.info("decision (\(decision.trigger)): \(decision.defaultSink ?? "(none)") stays; \(decision.summary)")
+            logger.info("\(TerminalText.escape("decision (\(decision.trigger)): \(decision.defaultSink ?? "(none)") stays; \(decision.summary)"))")
         } else {
             return
         }
-        if verbose { logger.info("\(DecisionText.render(decision, detail: .full))") }
+        // The explanation a line a record: its lines are escaped one by one (DecisionText), and
+        // a record of several lines would have its line feeds escaped by the handler.
+        if verbose {
+            for line in DecisionText.render(decision, detail: .full).split(separator: "\n") { logger.info("\(line)") }
+        }
     }
 }
 

@@ -20,12 +20,46 @@ public enum RecordingFiles {
         } catch {
             throw RecordingError("cannot create \(directory): \(error.localizedDescription)")
         }
+        // Checked again once it exists (the caller may have checked before it did).
+        if case .refused(let why) = check(directory: directory) { throw RecordingError(why) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         guard let text = try? encoder.encode(graph) + Data("\n".utf8),
             FileManager.default.createFile(atPath: "\(directory)/\(Self.graph)", contents: text, attributes: [.posixPermissions: 0o600])
         else { throw RecordingError("cannot write \(directory)/\(Self.graph)") }
         do { return try FileSystem.openForAppending("\(directory)/\(events)") } catch { throw RecordingError("\(error)") }
+    }
+
+    /// What `check(directory:)` found.
+    public enum DirectoryCheck: Sendable, Equatable {
+        /// Nothing there yet (it is created 0700), or a directory of the user's that only they
+        /// can write to (or something that is no directory: creating the files says why).
+        case fine
+        /// Another user owns it: they could read, change or replace the recording.
+        case refused(String)
+        /// The user's, but others may write to it: said, and used.
+        case warned(String)
+    }
+
+    /// Whether `directory` (a symbolic link followed) is fit to hold a recording, which tells
+    /// what was played where and when: refused when another user owns it; warned about when
+    /// everyone may write to it, or its group may and that group is not the user's own
+    /// primary group (with a private group per user, a group-writable directory is common
+    /// and harmless).
+    public static func check(
+        directory: String, user: UInt32 = CurrentProcess.userID, primaryGroup: UInt32 = CurrentProcess.groupID
+    ) -> DirectoryCheck {
+        guard let entry = try? FileSystem.entry(at: directory, followingSymbolicLinks: true), entry.kind == .directory else { return .fine }
+        if entry.owner != user {
+            return .refused(
+                "\(directory) belongs to uid \(entry.owner), not to you (uid \(user)): its owner could read, change or replace the recording; record into a directory of your own (--output)")
+        }
+        let byOthers = entry.permissions & 0o002 != 0
+        let byGroup = entry.permissions & 0o020 != 0 && entry.group != primaryGroup
+        guard byOthers || byGroup else { return .fine }
+        let who = byOthers ? "every user" : "group \(entry.group)"
+        return .warned(
+            "\(directory) is writable by \(who) (mode \(String(entry.permissions & 0o7777, radix: 8))): they could change or replace the recording (chmod go-w it, or record elsewhere)")
     }
 
     /// One recorded input: the line and its newline, written at once (a recording ended at

@@ -212,7 +212,16 @@ public enum ReporterName {
     /// reporter's (docs/drivers.md: your own reporter wins).
     public static let builtInDriverPrefix = "org.earshot.driver."
 
-    public static func isBuiltInDriver(_ name: String) -> Bool { name.hasPrefix(builtInDriverPrefix) }
+    /// Whether `name` is under `builtInDriverPrefix`, in any letter case: reverse-DNS names are
+    /// domain names, so `ORG.Earshot.Driver.aap` is reserved as much as `org.earshot.driver.aap`.
+    public static func isBuiltInDriver(_ name: String) -> Bool {
+        let prefix = builtInDriverPrefix.utf8
+        guard name.utf8.count >= prefix.count else { return false }
+        // ASCII case folding, byte by byte (a valid name is ASCII; any other byte never matches).
+        return zip(name.utf8, prefix).allSatisfy { byte, expected in
+            byte == expected || ((0x41...0x5A).contains(byte) && byte | 0x20 == expected)
+        }
+    }
 
     /// The refusal a transport gives a client that names itself as a built-in driver.
     public static func reservedError(_ name: String) -> AccessoryError {

@@ -1,3 +1,5 @@
+import AudioGraph
+
 /// Decisions as text: the table rows of `earshot eval`, and the explanation lines that eval,
 /// the daemon's verbose log and `earshot status --explain` all print. The one place a rank is
 /// turned into a line.
@@ -32,7 +34,8 @@ public enum DecisionText {
         if showsInput, let input = record.input {
             lines += inputLines(input, detail: detail).map { indent + $0 }
         }
-        return lines.joined(separator: "\n")
+        // Node names and port labels are any client's: each line escaped (TerminalText).
+        return TerminalText.lines(lines)
     }
 
     /// The explanation of a decision: with `.summary` the winner's line and the deciding tier;

@@ -1,3 +1,5 @@
+import AudioGraph
+
 /// `earshot eval --against` as text: an aligned table, a row per difference with the tier
 /// that decided in each run, and under it each run's full "decided by" line.
 public enum EvalDiffText {
@@ -30,7 +32,8 @@ public enum EvalDiffText {
             lines.append(indent + "old: " + why(difference.old))
             lines.append(indent + "new: " + why(difference.new))
         }
-        return lines
+        // Node names are any client's: each line escaped (TerminalText).
+        return lines.map { TerminalText.escape($0) }
     }
 
     private static func name(_ side: EvalDifference.Side) -> String { side.default ?? "(none)" }

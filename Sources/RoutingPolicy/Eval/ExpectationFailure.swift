@@ -1,3 +1,4 @@
+import AudioGraph
 import Foundation
 
 /// An `"expect"` that did not hold: which line asked what, and the settled decision it was
@@ -57,6 +58,8 @@ public struct ExpectationFailure: Codable, Sendable, Hashable {
             ? "the default source is \(decision.defaultSource ?? "(none)")" : "the default is \(`default` ?? "(none)")"
         let head = "✗ expectation failed, line \(line) (\(at) ms): expected \(expectation); "
             + "\(actual) (settled at \(decision.at) ms, \(decision.trigger))"
-        return [head, indent + decision.summary] + DecisionText.explanationLines(decision, detail: detail).map { indent + $0 }
+        // Node names are any client's: each line escaped (TerminalText).
+        return ([head, indent + decision.summary] + DecisionText.explanationLines(decision, detail: detail).map { indent + $0 })
+            .map { TerminalText.escape($0) }
     }
 }

@@ -22,23 +22,27 @@ public enum FileSystem {
         }
     }
 
-    /// What `lstat` says about a path.
+    /// What `lstat` (or `stat`) says about a path.
     public struct Entry: Sendable, Equatable {
         public var kind: Kind
         public var identity: Identity
         /// The permission bits (0o600…).
         public var permissions: UInt16
+        /// The owner's user and group ids.
+        public var owner: UInt32 = 0
+        public var group: UInt32 = 0
     }
 
-    /// What is at `path` itself (lstat: a symbolic link is not followed); nil when nothing is.
-    public static func entry(at path: String) throws(SystemError) -> Entry? {
+    /// What is at `path` itself (lstat: a symbolic link is not followed; with
+    /// `followingSymbolicLinks`, stat: what it points to); nil when nothing is.
+    public static func entry(at path: String, followingSymbolicLinks: Bool = false) throws(SystemError) -> Entry? {
         let status: Stat
         do {
-            status = try Stat(FilePath(path), followTargetSymlink: false)
+            status = try Stat(FilePath(path), followTargetSymlink: followingSymbolicLinks)
         } catch where error == .noSuchFileOrDirectory {
             return nil
         } catch {
-            throw SystemError("lstat", path: path, errno: error)
+            throw SystemError(followingSymbolicLinks ? "stat" : "lstat", path: path, errno: error)
         }
         let kind: Kind =
             switch status.type {
@@ -51,7 +55,8 @@ public enum FileSystem {
         return Entry(
             kind: kind,
             identity: Identity(device: UInt64(status.deviceID.rawValue), inode: UInt64(status.inode.rawValue)),
-            permissions: UInt16(status.permissions.rawValue))
+            permissions: UInt16(status.permissions.rawValue), owner: UInt32(status.userID.rawValue),
+            group: UInt32(status.groupID.rawValue))
     }
 
     /// Removes the name `path` (unlink). Returns false when nothing was there.

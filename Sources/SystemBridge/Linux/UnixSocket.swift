@@ -135,6 +135,8 @@ public enum Readiness {
 public enum CurrentProcess {
     /// The real user id (getuid).
     public static var userID: UInt32 { getuid() }
+    /// The real group id (getgid): the user's primary group.
+    public static var groupID: UInt32 { getgid() }
 
     /// Raises the soft limit on open descriptors to the hard one (a daemon serving many clients
     /// must not run out at the usual 1024); returns the limit now in force (nil when it cannot
