@@ -73,12 +73,17 @@ struct DriverHostTests {
         }
     }
 
-    @Test("AirPods: handshake and notification request byte for byte; both in → the headphones; one out → stays (either); both out → speakers after the grace; no reporter set up")
+    @Test("AirPods: handshake, its reply, the feature flags, their ack and the notification request byte for byte; both in → the headphones; one out → stays (either); both out → speakers after the grace; no reporter set up")
     func airPodsWearCycle() async throws {
         let rig = try await Rig()
         await rig.host.devicesChanged([Self.airPods])
         let earbud = await rig.transports.nextEarbud()
         #expect(await earbud.received() == Self.handshake)
+        // As real firmware: a reply to the handshake, then the feature flags' acknowledgement;
+        // only then the notification request (issue 21).
+        try earbud.send([0x01, 0x00, 0x04, 0x00, 0x00, 0x00, 0x01, 0x00, 0x02, 0x00])
+        #expect(await earbud.received() == AAPPacket.setFeatures)
+        try earbud.send(AAPPacket.setFeatures)
         let request = await earbud.received()
         #expect(request.map { Array($0.prefix(6)) } == Self.notificationRequestPrefix)
         try earbud.send(Self.ear(0x00, 0x00))
