@@ -55,7 +55,15 @@ public enum DaemonRunner {
         let rolling = RollingRecording(
             directory: RollingRecording.directory(statePath: options.statePath), daemon: daemon, logger: logger)
         await rolling.apply(keepHours: await daemon.recordKeepHours)
-        let watcher = ConfigWatcher(paths: daemon.watchedConfigPaths) { cause in
+        // Where each config path is watched from: once at start, then whenever it moves (a
+        // directory created, deleted or moved away).
+        let watcher = ConfigWatcher(paths: daemon.watchedConfigPaths, onWatch: { watching in
+            if watching.watched == nil {
+                logger.warning("config: \(watching); SIGHUP still reloads it and watches again")
+            } else {
+                logger.info("config: \(watching)")
+            }
+        }) { cause in
             Task {
                 await daemon.reloadConfig(because: cause)
                 await desktop.drivers.configChanged(await daemon.driversConfig)

@@ -8,7 +8,7 @@ import Glibc
 #endif
 
 /// What a reload must survive (issue 21): whatever is put at the config path, a config that
-/// came from a pipe, a link that leads nowhere.
+/// came from a pipe, a link that leads nowhere, and the config's directory coming and going.
 /// Each starts a real daemon on a private PipeWire with a config that keeps the (worn)
 /// headphones out, so a config lost to the built-in defaults shows as the output moving.
 extension DaemonReliabilityTests {
@@ -182,6 +182,51 @@ extension DaemonReliabilityTests {
             let daemon = try sandbox.spawn("earshot-daemon", [try #require(EarshotBinary.url).path, "daemon"])
             #expect(try await offPool { daemon.waitForExit(timeout: .seconds(10)) } == 78)
             #expect(daemon.logTail().contains("config: \(path):1:1: cannot read the file: \(reason)"), "\(daemon.logTail())")
+        }
+    }
+
+    @Test("the config's directory missing at start (two levels), then made: watched through its parent, the new file is read; deleted and made again: edits are seen again")
+    func watcherFollowsTheDirectory() async throws {
+        try await withSandbox(.init(wirePlumber: false, sinks: Self.sinks)) { sandbox in
+            guard let binary = EarshotBinary.url?.path else { throw FixtureError("earshot binary not built") }
+            let configHome = sandbox.root.appendingPathComponent("late/config")
+            let directory = configHome.appendingPathComponent("earshot").path
+            let path = "\(directory)/earshot.toml"
+            let process = try sandbox.spawn(
+                "earshot-daemon", [binary, "daemon", "--verbose"], extraEnvironment: ["XDG_CONFIG_HOME": configHome.path])
+            let daemon = DaemonFixture(sandbox: sandbox, binary: binary, process: process)
+            try await offPool { try sandbox.waitForFile(daemon.socketPath, createdBy: process) }
+            let watchingRoot = "config: \(directory) does not exist: watching \(sandbox.root.path) until it does (for earshot.toml)"
+            try await process.waitForLog(containing: watchingRoot)
+            let session = try DaemonSession(path: daemon.socketPath)
+            try await session.register(D.address, placement: "on-head")
+            #expect(try await daemon.settle(session) == D.headphones)
+
+            func writeConfig(_ text: String) throws {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+                try text.write(toFile: path, atomically: true, encoding: .utf8)
+            }
+            try writeConfig(Self.ignoreHeadphones)
+            try await process.waitForLog(containing: "config: watching \(directory) for earshot.toml")
+            try await process.waitForLog(containing: "config reloaded from \(path)")
+            #expect(try await daemon.settle(session) == D.speakers)
+
+            // Deleted: the watch goes up to the config home; the defaults apply.
+            try FileManager.default.removeItem(atPath: directory)
+            try await process.waitForLog(containing: "config: \(directory) does not exist: watching \(configHome.path) until it does (for earshot.toml)")
+            #expect(try await daemon.settle(session) == D.headphones)
+            // Made again: watched again, and an edit is read.
+            try writeConfig(Self.ignoreHeadphones)
+            try await process.waitForLog(containing: "config: watching \(directory) for earshot.toml", occurrences: 2)
+            try await process.waitForLog(containing: "config reloaded from \(path)", occurrences: 2)
+            #expect(try await daemon.settle(session) == D.speakers)
+            try writeConfig(Self.quickTiming)
+            try await process.waitForLog(containing: "config reloaded from \(path)", occurrences: 3)
+            #expect(try await daemon.settle(session) == D.headphones)
+
+            // Said once at start where it watched; after that only each move.
+            let log = try String(contentsOf: try #require(process.logFile), encoding: .utf8)
+            #expect(log.components(separatedBy: watchingRoot).count - 1 == 1)
         }
     }
 }
