@@ -41,16 +41,27 @@ int CEarshotLinux_SO_PEERCRED(void) { return SO_PEERCRED; }
 int CEarshotLinux_inotify_init(void) { return inotify_init1(IN_CLOEXEC | IN_NONBLOCK); }
 
 int CEarshotLinux_inotify_watch_directory(int fd, const char *directory) {
-    return inotify_add_watch(fd, directory, IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE);
+    return inotify_add_watch(fd, directory,
+                             IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE |
+                                 IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR);
 }
 
 size_t CEarshotLinux_inotify_next(const void *buffer, size_t length, size_t offset, int *watch,
-                                  const char **name) {
+                                  int *kind, const char **name) {
     if (offset > length || length - offset < sizeof(struct inotify_event)) return 0;
     const struct inotify_event *event = (const struct inotify_event *)((const char *)buffer + offset);
     size_t size = sizeof(struct inotify_event) + event->len;
     if (length - offset < size) return 0;
     *watch = event->wd;
+    if (event->mask & IN_Q_OVERFLOW) {
+        *kind = CEarshotLinux_inotify_overflow;
+    } else if (event->mask & IN_IGNORED) {
+        *kind = CEarshotLinux_inotify_removed;
+    } else if (event->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_UNMOUNT)) {
+        *kind = CEarshotLinux_inotify_self_gone;
+    } else {
+        *kind = CEarshotLinux_inotify_entry;
+    }
     // The kernel pads the name with NULs to the event's alignment; an empty one has len 0.
     *name = event->len > 0 ? event->name : "";
     return offset + size;

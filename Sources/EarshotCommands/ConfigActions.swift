@@ -4,7 +4,7 @@ import RoutingPolicy
 /// The logic of `earshot config`: find, load, report.
 enum ConfigActions {
     static func check(file: String?, environment: [String: String]) -> CommandOutcome {
-        let source = ConfigSource.resolve(explicit: file, environment: environment, fileExists: FileManager.default.fileExists(atPath:))
+        let source = ConfigSource.resolve(explicit: file, environment: environment, fileExists: InputFile.nameExists)
         do {
             _ = try source.load()
             return CommandOutcome(standardOutput: "\(source.description == "-" ? "<stdin>" : source.description): ok\n")
@@ -20,16 +20,16 @@ enum ConfigActions {
         case .man: return CommandOutcome(standardOutput: ConfigManualPage.render(version: EarshotVersion.current, date: manualDate(environment)))
         case nil: break
         }
-        let source = ConfigSource.resolve(explicit: explicit, environment: environment, fileExists: FileManager.default.fileExists(atPath:))
+        let source = ConfigSource.resolve(explicit: explicit, environment: environment, fileExists: InputFile.nameExists)
         let config: PolicyConfig
         var text = ""
         do throws(ConfigErrors) {
             // Read once: a pipe or stdin cannot be read a second time for the listing below.
             if case .file(let path) = source {
                 do {
-                    text = try InputFile.text(path)
+                    text = try InputFile.text(path, limit: PolicyConfigLoader.sizeLimit)
                 } catch {
-                    throw ConfigErrors([ConfigError(SourceLocation(file: InputFile.name(path), line: 1, column: 1), "cannot read the file: \(error.reason)")])
+                    throw PolicyConfigLoader.unreadable(InputFile.name(path), error.reason)
                 }
                 config = try PolicyConfigLoader.parse(text, file: InputFile.name(path))
             } else {
@@ -41,7 +41,7 @@ enum ConfigActions {
         if effective { return CommandOutcome(standardOutput: ConfigRenderer.toml(config)) }
         var lines = ["# search order:"]
         for candidate in ConfigSource.candidates(explicit: explicit, environment: environment) {
-            let state = FileManager.default.fileExists(atPath: candidate) ? "found" : "absent"
+            let state = InputFile.nameExists(candidate) ? "found" : "absent"
             lines.append("#   \(candidate) (\(state))")
         }
         lines.append("# in use: \(source)")

@@ -23,7 +23,9 @@ struct DaemonCommand: AsyncParsableCommand {
     @Option(help: "Control socket path (default: $XDG_RUNTIME_DIR/earshot/control).", completion: .file())
     var socket: String?
 
-    @Option(help: "State file (default: $XDG_STATE_HOME/earshot/state.json).", completion: .file(extensions: ["json"]))
+    @Option(
+        help: "State file (default: $XDG_STATE_HOME/earshot/state.json, else ~/.local/state/earshot/state.json; its directory must be yours and not writable by others).",
+        completion: .file(extensions: ["json"]))
     var state: String?
 
     @Flag(help: "Log every decision's full explanation, not just its summary.")
@@ -55,17 +57,25 @@ struct DaemonCommand: AsyncParsableCommand {
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
-        let options = DaemonOptions(
-            configPath: config, remote: remote,
-            socketPath: socket ?? ControlSocketPath.default(environment: environment),
-            statePath: state ?? StateStore.defaultPath(environment: environment),
-            environment: environment, verbose: verbose
-        ).with(bluetoothLoopback: bluetoothLoopback, driverPacketLog: logDriverPackets)
         // Every message escaped (EscapingLogHandler): log lines quote names any client chose.
         var logger = Logger(label: "earshot") { EscapingLogHandler(StreamLogHandler.standardError(label: $0)) }
         logger.logLevel = verbose ? .debug : .info
         // EARSHOT_LOG=trace also logs every input the daemon takes (for debugging).
         if let level = environment["EARSHOT_LOG"].flatMap(Logger.Level.init(rawValue:)) { logger.logLevel = level }
+        let statePath: String
+        do {
+            statePath = try state ?? StateStore.defaultPath(environment: environment)
+        } catch {
+            // As a state directory that is not the user's own: fixed by the user, not a restart.
+            logger.error("cannot start: \(error)")
+            throw ExitCode(DaemonRunner.configInvalidStatus)
+        }
+        let options = DaemonOptions(
+            configPath: config, remote: remote,
+            socketPath: socket ?? ControlSocketPath.default(environment: environment),
+            statePath: statePath,
+            environment: environment, verbose: verbose
+        ).with(bluetoothLoopback: bluetoothLoopback, driverPacketLog: logDriverPackets)
         let status = await DaemonRunner.run(options, logger: logger)
         if status != 0 { throw ExitCode(status) }
     }

@@ -67,7 +67,7 @@ enum EvalActions {
         }
         let config: PolicyConfig
         do {
-            config = try ConfigSource.resolve(explicit: request.configPath, environment: environment, fileExists: FileManager.default.fileExists(atPath:)).load()
+            config = try ConfigSource.resolve(explicit: request.configPath, environment: environment, fileExists: InputFile.nameExists).load()
         } catch {
             return failure(lines: error.errors.map(\.description))
         }

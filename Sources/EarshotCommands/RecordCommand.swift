@@ -55,7 +55,12 @@ struct RecordCommand: ParsableCommand {
     func run() throws {
         if let since = since.flatMap(RecordActions.duration) {
             let environment = ProcessInfo.processInfo.environment
-            let directory = recordings ?? (StateStore.defaultPath(environment: environment) as NSString).deletingLastPathComponent + "/recordings"
+            let directory: String
+            do {
+                directory = try recordings ?? (StateStore.defaultPath(environment: environment) as NSString).deletingLastPathComponent + "/recordings"
+            } catch {
+                return try CommandOutcome(standardError: "earshot record: \(error); or name the recordings with --recordings DIR\n", exitCode: 1).emit()
+            }
             let now = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
             try RecordActions.assemble(
                 recordings: directory, since: since, into: output ?? "earshot-recording-since-\(self.since ?? "")", now: now, warn: Self.warn

@@ -1,10 +1,14 @@
 import SystemBridge
 
 /// Calls `onChange` when one of `paths` is written, created, replaced (editors rename over
-/// the file) or deleted, and on SIGHUP: a `FileChangeWatcher` on the files' directories and a
-/// `SignalWatcher` for SIGHUP. Neither can fail short of the process running out of
-/// descriptors or threads; if one does, the other still works and the failure is kept for
-/// the log.
+/// the file), renamed away or deleted, and on SIGHUP: a `FileChangeWatcher` on the files'
+/// directories and a `SignalWatcher` for SIGHUP. A directory that does not exist yet is
+/// watched through its nearest existing ancestor until it does, and a watched directory
+/// deleted or moved away is watched again from where its path now leads; `onWatch` is told
+/// each time where a path is watched from (at start, and each time that moves), for the log.
+/// SIGHUP also re-arms a watch whose directory changed unseen. Neither watcher can fail short
+/// of the process running out of descriptors or threads; if one does, the other still works
+/// and the failure is kept for the log.
 public final class ConfigWatcher: Sendable {
     private let files: FileChangeWatcher?
     private let hangUp: SignalWatcher?
@@ -12,19 +16,32 @@ public final class ConfigWatcher: Sendable {
     public let fileWatchFailure: SystemError?
     /// Why SIGHUP does not reload (the handler could not be installed).
     public let signalFailure: SystemError?
-    /// Watched paths whose directory does not exist: a change there is not seen.
+    /// Watched paths for which no directory could be watched (inotify refused each one up to
+    /// the root): a change there is not seen until SIGHUP places the watch.
     public var unwatchedPaths: [String] { files?.unwatched ?? [] }
+    /// Where each path is watched from now.
+    public var watching: [FileChangeWatcher.Watching] { files?.watching ?? [] }
 
-    public init(paths: [String], onChange: @escaping @Sendable (String) -> Void) {
+    /// No `paths` (a config read once, from a pipe): only SIGHUP is watched.
+    public init(
+        paths: [String], onWatch: @escaping @Sendable (FileChangeWatcher.Watching) -> Void = { _ in },
+        onChange: @escaping @Sendable (String) -> Void
+    ) {
+        var files: FileChangeWatcher?
         do {
-            files = try FileChangeWatcher(paths: paths, threadName: "earshot-config") { onChange("\($0) changed") }
+            if !paths.isEmpty {
+                files = try FileChangeWatcher(paths: paths, threadName: "earshot-config", onWatch: onWatch) { onChange("\($0) changed") }
+            }
             fileWatchFailure = nil
         } catch {
-            files = nil
             fileWatchFailure = error
         }
+        self.files = files
         do {
-            hangUp = try SignalWatcher([.hangUp], threadName: "earshot-sighup") { _ in onChange("SIGHUP") }
+            hangUp = try SignalWatcher([.hangUp], threadName: "earshot-sighup") { [files] _ in
+                files?.refresh()
+                onChange("SIGHUP")
+            }
             signalFailure = nil
         } catch {
             hangUp = nil

@@ -87,15 +87,25 @@ extension Daemon: DaemonControl {
 
 /// The other sources: the config watcher, BlueZ, MPRIS.
 extension Daemon {
-    /// Config reload (SIGHUP or the file changing). The file is parsed here, off the actor (the
-    /// running config keeps serving meanwhile); a valid one is submitted as an input, an invalid
-    /// one is logged with file:line:col and the last good config stays.
+    /// Config reload (SIGHUP or the file changing). The file is read and parsed here, off the
+    /// actor (the running config keeps serving meanwhile), and only ever a regular file of at
+    /// most 16 MiB, opened non-blocking (`DaemonConfigFile`): a FIFO or a device put at the
+    /// path never blocks this. A valid one is submitted as an input; one that cannot be read
+    /// or is invalid is logged with file:line:col and the last good config stays. A config read
+    /// once from a pipe or standard input is kept, and that is said once.
     public nonisolated func reloadConfig(because cause: String) async {
-        let options = environment.options
-        let source = ConfigSource.resolve(
-            explicit: options.configPath, environment: options.environment, fileExists: FileManager.default.fileExists(atPath:))
+        if let readOnce = configReadOnce {
+            let path = InputFile.name(environment.options.configPath ?? "-")
+            if !configReadOnceNoticed.exchange(true, ordering: .relaxed) {
+                environment.logger.warning(
+                    "config not reloaded (\(cause)): \(path) was read once at start, from \(readOnce), and cannot be read again; keeping the config read then (restart the daemon to change it; later reloads say nothing more)")
+            } else {
+                environment.logger.debug("config not reloaded (\(cause)): \(path) was read once at start")
+            }
+            return
+        }
         do {
-            let config = try source.load()
+            let (source, config) = try DaemonConfigFile.reload(options: environment.options)
             _ = await submit(.configLoaded(config, source, cause: cause))
         } catch {
             for problem in error.errors { environment.logger.error("config not reloaded (\(cause)): \(problem)") }
@@ -104,9 +114,11 @@ extension Daemon {
         }
     }
 
-    /// The files whose changes trigger a reload: the explicit config, or every search path.
+    /// The files whose changes trigger a reload: the explicit config, or every search path;
+    /// none for a config read once from a pipe.
     public nonisolated var watchedConfigPaths: [String] {
-        ConfigSource.candidates(explicit: environment.options.configPath, environment: environment.options.environment)
+        guard configReadOnce == nil else { return [] }
+        return ConfigSource.candidates(explicit: environment.options.configPath, environment: environment.options.environment)
     }
 
     /// This host's Bluetooth adapters as BlueZ lists them now (empty when BlueZ is absent):

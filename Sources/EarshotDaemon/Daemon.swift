@@ -2,6 +2,7 @@ import AudioGraph
 import Foundation
 import Logging
 import RoutingPolicy
+import Synchronization
 
 /// The live engine. Every input — a burst of graph changes, a control request, the placement
 /// timer, a config reload, BlueZ's adapters, an MPRIS status — goes through one path,
@@ -25,15 +26,20 @@ public actor Daemon {
     let playback = PlaybackHook()
     var engine: PolicyEngine
     var configSource: ConfigSource
+    /// What an explicit `--config` read once at start was (a pipe, standard input): a reload
+    /// keeps its config, and says so once (`configReadOnceNoticed`).
+    nonisolated let configReadOnce: String?
+    nonisolated let configReadOnceNoticed = Atomic<Bool>(false)
     var session = GraphSession()
     var decisions = DecisionLog()
     var persister: StatePersister
 
     public init(options: DaemonOptions, logger: Logger, clock: any DaemonClock = SystemDaemonClock()) throws(ConfigErrors) {
         environment = DaemonEnvironment(options: options, logger: logger, clock: clock)
-        configSource = ConfigSource.resolve(
-            explicit: options.configPath, environment: options.environment, fileExists: FileManager.default.fileExists(atPath:))
-        engine = PolicyEngine(graph: Graph(), config: try configSource.load())
+        let file = try DaemonConfigFile.atStart(options: options)
+        configSource = file.source
+        configReadOnce = file.readOnce
+        engine = PolicyEngine(graph: Graph(), config: file.config)
         events = EventHub(hostAddresses: engine.knownHostAddresses)
         applier = ApplyStage(logger: logger)
         persister = StatePersister(path: options.statePath, logger: logger)
@@ -43,7 +49,10 @@ public actor Daemon {
     public nonisolated var driverBoard: DriverBoard { environment.driverBoard }
     var now: Milliseconds { environment.clock.now }
 
-    public var configDescription: String { configSource.description }
+    public var configDescription: String {
+        guard let readOnce = configReadOnce else { return configSource.description }
+        return "\(InputFile.name(configSource.description)) (read once, from \(readOnce): a reload keeps it)"
+    }
 
     /// Restores the saved state, then takes inputs until `stop()`: PipeWire's (through a
     /// `GraphFeed` that reconnects while PipeWire is away) and every other source's.

@@ -6,9 +6,10 @@ import SystemBridge
 /// Everything `earshot daemon` runs: the engine, its control socket, the config watcher and
 /// clean shutdown on SIGTERM/SIGINT. Returns the process exit status.
 public enum DaemonRunner {
-    /// The exit status for a config that cannot be used at start (sysexits' EX_CONFIG, which
-    /// systemd names "CONFIG"): the unit's `RestartPreventExitStatus` keeps systemd from
-    /// restarting a daemon that would only fail again until the file is fixed.
+    /// The exit status for a config that cannot be used at start, or a state directory that is
+    /// not the user's own or has no place at all (sysexits' EX_CONFIG, which systemd names
+    /// "CONFIG"): the unit's `RestartPreventExitStatus` keeps systemd from restarting a daemon
+    /// that would only fail again until the file or the directory is fixed.
     public static let configInvalidStatus: Int32 = 78
 
     public static func run(_ options: DaemonOptions, logger: Logger) async -> Int32 {
@@ -17,6 +18,13 @@ public enum DaemonRunner {
             daemon = try Daemon(options: options, logger: logger)
         } catch {
             for problem in error.errors { logger.error("config: \(problem)") }
+            return configInvalidStatus
+        }
+        // Before anything is read from the state directory or written to it.
+        do {
+            try StateStore(path: options.statePath).prepareDirectory()
+        } catch {
+            logger.error("cannot start: \(error)")
             return configInvalidStatus
         }
         // One daemon per PipeWire, whatever its control socket and with or without D-Bus.
@@ -59,7 +67,15 @@ public enum DaemonRunner {
         let rolling = RollingRecording(
             directory: RollingRecording.directory(statePath: options.statePath), daemon: daemon, logger: logger)
         await rolling.apply(keepHours: await daemon.recordKeepHours)
-        let watcher = ConfigWatcher(paths: daemon.watchedConfigPaths) { cause in
+        // Where each config path is watched from: once at start, then whenever it moves (a
+        // directory created, deleted or moved away).
+        let watcher = ConfigWatcher(paths: daemon.watchedConfigPaths, onWatch: { watching in
+            if watching.watched == nil {
+                logger.warning("config: \(watching); SIGHUP still reloads it and watches again")
+            } else {
+                logger.info("config: \(watching)")
+            }
+        }) { cause in
             Task {
                 await daemon.reloadConfig(because: cause)
                 await desktop.drivers.configChanged(await daemon.driversConfig)

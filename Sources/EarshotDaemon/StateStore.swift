@@ -58,10 +58,96 @@ public struct StateStore: Sendable {
 
     public init(path: String) { self.path = path }
 
-    public static func defaultPath(environment: [String: String]) -> String {
-        let base = environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? "\(environment["HOME"] ?? "/tmp")/.local/state"
-        return "\(base)/earshot/state.json"
+    /// No place for the state file: neither variable names one and the user database gives no
+    /// home directory.
+    public struct NoStateLocation: Error, Sendable, CustomStringConvertible {
+        public var uid: UInt32
+        /// Why the user database gave none (its entry has no home; or the lookup failed).
+        public var detail: String
+
+        public var description: String {
+            "no place for the state file: XDG_STATE_HOME and HOME are not set (or not absolute paths) and \(detail); set XDG_STATE_HOME or HOME, or start with --state FILE (Earshot never falls back to a shared directory such as /tmp)"
+        }
+    }
+
+    /// `$XDG_STATE_HOME/earshot/state.json`, else `$HOME/.local/state/earshot/state.json`, else
+    /// the same under the home directory the user database gives the real user (`passwdHome`:
+    /// getpwuid_r, for a daemon started without HOME). A variable counts only when it is an
+    /// absolute path (XDG's rule). Never a shared directory: with no home at all this throws.
+    public static func defaultPath(
+        environment: [String: String], uid: UInt32 = CurrentProcess.userID,
+        passwdHome: () throws -> String? = { try CurrentProcess.passwdHomeDirectory() }
+    ) throws(NoStateLocation) -> String {
+        func absolute(_ value: String?) -> String? {
+            guard let value, value.hasPrefix("/") else { return nil }
+            return value
+        }
+        if let base = absolute(environment["XDG_STATE_HOME"]) { return "\(base)/earshot/state.json" }
+        let home: String
+        if let variable = absolute(environment["HOME"]) {
+            home = variable
+        } else {
+            let found: String?
+            do {
+                found = try passwdHome()
+            } catch {
+                throw NoStateLocation(uid: uid, detail: "the user database cannot be read (\(error))")
+            }
+            guard let found = absolute(found) else {
+                throw NoStateLocation(uid: uid, detail: "the user database gives uid \(uid) no home directory")
+            }
+            home = found
+        }
+        return "\(home == "/" ? "" : home)/.local/state/earshot/state.json"
+    }
+
+    /// The state directory is not the user's own: refused at start (docs/state-file.md).
+    public struct UnsafeDirectory: Error, Sendable, Equatable, CustomStringConvertible {
+        public var directory: String
+        public var problem: String
+
+        public init(directory: String, problem: String) {
+            self.directory = directory
+            self.problem = problem
+        }
+
+        public var description: String {
+            "the state directory \(directory) \(problem); another user could plant registrations in it or read the state: refusing to use it (fix it, or start with --state FILE in a directory of your own)"
+        }
+    }
+
+    /// The directory of the state file.
+    public var directory: String { (path as NSString).deletingLastPathComponent }
+
+    /// Makes sure the state file's directory is the user's own before anything is read from it
+    /// or written to it: created when missing (mode 0700, and so are the missing directories
+    /// above it), then refused when it is not a directory, is not owned by the real user id
+    /// (`uid`), or is writable by its group or by others. Symbolic links are followed (the
+    /// directory they lead to is checked). A directory that cannot be created is not refused
+    /// here: saves then fail, and say why (`status`), as any save that fails.
+    public func prepareDirectory(uid: UInt32 = CurrentProcess.userID) throws(UnsafeDirectory) {
+        let directory = self.directory.isEmpty ? "." : self.directory
+        var status = try? FileSystem.status(of: directory)
+        if status == nil {
+            try? FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            status = try? FileSystem.status(of: directory)
+        }
+        guard let status else { return }
+        if let problem = Self.problem(with: status, uid: uid) { throw UnsafeDirectory(directory: directory, problem: problem) }
+    }
+
+    /// What is wrong with a state directory, if anything: not a directory, owned by another
+    /// user, writable by group or others.
+    public static func problem(with status: FileSystem.Status, uid: UInt32) -> String? {
+        guard status.type == .directory else { return "is \(status.type), not a directory" }
+        guard status.owner == uid else { return "is owned by uid \(status.owner), not by this user (uid \(uid))" }
+        let writable = status.permissions & 0o022
+        guard writable == 0 else {
+            let who = writable == 0o022 ? "its group and others" : writable == 0o020 ? "its group" : "others"
+            return "is writable by \(who) (mode 0\(String(status.permissions, radix: 8)); it should be 0700)"
+        }
+        return nil
     }
 
     /// The saved state; a missing file is an empty state. One that cannot be read (corrupt, of

@@ -1,5 +1,8 @@
 import Foundation
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `earshot config check|show` as a user runs them.
 struct ConfigCLITests {
@@ -31,6 +34,29 @@ struct ConfigCLITests {
         let plain = try EarshotBinary.run(["config", "show"], environment: ["XDG_CONFIG_HOME": home.path])
         #expect(plain.standardOutput.contains("# in use: \(home.path)/earshot/earshot.toml"))
         #expect(plain.standardOutput.contains("# tier-order in force (docs/policy.md §2): override > restore > worn > arrived > rule-priority > last-choice > class-order"))
+    }
+
+    /// Issue 21: `config check` says what the daemon would: a dangling link at the search path
+    /// is an error (it was passed over for the built-in defaults), a file over 16 MiB is refused
+    /// with its size, unread.
+    @Test func checkReportsADanglingLinkAndAHugeFile() throws {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-xdg-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: home.appendingPathComponent("earshot"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: home) }
+        let path = home.appendingPathComponent("earshot/earshot.toml").path
+        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: home.appendingPathComponent("dotfiles/earshot.toml").path)
+        let check = try EarshotBinary.run(["config", "check"], environment: ["XDG_CONFIG_HOME": home.path])
+        #expect(check.status == 1)
+        #expect(check.standardError == "\(path):1:1: cannot read the file: No such file or directory\n")
+        let show = try EarshotBinary.run(["config", "show"], environment: ["XDG_CONFIG_HOME": home.path])
+        #expect(show.status == 1)
+
+        let huge = home.appendingPathComponent("huge.toml").path
+        #expect(FileManager.default.createFile(atPath: huge, contents: nil))
+        #expect(truncate(huge, (16 << 20) + 1) == 0)
+        let refused = try EarshotBinary.run(["config", "check", huge])
+        #expect(refused.status == 1)
+        #expect(refused.standardError == "\(huge):1:1: cannot read the file: it is 16777217 bytes, over the limit of 16 MiB\n")
     }
 
     @Test func showEffectivePrintsTierOrderAndNoHugeNumber() throws {

@@ -119,15 +119,112 @@ struct FileChangeWatcherTests {
         }
     }
 
-    @Test("a file whose directory does not exist is listed as unwatched; the others are still watched")
+    @Test("a file whose directories do not exist yet is watched through the nearest that does; as they appear the watch moves down and the file is seen")
     func missingDirectory() async throws {
         try await withTemporaryDirectoryAsync { root in
             let reports = Reports()
-            let watcher = try FileChangeWatcher(paths: ["\(root)/absent/a.toml", "\(root)/b.toml"]) { reports.add($0) }
+            let placed = Reports()
+            let path = "\(root)/absent/deeper/a.toml"
+            let watcher = try FileChangeWatcher(paths: [path, "\(root)/b.toml"], onWatch: { placed.add($0.description) }) { reports.add($0) }
             defer { watcher.stop() }
-            #expect(watcher.unwatched == ["\(root)/absent/a.toml"])
+            #expect(watcher.unwatched.isEmpty)
+            #expect(watcher.watching.map(\.watched) == [root, root])
+            #expect(placed.all == [
+                "\(root)/absent/deeper does not exist: watching \(root) until it does (for a.toml)", "watching \(root) for b.toml",
+            ])
             try Data("b".utf8).write(to: URL(fileURLWithPath: "\(root)/b.toml"))
             #expect(await reports.wait { $0 == "\(root)/b.toml" })
+
+            // One level appears: the watch moves down to it.
+            try FileManager.default.createDirectory(atPath: "\(root)/absent", withIntermediateDirectories: false)
+            #expect(await placed.wait { $0 == "\(root)/absent/deeper does not exist: watching \(root)/absent until it does (for a.toml)" })
+            // The file's directory appears: watched, and a change reported (the file may be there).
+            try FileManager.default.createDirectory(atPath: "\(root)/absent/deeper", withIntermediateDirectories: false)
+            #expect(await placed.wait { $0 == "watching \(root)/absent/deeper for a.toml" })
+            #expect(await reports.wait { $0 == path })
+            let before = reports.all.count
+            try Data("a = 1".utf8).write(to: URL(fileURLWithPath: path))
+            #expect(await reports.wait { _ in reports.all.count > before })
+            #expect(watcher.watching.first?.isDirect == true)
+        }
+    }
+
+    @Test("a directory made with its file in one go (mkdir -p, then the file at once) is seen")
+    func directoryAndFileAtOnce() async throws {
+        try await withTemporaryDirectoryAsync { root in
+            let reports = Reports()
+            let path = "\(root)/x/y/z/earshot.toml"
+            let watcher = try FileChangeWatcher(paths: [path]) { reports.add($0) }
+            defer { watcher.stop() }
+            try FileManager.default.createDirectory(atPath: "\(root)/x/y/z", withIntermediateDirectories: true)
+            try Data("a = 1".utf8).write(to: URL(fileURLWithPath: path))
+            #expect(await reports.wait { $0 == path })
+            // Reported from the directory appearing or from the file written in it: either way
+            // the watch was on the directory before the report went out.
+            #expect(watcher.watching.first?.watched == "\(root)/x/y/z")
+        }
+    }
+
+    @Test("the directory deleted and made again, or moved away and replaced: the watch follows the path, and edits are seen")
+    func directoryReplaced() async throws {
+        try await withTemporaryDirectoryAsync { root in
+            let directory = "\(root)/earshot"
+            let path = "\(directory)/earshot.toml"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+            let reports = Reports()
+            let placed = Reports()
+            let watcher = try FileChangeWatcher(paths: [path], onWatch: { placed.add($0.description) }) { reports.add($0) }
+            defer { watcher.stop() }
+            #expect(placed.all == ["watching \(directory) for earshot.toml"])
+
+            for round in 0..<2 {
+                // Round 0 deletes the directory (IN_DELETE_SELF), round 1 moves it away (IN_MOVE_SELF).
+                let placedBefore = placed.all.count
+                if round == 0 {
+                    try FileManager.default.removeItem(atPath: directory)
+                } else {
+                    try FileSystem.rename(directory, to: "\(root)/earshot.old")
+                }
+                #expect(await placed.wait { _ in
+                    placed.all.dropFirst(placedBefore).contains("\(directory) does not exist: watching \(root) until it does (for earshot.toml)")
+                }, "round \(round)")
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+                #expect(await placed.wait { _ in placed.all.dropFirst(placedBefore).contains("watching \(directory) for earshot.toml") })
+                let before = reports.all.count
+                try Data("a = \(round)".utf8).write(to: URL(fileURLWithPath: path))
+                #expect(await reports.wait { _ in reports.all.dropFirst(before).contains(path) }, "round \(round)")
+            }
+            // The moved-away directory is not watched any more: only the new one reports.
+            let before = reports.all.count
+            try Data("old".utf8).write(to: URL(fileURLWithPath: "\(root)/earshot.old/earshot.toml"))
+            try Data("new".utf8).write(to: URL(fileURLWithPath: path))
+            #expect(await reports.wait { _ in reports.all.count > before })
+            #expect(watcher.watching == [FileChangeWatcher.Watching(path: path, directory: directory, watched: directory, failure: nil)])
+        }
+    }
+
+    @Test("refresh places again a watch whose directory changed unseen (its parent moved away)")
+    func refreshAfterUnseenMove() async throws {
+        try await withTemporaryDirectoryAsync { root in
+            let directory = "\(root)/config/earshot"
+            let path = "\(directory)/earshot.toml"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let reports = Reports()
+            let placed = Reports()
+            let watcher = try FileChangeWatcher(paths: [path], onWatch: { placed.add($0.description) }) { reports.add($0) }
+            defer { watcher.stop() }
+            // The parent moves: nothing tells the watch on config/earshot (it moved along).
+            try FileSystem.rename("\(root)/config", to: "\(root)/config.old")
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            watcher.refresh()
+            #expect(placed.all.last == "watching \(directory) for earshot.toml")
+            #expect(placed.all.count == 2)
+            let before = reports.all.count
+            try Data("a = 1".utf8).write(to: URL(fileURLWithPath: path))
+            #expect(await reports.wait { _ in reports.all.dropFirst(before).contains(path) })
+            // Nothing changed since: a refresh moves nothing.
+            watcher.refresh()
+            #expect(placed.all.count == 2)
         }
     }
 

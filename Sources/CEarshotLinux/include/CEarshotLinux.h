@@ -28,14 +28,28 @@ int CEarshotLinux_SO_PEERCRED(void);
 // inotify_init1(IN_CLOEXEC | IN_NONBLOCK): the flags are macros.
 int CEarshotLinux_inotify_init(void);
 // inotify_add_watch for what a file watcher needs in a directory: a file written and closed,
-// moved in (editors rename over the file), created or deleted. The mask is built of macros.
+// moved in or out (editors rename over the file), created or deleted; and the directory
+// itself deleted or moved away (the watcher then places its watch again). IN_ONLYDIR: a path
+// that is not a directory fails with ENOTDIR. The mask is built of macros.
 int CEarshotLinux_inotify_watch_directory(int fd, const char *directory);
+// What an inotify event says, for a watcher of directories (the IN_* masks are macros):
+enum {
+    // An entry of the watched directory was written, created, deleted or moved in or out.
+    CEarshotLinux_inotify_entry = 0,
+    // The watched directory itself was deleted or moved, or its file system unmounted.
+    CEarshotLinux_inotify_self_gone = 1,
+    // The watch was removed (IN_IGNORED: after a deletion, or inotify_rm_watch).
+    CEarshotLinux_inotify_removed = 2,
+    // The kernel's queue overflowed (IN_Q_OVERFLOW, watch -1): events were lost.
+    CEarshotLinux_inotify_overflow = 3,
+};
 // The event at `offset` of a buffer filled by read(2) from an inotify descriptor. struct
 // inotify_event is variable-length (a NUL-padded name of `len` bytes follows it), so it is
-// read here where its layout is declared. Sets `watch` and `name` ("" when the event has
-// none) and returns the offset of the next event, or 0 when no whole event is left.
+// read here where its layout is declared. Sets `watch`, `kind` (one of the values above) and
+// `name` ("" when the event has none) and returns the offset of the next event, or 0 when no
+// whole event is left.
 size_t CEarshotLinux_inotify_next(const void *buffer, size_t length, size_t offset, int *watch,
-                                  const char **name);
+                                  int *kind, const char **name);
 
 // --- eventfd ---------------------------------------------------------------------------
 // eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK): a descriptor another thread can make readable, to

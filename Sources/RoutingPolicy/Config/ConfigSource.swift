@@ -1,6 +1,9 @@
 /// Which config applies: `--config`, then `$XDG_CONFIG_HOME/earshot/earshot.toml`, then
 /// `/etc/earshot/earshot.toml`, else the built-in defaults. File existence is asked of the
-/// caller, so the choice itself stays pure.
+/// caller, so the choice itself stays pure: callers ask whether anything is at the path
+/// (`InputFile.nameExists`, lstat), so a symbolic link whose target is missing or that loops
+/// is chosen, and reported as unreadable, rather than silently passed over for the next file
+/// or the built-in defaults.
 public enum ConfigSource: Sendable, Hashable, CustomStringConvertible {
     case file(String)
     case builtIn

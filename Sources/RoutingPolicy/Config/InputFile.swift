@@ -16,10 +16,15 @@ public enum InputFile {
     /// The name a path is shown by (`-` is standard input).
     public static func name(_ path: String) -> String { path == "-" ? "<stdin>" : path }
 
-    public static func data(_ path: String) throws(Failure) -> Data {
+    /// The bytes of `path`. With a `limit`, a file of more bytes is refused with its size (by
+    /// its size when it is a regular file, without reading it; a pipe is read up to one byte
+    /// past the limit), so a huge file never fills the memory.
+    public static func data(_ path: String, limit: Int? = nil) throws(Failure) -> Data {
         if path == "-" {
             do {
-                return try FileHandle.standardInput.readToEnd() ?? Data()
+                return try read(FileHandle.standardInput, limit: limit, path: name(path))
+            } catch let failure as Failure {
+                throw failure
             } catch {
                 throw Failure(path: name(path), reason: reason(error))
             }
@@ -32,14 +37,48 @@ public enum InputFile {
             // FileHandle reads until the end, so pipes and FIFOs work (Data(contentsOf:) does not).
             let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
             defer { try? handle.close() }
-            return try handle.readToEnd() ?? Data()
+            if let limit, let size = try? handle.seekToEnd() {
+                // A regular file (a pipe cannot seek): refused by its size, unread.
+                guard size <= UInt64(limit) else { throw Failure(path: path, reason: tooLarge(size: Int64(clamping: size), limit: limit)) }
+                try handle.seek(toOffset: 0)
+            }
+            return try read(handle, limit: limit, path: path)
+        } catch let failure as Failure {
+            throw failure
         } catch {
             throw Failure(path: path, reason: reason(error))
         }
     }
 
-    public static func text(_ path: String) throws(Failure) -> String {
-        let bytes = try data(path)
+    /// Until the end, or one byte past `limit` (refused).
+    private static func read(_ handle: FileHandle, limit: Int?, path: String) throws -> Data {
+        guard let limit else { return try handle.readToEnd() ?? Data() }
+        var data = Data()
+        while let chunk = try handle.read(upToCount: min(65536, limit + 1 - data.count)), !chunk.isEmpty {
+            data.append(chunk)
+            if data.count > limit { throw Failure(path: path, reason: tooLarge(size: nil, limit: limit)) }
+        }
+        return data
+    }
+
+    /// Why a file over `limit` bytes is refused: `it is 1073741824 bytes, over the limit of
+    /// 16 MiB`; for a stream, whose size is not known, `it has more than 16 MiB, the limit`.
+    public static func tooLarge(size: Int64?, limit: Int) -> String {
+        let mebibyte = 1 << 20
+        let limitText = limit % mebibyte == 0 ? "\(limit / mebibyte) MiB" : "\(limit) bytes"
+        guard let size else { return "it has more than \(limitText), the limit" }
+        return "it is \(size) bytes, over the limit of \(limitText)"
+    }
+
+    /// Whether anything is at `path` itself (lstat): a symbolic link counts even when its
+    /// target is missing or it loops, so a config search stops at it and reports it, rather
+    /// than passing over the user's file to the next one.
+    public static func nameExists(_ path: String) -> Bool {
+        (try? FileManager.default.attributesOfItem(atPath: path)) != nil
+    }
+
+    public static func text(_ path: String, limit: Int? = nil) throws(Failure) -> String {
+        let bytes = try data(path, limit: limit)
         guard let text = String(data: bytes, encoding: .utf8) else { throw Failure(path: name(path), reason: "not UTF-8 text") }
         return text
     }
