@@ -89,6 +89,7 @@ extension Daemon {
                 engine.restoreChoices(of: direction, lastChoice: choice.lastChoice, override: choice.override, hold: plainRestart)
             }
             outcome = engine.handle(.start, at: now)
+            firstGraphCame()
         } else {
             outcome = engine.handle(.graphReplaced(graph), at: now)
         }
@@ -197,6 +198,10 @@ extension Daemon {
         let wallClock = environment.clock.wallClock
         let changes = decisions.record(decision, wallClock: wallClock)
         DecisionLog.log(decision, changes: changes, verbose: environment.options.verbose, to: logger)
+        for node in decision.flapping {
+            // Said once per flapping spell (§1 settling); the node is held back meanwhile.
+            logger.warning("\(node.sentence)")
+        }
         for change in changes {
             events.publish(.routeChanged(change))
             turn.routeChanged = true

@@ -33,6 +33,27 @@ public actor Daemon {
     var session = GraphSession()
     var decisions = DecisionLog()
     var persister: StatePersister
+    /// Whether the first graph has come (the engine was rebased onto it), and who is told when
+    /// it does (the rolling recording starts its first segment from that graph: nodes present
+    /// at start are not arrivals, and a replay must not see them arrive).
+    public private(set) var hasFirstGraph = false
+    private var firstGraphHandlers: [@Sendable () async -> Void] = []
+
+    /// Runs `handler` once the first graph has come (at once, on its own task, if it has).
+    public func onFirstGraph(_ handler: @escaping @Sendable () async -> Void) {
+        if hasFirstGraph {
+            Task { await handler() }
+        } else if firstGraphHandlers.count < 8 {
+            firstGraphHandlers.append(handler)
+        }
+    }
+
+    func firstGraphCame() {
+        hasFirstGraph = true
+        let handlers = firstGraphHandlers
+        firstGraphHandlers = []
+        for handler in handlers { Task { await handler() } }
+    }
 
     public init(options: DaemonOptions, logger: Logger, clock: any DaemonClock = SystemDaemonClock()) throws(ConfigErrors) {
         environment = DaemonEnvironment(options: options, logger: logger, clock: clock)

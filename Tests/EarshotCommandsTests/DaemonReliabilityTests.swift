@@ -15,7 +15,9 @@ import Glibc
 struct DaemonReliabilityTests {
     typealias D = DaemonFixture
     static let sinks: [VirtualSink] = [.speakers(), .headphones()]
-    static let quickTiming = "[timing]\noff-grace-ms = 0\n"
+    /// No off-grace; a sink these tests add and remove again and again is never held back as
+    /// flapping (it still settles: the settle time stays the built-in one).
+    static let quickTiming = "[timing]\noff-grace-ms = 0\nflap-hold-ms = 0\n"
 
     static func writeConfig(_ sandbox: PipeWireSandbox, _ text: String) throws {
         let directory = sandbox.configDir.appendingPathComponent("earshot")

@@ -73,6 +73,16 @@ final class DaemonSession: @unchecked Sendable {
         return nil
     }
 
+    /// The default of the daemon's latest decision once no node is settling (§1: an arrival
+    /// counts after its settle time, so a decision with a node settling is not the last).
+    func settledDefault() async throws -> String? {
+        let decision = try await status()["decision"]
+        let summaries = [decision?["summary"], decision?["input"]?["summary"]].compactMap { $0?.propertyText }
+        guard !summaries.contains(where: { $0.contains("settling") }) else { return nil }
+        if case .string(let name)? = decision?["default"] { return name }
+        return nil
+    }
+
     func registeredAccessories() async throws -> [String] {
         let reply = try await request(.list)
         guard case .array(let entries)? = reply["accessories"] else { return [] }
@@ -124,8 +134,8 @@ extension DaemonFixture {
         let deadline = ContinuousClock.now + timeout
         var lastProblem = "no decision"
         while ContinuousClock.now < deadline {
-            guard let decided = try await session.decidedDefault() else {
-                lastProblem = "no decision yet"
+            guard let decided = try await session.settledDefault() else {
+                lastProblem = "no decision yet, or a node settling"
                 try? await Task.sleep(for: .milliseconds(20))  // retry backoff
                 continue
             }
@@ -139,7 +149,7 @@ extension DaemonFixture {
                 continue
             }
             // Still the decision once the graph shows it: settled.
-            if try await session.decidedDefault() == decided { return decided }
+            if try await session.settledDefault() == decided { return decided }
         }
         throw FixtureError("never settled: \(lastProblem)\n\(process.logTail(lines: 60))")
     }

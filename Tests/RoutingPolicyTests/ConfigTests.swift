@@ -151,6 +151,8 @@ struct ConfigTests {
         custom.personalClasses = []
         custom.onDelay = 7
         custom.offGrace = 8
+        custom.arrivalSettle = 11
+        custom.flapHold = 12
         custom.playback.pauseWhenRemoved = false
         custom.playback.resumeWhenWorn = false
         custom.playback.resumeWindow = 9

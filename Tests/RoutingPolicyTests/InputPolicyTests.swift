@@ -187,17 +187,19 @@ struct InputPolicyTests {
         var (engine, _) = Self.engine(Self.graph([]))
         let webcam = Self.source(65, "alsa_input.usb-webcam", ["device.bus": "usb", "device.form-factor": "webcam"])
         var decision = engine.handle(.graphChanged(.node(webcam)), at: 10).decision
-        #expect(decision.trigger == .sourceAdded("alsa_input.usb-webcam"))
+        #expect(decision.input?.rejected.first { $0.node == webcam.name }?.rejection.kind == "settling")
+        decision = engine.handle(.timerFired, at: 210).decision
+        #expect(decision.trigger == .settled("alsa_input.usb-webcam"))
         // A new source ends the held default as a new sink ends the output's; a webcam is not
         // personal, so the user's last choice (the configured microphone) still ranks first.
         #expect(decision.defaultSource == Self.laptopMicrophone && decision.input?.changed == false)
         #expect(decision.input.flatMap { decision.decidedBy(in: $0.ranking) }?.tier == .lastChoice)
         #expect(decision.defaultSink == Sinks.speakers && !decision.changed)
-        decision = engine.handle(.graphChanged(.node(Self.headsetMicrophoneNode)), at: 20).decision
+        decision = engine.arrive(Self.headsetMicrophoneNode, at: 220)
         #expect(decision.defaultSource == Self.headsetMicrophone && decision.input?.reason == .newDeviceAvailable)
         #expect(decision.input.flatMap { decision.decidedBy(in: $0.ranking) }?.tier == .arrived)
         #expect(decision.defaultSink == Sinks.speakers, "a microphone arriving moves no output")
-        decision = engine.handle(.graphChanged(.removed(Self.headsetMicrophoneNode.id)), at: 30).decision
+        decision = engine.handle(.graphChanged(.removed(Self.headsetMicrophoneNode.id)), at: 430).decision
         #expect(decision.defaultSource == Self.laptopMicrophone && decision.input?.reason == .oldDeviceUnavailable)
     }
 
@@ -217,7 +219,7 @@ struct InputPolicyTests {
         var (engine, decision) = Self.engine(Self.graph([], configuredSource: nil), config: config)
         #expect(decision.input?.rejected.first { $0.node == Self.laptopMicrophone }?.rejection == .ignored(rule: 0))
         #expect(decision.defaultSink == Sinks.speakers, "the output's held default is not touched by a source rule")
-        decision = engine.handle(.graphChanged(.node(Self.headsetMicrophoneNode)), at: 10).decision
+        decision = engine.arrive(Self.headsetMicrophoneNode, at: 10)
         #expect(decision.defaultSource == Self.headsetMicrophone)
         #expect(decision.input?.ranking.first?.rank.rule == nil, "the Audio/Sink rule does not rank a source")
     }
@@ -305,17 +307,17 @@ struct InputPolicyTests {
         #expect(decision.input?.rejected.contains { $0.rejection == .gone } == false)
         // A source arriving that is not personal ends the pick but not the last choice (§2.5):
         // the monitor stays; the next transition to a worn headset moves it.
-        decision = engine.handle(.graphChanged(.node(Self.source(66, "alsa_input.usb-webcam", ["device.bus": "usb"]))), at: 30).decision
+        decision = engine.arrive(Self.source(66, "alsa_input.usb-webcam", ["device.bus": "usb"]), at: 30)
         #expect(decision.defaultSource == Sinks.speakers + ".monitor" && decision.input?.changed == false)
         // A headset microphone arriving (personal, §2.3) ranks above a last choice.
-        decision = engine.handle(.graphChanged(.node(Self.headsetMicrophoneNode)), at: 35).decision
+        decision = engine.arrive(Self.headsetMicrophoneNode, at: 235)
         #expect(decision.defaultSource == Self.headsetMicrophone)
-        decision = engine.handle(.userSelectedSource(Sinks.speakers), at: 40).decision
+        decision = engine.handle(.userSelectedSource(Sinks.speakers), at: 440).decision
         #expect(decision.defaultSource == Sinks.speakers)
-        decision = engine.handle(Requests.place(Sinks.headphonesAddress, .onHead), at: 50).decision
+        decision = engine.handle(Requests.place(Sinks.headphonesAddress, .onHead), at: 450).decision
         #expect(decision.defaultSource == Self.headphonesMicrophone && decision.input?.previous == Sinks.speakers)
         // A name that is no node and no sink's monitor is gone, as for sinks.
-        decision = engine.handle(.userSelectedSource("alsa_input.unplugged"), at: 60).decision
+        decision = engine.handle(.userSelectedSource("alsa_input.unplugged"), at: 460).decision
         #expect(decision.defaultSource == Self.headphonesMicrophone)
         #expect(decision.input?.rejected.contains { $0.node == "alsa_input.unplugged" && $0.rejection == .gone } == true)
     }

@@ -102,7 +102,7 @@ struct RouteEligibilityTests {
         #expect(!engine.holdsFoundDefault, "a pick is the user's, written as any")
         var fresh = Self.initial(graph).0
         let arriving = Node(id: 900, props: ["node.name": "alsa_output.usb-headset", "media.class": "Audio/Sink", "device.form-factor": "headset"], inputPorts: 2)
-        _ = fresh.handle(.graphChanged(.node(arriving)), at: 20)
+        fresh.arrive(arriving, at: 20)
         #expect(!fresh.holdsFoundDefault && fresh.currentDefault == "alsa_output.usb-headset")
     }
 
@@ -202,7 +202,9 @@ struct RouteEligibilityTests {
         var ready = portless
         ready.inputPorts = 2
         decision = engine.handle(.graphChanged(.node(ready)), at: 150).decision
-        #expect(decision.defaultSink == portless.name, "it arrived at 100 ms: once it has ports it takes the output")
+        #expect(decision.defaultSink == "alsa_output.sof.Speaker__sink", "still settling (§1)")
+        decision = engine.handle(.timerFired, at: 300).decision
+        #expect(decision.defaultSink == portless.name, "it arrived at 100 ms: settled, with ports, it takes the output")
         graph = engine.graph
         #expect(graph.nodes[70]?.inputPorts == 2)
     }

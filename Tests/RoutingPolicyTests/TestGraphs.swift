@@ -87,3 +87,14 @@ func run(
 func fixtureURL(_ name: String) -> URL {
     Bundle.module.url(forResource: name, withExtension: nil, subdirectory: "Fixtures")!
 }
+
+extension PolicyEngine {
+    /// A node that appears and stays: the add at `at`, then the settle timer when it is due
+    /// (§1 `settling`); the settled decision.
+    @discardableResult
+    mutating func arrive(_ node: Node, at now: Milliseconds) -> Decision {
+        let added = handle(.graphChanged(.node(node)), at: now)
+        guard let due = added.nextDeadline, due <= now + config.arrivalSettle else { return added.decision }
+        return handle(.timerFired, at: due).decision
+    }
+}

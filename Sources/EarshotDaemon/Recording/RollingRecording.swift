@@ -18,6 +18,10 @@ actor RollingRecording {
     private let logger: Logger
     private var keepHours = 0
     private var task: Task<Void, Never>?
+    /// The daemon's first graph has come: a segment starts from a real graph, never from the
+    /// empty one before PipeWire answered (its nodes would replay as arrivals).
+    private var graphCame = false
+    private var toldOfGraph = false
 
     /// `recordings/` beside the state file.
     static func directory(statePath: String) -> String {
@@ -32,7 +36,7 @@ actor RollingRecording {
 
     /// The config's keep-hours: 0 stops recording (the segments stay until they age out of a
     /// later setting, or are deleted by hand); more starts it.
-    func apply(keepHours hours: Int) {
+    func apply(keepHours hours: Int) async {
         let was = keepHours
         keepHours = hours
         if hours == 0 {
@@ -42,8 +46,20 @@ actor RollingRecording {
             return
         }
         guard task == nil else { return }
+        guard graphCame else {
+            if !toldOfGraph {
+                toldOfGraph = true
+                await daemon.onFirstGraph { [weak self] in await self?.firstGraphCame() }
+            }
+            return
+        }
         logger.info("keeping the last \(hours) h of inputs in \(directory) (earshot record --since)")
         task = Task { await self.record() }
+    }
+
+    private func firstGraphCame() async {
+        graphCame = true
+        await apply(keepHours: keepHours)
     }
 
     /// The daemon stopped (its recordings ended): waits until the last lines are on disk.

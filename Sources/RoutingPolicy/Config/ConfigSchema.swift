@@ -142,6 +142,12 @@ public enum ConfigSchema {
         .milliseconds(
             "timing.off-grace-ms", \.offGrace, in: 0...60_000,
             "How long an accessory must stay off before the output leaves it; a flap inside it changes nothing."),
+        .milliseconds(
+            "timing.arrival-settle-ms", \.arrivalSettle, in: 0...10_000,
+            "How long a sink or source that appeared must stay before it counts (it takes the output only then); one that comes and goes inside it changes nothing. 0 counts it at once."),
+        .milliseconds(
+            "timing.flap-hold-ms", \.flapHold, in: 0...600_000,
+            "A sink or source that arrives 6 times within 60 s keeps flapping: it is said once and counts only after it has stayed this long."),
         .boolean(
             "playback.pause-when-removed", \.playback.pauseWhenRemoved,
             "Pause the MPRIS players playing on the worn accessory that holds the output when it comes off (after the off-grace) or its sink disappears."),

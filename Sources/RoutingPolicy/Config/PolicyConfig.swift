@@ -142,6 +142,10 @@ public struct PolicyConfig: Sendable, Hashable {
     public var personalClasses: [SinkClass] = SinkClass.defaultPersonal
     public var onDelay: Milliseconds = 0
     public var offGrace: Milliseconds = 400
+    /// How long a node that appeared must stay before it counts (§1 `settling`); 0: at once.
+    public var arrivalSettle: Milliseconds = 200
+    /// How long a node that keeps coming and going must stay before it counts.
+    public var flapHold: Milliseconds = 10_000
     /// The ranking's tiers, compared in this order (docs/policy.md §2): every tier exactly once.
     public var tierOrder: [RankTier] = RankTier.defaultOrder
     public var playback = PlaybackConfig()

@@ -26,6 +26,10 @@ public struct Decision: Sendable, Hashable {
     public var previousPort: String?
     public var port: String? { ranking.first?.rank.port }
 
+    /// Nodes that started flapping with this decision's input (§1 `settling`): said once, then
+    /// held back.
+    public var flapping: [FlappingNode] = []
+
     /// The input side (the default source, §8); nil when `[input] follow = "never"`.
     public var input: SourceDecision?
     /// The default source decided, when the input follows.

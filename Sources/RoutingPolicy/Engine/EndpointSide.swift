@@ -44,6 +44,8 @@ struct EndpointSide: Sendable, Hashable {
     var restoreHold: String?
     /// For each worn accessory that took this side, the default it took it from.
     var restoreTargets: [AccessoryIdentity: String] = [:]
+    /// Arrivals still settling, and each name's recent arrivals (§1 `settling`).
+    var arrivals = ArrivalGuard()
 
     init(direction: AudioDirection) { self.direction = direction }
 

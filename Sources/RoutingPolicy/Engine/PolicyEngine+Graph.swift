@@ -28,13 +28,17 @@ extension PolicyEngine {
             let trigger = DecisionTrigger.nodeChanged(name)
             let sinkArrived = knownSink == nil && node.isAudioSink && node.name != nil
             let sourceArrived = knownSource == nil && node.isAudioSource && node.name != nil
-            var changed = output.refresh(node.id, graph: graph, config: config, arrivedAt: sinkArrived ? now : knownSink?.arrivedAt)
-            if input.refresh(node.id, graph: graph, config: config, arrivedAt: sourceArrived ? now : knownSource?.arrivedAt) { changed = true }
-            if sinkArrived {
+            // An arrival counts once it has settled (§1 `settling`): until then the node is
+            // in the table but out of the running, and its arrival time is not yet its own.
+            let sinkCounts = sinkArrived && noteArrival(of: node.id, named: name, on: .output, at: now)
+            let sourceCounts = sourceArrived && noteArrival(of: node.id, named: name, on: .input, at: now)
+            var changed = output.refresh(node.id, graph: graph, config: config, arrivedAt: sinkCounts ? now : knownSink?.arrivedAt)
+            if input.refresh(node.id, graph: graph, config: config, arrivedAt: sourceCounts ? now : knownSource?.arrivedAt) { changed = true }
+            if sinkCounts {
                 output.arrived()
                 return .decide(.sinkAdded(name), reason: .newDeviceAvailable, inputReason: nil)
             }
-            if sourceArrived {
+            if sourceCounts {
                 input.arrived()
                 return .decide(.sourceAdded(name), reason: nil, inputReason: .newDeviceAvailable)
             }
@@ -61,6 +65,7 @@ extension PolicyEngine {
             var changed = wasDefaultMetadata
             let (graph, config) = (graph, config)
             forEachSide { side in
+                side.arrivals.forget(id)
                 if side.table.remove(id: id) != nil { changed = true }
                 if wasDevice, side.refreshNodes(ofDevice: id, graph: graph, config: config) { changed = true }
             }
@@ -84,6 +89,55 @@ extension PolicyEngine {
         }
     }
 
+    /// Notes that a node of `direction`'s side arrived; true when the arrival counts now (no
+    /// settle time), false when the node settles first (its timer is then pending). A node that
+    /// has just started flapping is said once, in this input's decision.
+    private mutating func noteArrival(of id: ObjectID, named name: String, on direction: AudioDirection, at now: Milliseconds) -> Bool {
+        let (settle, hold) = (config.arrivalSettle, config.flapHold)
+        var result: (entry: ArrivalGuard.Settling?, newlyFlapping: FlappingNode?) = (nil, nil)
+        forEachSide { side in
+            guard side.direction == direction else { return }
+            result = side.arrivals.arrive(id, name: name, at: now, settle: settle, flapHold: hold)
+        }
+        if var notice = result.newlyFlapping {
+            notice.direction = direction
+            pendingFlapping.append(notice)
+        }
+        return result.entry == nil
+    }
+
+    /// The settle timer (§1 `settling`): every node due by `now` that stayed arrives now, with
+    /// the time it first appeared; an arrival ends the override as any arrival does (§5).
+    mutating func settleArrivals(at now: Milliseconds) -> Decision {
+        var names: [String] = []
+        var arrivedOn: [AudioDirection] = []
+        let (graph, config) = (graph, config)
+        forEachSide { side in
+            var any = false
+            for (id, entry) in side.arrivals.settle(dueBy: now) where graph.nodes[id] != nil {
+                _ = side.refresh(id, graph: graph, config: config, arrivedAt: entry.arrivedAt)
+                names.append(entry.name)
+                any = true
+            }
+            if any {
+                side.arrived()
+                arrivedOn.append(side.direction)
+            }
+        }
+        let trigger: DecisionTrigger = names.isEmpty ? .nothingDue : .settled(names.joined(separator: ", "))
+        return decide(
+            trigger, reason: arrivedOn.contains(.output) ? .newDeviceAvailable : nil,
+            inputReason: arrivedOn.contains(.input) ? .newDeviceAvailable : nil, at: now)
+    }
+
+    /// When the next node settles, if any does.
+    var nextSettle: Milliseconds? {
+        switch (output.arrivals.nextDue, input.arrivals.nextDue) {
+        case (let a?, let b?): min(a, b)
+        case (let a, let b): a ?? b
+        }
+    }
+
     private static let defaultKeyNames = [Graph.configuredSinkKey, Graph.effectiveSinkKey, Graph.configuredSourceKey, Graph.effectiveSourceKey]
 
     /// The default sink and source keys of the `default` metadata object (nil for any other
@@ -100,9 +154,11 @@ extension PolicyEngine {
         forEachSide { side in
             // A reconnect gives every object a new id: a node is known by its name.
             let before = Dictionary(side.table.features.map { ($0.name, $0.arrivedAt) }, uniquingKeysWith: { a, _ in a })
+            // Nodes still settling had not arrived yet: they arrive with the new graph.
+            let settling = side.arrivals.dropSettling()
             var anyArrived = false
             side.rebuild(graph: newGraph, config: config) { id in
-                guard let name = newGraph.nodes[id]?.name, let known = before[name] else {
+                guard let name = newGraph.nodes[id]?.name, let known = before[name], !settling.contains(name) else {
                     anyArrived = true
                     return now
                 }

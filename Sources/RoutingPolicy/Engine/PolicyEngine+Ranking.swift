@@ -69,6 +69,11 @@ extension EndpointSide {
                 rejected.append(RejectedSink(node: sink.name, rejection: .noPorts))
                 continue
             }
+            // An arrival counts once it has settled; only the user's own pick takes it sooner.
+            if !arrivals.isEmpty, slot != overrideSlot, let settling = arrivals.settling[sink.id] {
+                rejected.append(RejectedSink(node: sink.name, rejection: .settling(until: settling.until, flapping: settling.flapping)))
+                continue
+            }
             // The user's pick holds even where a rule of §1 would leave the node out (§5).
             var setAside: Rejection?
             if let rule = sink.ignoredBy {

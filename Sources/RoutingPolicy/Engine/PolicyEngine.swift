@@ -65,6 +65,8 @@ public struct PolicyEngine: Sendable {
     public private(set) var placementTransitions = 0
     /// The last decision made, restated for inputs that cannot change it.
     var lastDecision: Decision?
+    /// Nodes that started flapping during this input, said once in its decision.
+    var pendingFlapping: [FlappingNode] = []
 
     /// - Parameter hostAddresses: this host's Bluetooth adapters, added to the config's.
     public init(graph: Graph, config: PolicyConfig, hostAddresses: [BluetoothAddress] = []) {
@@ -80,7 +82,11 @@ public struct PolicyEngine: Sendable {
     }
 
     /// When the next placement transition is due, if any.
-    public var nextDeadline: Milliseconds? { accessories.nextPending?.pending.due }
+    public var nextDeadline: Milliseconds? {
+        let placement = accessories.nextPending?.pending.due
+        guard let settle = nextSettle else { return placement }
+        return placement.map { min($0, settle) } ?? settle
+    }
 
     /// The `current` operation of the accessory API.
     public func current(_ identity: AccessoryIdentity) -> Result<AccessoryConfiguration, AccessoryError> {
@@ -115,7 +121,12 @@ public struct PolicyEngine: Sendable {
         case .configReplaced(let config): decision = replaceConfig(config, at: now)
         case .hostAddressesChanged(let learned): decision = replaceLearnedHostAddresses(learned, at: now)
         }
-        return PolicyOutcome(decision: decision, nextDeadline: nextDeadline, isUnchanged: false)
+        var said = decision
+        if !pendingFlapping.isEmpty {
+            said.flapping = pendingFlapping
+            pendingFlapping = []
+        }
+        return PolicyOutcome(decision: said, nextDeadline: nextDeadline, isUnchanged: false)
     }
 
     /// The last decision as this input would have made it: same ranking and default, nothing
@@ -160,6 +171,11 @@ public struct PolicyEngine: Sendable {
     }
 
     private mutating func fireTimer(at now: Milliseconds) -> Decision {
+        // Due first fires first; a settle and a placement due at once: the node settles first,
+        // so the placement decides over it.
+        if let settle = nextSettle, settle <= now, settle <= accessories.nextPending?.pending.due ?? settle {
+            return settleArrivals(at: now)
+        }
         guard let (identity, pending) = accessories.nextPending, pending.due <= now else {
             return decide(.nothingDue, reason: nil, at: now)
         }

@@ -94,6 +94,10 @@ struct RankExplainer {
             return "§1 unavailable: port \"\(port)\" is unplugged (every route of its device for it is available: no)"
         case .noPorts:
             return "§1 no input ports (yet): it cannot take audio until they appear"
+        case .settling(let until, let flapping):
+            return flapping
+                ? "§1 settling: it keeps coming and going (\(ArrivalGuard.flapArrivals) arrivals within \(ArrivalGuard.flapWindow / 1000) s), held back until it stays \(config.flapHold) ms (from \(until) ms if it stays)"
+                : "§1 settling: it arrived less than \(config.arrivalSettle) ms ago and takes part from \(until) ms if it stays"
         case .virtual:
             return "§1 virtual (a null or filter sink of no hardware): only the user or a [[rule]] with a priority chooses it"
         }

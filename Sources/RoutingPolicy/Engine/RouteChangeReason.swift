@@ -22,6 +22,8 @@ public enum DecisionTrigger: Sendable, Hashable, CustomStringConvertible {
     case nodeChanged(String)
     case deviceChanged(String)
     case removed(String)
+    /// Nodes that arrived earlier stayed their settle time and now count (§1 `settling`).
+    case settled(String)
     case otherGraphChange
     case graphReplaced
     case userSelected(String)
@@ -44,6 +46,7 @@ public enum DecisionTrigger: Sendable, Hashable, CustomStringConvertible {
         case .nodeChanged(let name): "change \(name)"
         case .deviceChanged(let name): "change device \(name)"
         case .removed(let name): "remove \(name)"
+        case .settled(let names): "settled \(names)"
         case .otherGraphChange: "graph"
         case .graphReplaced: "graph replaced"
         case .userSelected(let name): "select \(name)"

@@ -116,6 +116,9 @@ public enum Rejection: Sendable, Hashable {
     case noPorts
     /// A sink of no hardware (a null or filter sink): only the user or a rule chooses it.
     case virtual
+    /// It arrived and has not stayed its settle time yet (until `until`); `flapping`: it keeps
+    /// coming and going and is held back longer.
+    case settling(until: Milliseconds, flapping: Bool)
 
     /// Which accessory without audio-switching a sink belongs to.
     public enum ManualAccessory: Sendable, Hashable {
@@ -136,10 +139,11 @@ public enum Rejection: Sendable, Hashable {
         case .unavailable: "unavailable"
         case .noPorts: "no-ports"
         case .virtual: "virtual"
+        case .settling: "settling"
         }
     }
 
-    static let kindOrder = ["off-head", "other-host", "manual-only", "ignored", "unavailable", "no-ports", "virtual", "gone"]
+    static let kindOrder = ["off-head", "other-host", "manual-only", "ignored", "unavailable", "no-ports", "virtual", "settling", "gone"]
 }
 
 public struct RejectedSink: Sendable, Hashable {

@@ -25,6 +25,9 @@ public enum DecisionText {
             lines.append(indent + "refused: \(error.code.rawValue): \(error.message)")
         }
         lines.append(indent + decision.summary)
+        for node in decision.flapping {
+            lines.append(indent + node.sentence)
+        }
         // The input only where the graph has sources to speak of (or it just lost them): its
         // record is not built otherwise.
         let showsInput = decision.input.map { $0.hasCandidates || ($0.changed && decision.trigger != .initial) } ?? false
