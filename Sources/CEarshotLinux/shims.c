@@ -4,6 +4,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
@@ -166,4 +167,8 @@ int CEarshotLinux_rfcomm_connect(int fd, const uint8_t *address, uint8_t channel
     memcpy(peer.rc_bdaddr.b, address, sizeof(peer.rc_bdaddr.b));
     peer.rc_channel = channel;
     return connect(fd, (const struct sockaddr *)&peer, sizeof(peer));
+}
+
+int CEarshotLinux_malloc_trim(void) {
+    return malloc_trim(0);
 }

@@ -1,5 +1,6 @@
 import AudioGraph
 import Foundation
+import NIOCore
 import RoutingPolicy
 
 /// The control API (socket and D-Bus) and the other sources' ways in. Requests that change
@@ -82,6 +83,14 @@ extension Daemon: DaemonControl {
 
     public nonisolated func subscribe() async -> AsyncStream<DaemonEvent> {
         events.subscribe()
+    }
+
+    public nonisolated func subscribeLines() async -> AsyncStream<ByteBuffer> {
+        events.subscribeLines()
+    }
+
+    public nonisolated func subscribeForSignals() async -> AsyncStream<DaemonEvent> {
+        events.subscribe(bounded: false)
     }
 }
 

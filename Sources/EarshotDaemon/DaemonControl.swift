@@ -1,4 +1,5 @@
 import AudioGraph
+import NIOCore
 import RoutingPolicy
 
 /// What the control API (the socket, and D-Bus) asks of the running daemon. The transport
@@ -16,6 +17,10 @@ public protocol DaemonControl: Sendable {
     /// subscribe: route changes, accessory, playback and host-address events from now on,
     /// until the stream is dropped.
     func subscribe() async -> AsyncStream<DaemonEvent>
+    /// The same events for the daemon's own D-Bus signalling: never cut off.
+    func subscribeForSignals() async -> AsyncStream<DaemonEvent>
+    /// The same events for the control socket, each as its wire line.
+    func subscribeLines() async -> AsyncStream<ByteBuffer>
     /// What a successful request's reply warns about (a register naming a node.name no sink
     /// has now): the request stands, but may not do what its sender meant.
     func warnings(after request: AccessoryRequest) async -> [String]
@@ -40,6 +45,18 @@ extension DaemonControl {
     public func reporter(of identity: AccessoryIdentity) async -> String? { nil }
     public func driver(of identity: AccessoryIdentity) async -> DriverBoard.Entry? { nil }
     public func startRecording() async -> InputRecording? { nil }
+    public func subscribeForSignals() async -> AsyncStream<DaemonEvent> { await subscribe() }
+
+    public func subscribeLines() async -> AsyncStream<ByteBuffer> {
+        let events = await subscribe()
+        return AsyncStream { continuation in
+            let task = Task {
+                for await event in events { continuation.yield(ByteBuffer(bytes: ControlWire.line(ControlWire.event(event)))) }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
 }
 
 /// One registration as `list` and `accessory show` report it.

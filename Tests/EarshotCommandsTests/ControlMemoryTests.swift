@@ -125,4 +125,115 @@ struct ControlMemoryTests {
             #expect(daemon.process.exitStatus == nil)
         }
     }
+
+    /// The `status` reply's subscriber count (the daemon's own D-Bus signalling counts too).
+    static func subscribers(_ path: String) async throws -> Int {
+        let session = try DaemonSession(path: path)
+        guard case .integer(let count)? = try await session.status()["subscribers"] else { throw FixtureError("no subscribers in status") }
+        return Int(count)
+    }
+
+    @Test("300 subscribers that never read are cut off at the cap while events flow, and the daemon's memory comes back when they leave (issue 21)")
+    func slowSubscribers() async throws {
+        try await withSandbox(.init(wirePlumber: false, sinks: [.speakers(), .headphones()])) { sandbox in
+            try DaemonReliabilityTests.writeConfig(sandbox, DaemonReliabilityTests.quickTiming)
+            let daemon = try await D.startOffPool(in: sandbox)
+            let pid = daemon.process.pid
+            let register = #"{"op":"register","id":0,"accessory":"AA:BB:CC:DD:EE:FF","reporter":"org.example.memory","capabilities":["audio-switching","placement"],"placement":"off-head"}"#
+            #expect(try await Self.pipeline(daemon.socketPath, [register]) == 1)
+            // Each pair moves the output there and back: an accessory event and a route
+            // change each, ~1.2 KB of events per pair for every subscriber.
+            func toggles(_ count: Int) -> [String] {
+                (0..<count).map { index in
+                    #"{"op":"update","id":\#(index),"accessory":"AA:BB:CC:DD:EE:FF","reporter":"org.example.memory","placement":"\#(index % 2 == 0 ? "on-head" : "off-head")"}"#
+                }
+            }
+            #expect(try await Self.pipeline(daemon.socketPath, toggles(400)) == 400)
+            let baseline = try await Self.subscribers(daemon.socketPath)
+            let before = try Self.residentKiB(pid)
+            let slow = 300
+            /// `slow` subscribers that read their ok and nothing more, while 4000 placement
+            /// changes make ~2.4 MB of events for each; then they close. RSS during and after,
+            /// and how many were still subscribed at the end.
+            func round() async throws -> (during: Int, after: Int, left: Int) {
+                let descriptors = try await offPool { () throws -> [Int32] in
+                    var descriptors: [Int32] = []
+                    for index in 0..<slow {
+                        let fd = try UnixStreamSocket.connect(path: daemon.socketPath).releaseDescriptor()
+                        descriptors.append(fd)
+                        let line = #"{"op":"subscribe","id":\#(index)}"# + "\n"
+                        let sent = Array(line.utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                        guard sent == line.utf8.count else { throw FixtureError("send to subscriber \(index) failed") }
+                    }
+                    // Each subscription's ok (written once it exists); then nothing is read again.
+                    var buffer = [UInt8](repeating: 0, count: 4096)
+                    for fd in descriptors {
+                        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                        guard poll(&poller, 1, 30_000) > 0, read(fd, &buffer, buffer.count) > 0 else { throw FixtureError("a subscribe got no reply") }
+                    }
+                    return descriptors
+                }
+                defer { for fd in descriptors { close(fd) } }
+                #expect(try await Self.subscribers(daemon.socketPath) == baseline + slow)
+                #expect(try await Self.pipeline(daemon.socketPath, toggles(4000)) == 4000)
+                let during = try Self.residentKiB(pid)
+                let left = try await Self.subscribers(daemon.socketPath) - baseline
+                for fd in descriptors { close(fd) }
+                // Closed on both ends once a status on a new connection is answered after them.
+                _ = try await Self.subscribers(daemon.socketPath)
+                return (during, try Self.residentKiB(pid), left)
+            }
+            let first = try await round()
+            let second = try await round()
+            print("control memory: VmRSS \(before) KiB; \(slow) subscribers that never read, 4000 changes: \(first.during) KiB during, \(first.after) KiB after (\(first.left) not cut); again: \(second.during) KiB, \(second.after) KiB (\(second.left) not cut)")
+            #expect(first.left == 0 && second.left == 0, "every subscriber that never read was cut off")
+            // Before: +496 MB (1 MiB each, kept after they left).
+            #expect(first.during - before < 32 * 1024, "\(before) → \(first.during) KiB")
+            #expect(first.after - before < 24 * 1024, "\(before) → \(first.after) KiB after they left")
+            #expect(second.after - first.after < 4 * 1024, "\(first.after) → \(second.after) KiB: the second burst grew the daemon")
+            #expect(daemon.process.exitStatus == nil)
+        }
+    }
+
+    @Test("5000 idle connections: at most the cap stay open (the oldest idle closed), status still answers, and the daemon returns to where it was once they close (issue 21)")
+    func idleConnections() async throws {
+        try await withSandbox(.init(wirePlumber: false, sinks: [.speakers()])) { sandbox in
+            let daemon = try await D.startOffPool(in: sandbox)
+            let pid = daemon.process.pid
+            // Warm up: one burst below the cap, closed.
+            #expect(try await Self.burst(daemon.socketPath, tag: "warm") == Self.clients)
+            _ = try await Self.subscribers(daemon.socketPath)
+            let before = try Self.residentKiB(pid)
+            let limit = CurrentProcess.raiseDescriptorLimit() ?? 1024
+            let count = min(5000, Int(limit) - 200)
+            let descriptors = try await offPool { () throws -> [Int32] in
+                var descriptors: [Int32] = []
+                for _ in 0..<count { descriptors.append(try UnixStreamSocket.connect(path: daemon.socketPath).releaseDescriptor()) }
+                return descriptors
+            }
+            defer { for fd in descriptors { close(fd) } }
+            // A new client is still answered with all of them open.
+            let session = try DaemonSession(path: daemon.socketPath)
+            #expect(try await session.status()["mode"] != nil)
+            let during = try Self.residentKiB(pid)
+            // The daemon closed the oldest: their ends read end-of-file.
+            let closedByDaemon = try await offPool {
+                var closed = 0
+                var byte: UInt8 = 0
+                for fd in descriptors {
+                    var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                    if poll(&poller, 1, 0) > 0, read(fd, &byte, 1) == 0 { closed += 1 }
+                }
+                return closed
+            }
+            for fd in descriptors { close(fd) }
+            _ = try await Self.subscribers(daemon.socketPath)
+            let after = try Self.residentKiB(pid)
+            print("control memory: VmRSS \(before) KiB; \(count) idle connections: \(during) KiB, \(closedByDaemon) closed by the daemon; \(after) KiB after all closed")
+            #expect(closedByDaemon >= count - 512, "at most the cap (512) stay open")
+            #expect(during - before < 48 * 1024, "\(before) → \(during) KiB")
+            #expect(after - before < 8 * 1024, "\(before) → \(after) KiB after all closed")
+            #expect(daemon.process.exitStatus == nil)
+        }
+    }
 }

@@ -217,7 +217,8 @@ struct PlaybackPolicyTests {
         guard case .pause(let pause)? = cues.first else { Issue.record("no pause: \(cues)"); return }
         harness.policy.record([Self.mpv], for: pause, at: 2000, config: harness.engine.config.playback)
         let back = Self.sink(45, Self.headphones, ["device.bus": "bluetooth", "device.form-factor": "headphone", "api.bluez5.address": "AA:BB:CC:DD:EE:FF"])
-        #expect(harness.step(.graphChanged(.node(back)), at: 3000) == [.resume(.init(players: [Self.mpv], sink: Self.headphones, accessory: Self.accessory))])
+        #expect(harness.step(.graphChanged(.node(back)), at: 3000) == [], "settling (§1): not back yet")
+        #expect(harness.step(.timerFired, at: 3200) == [.resume(.init(players: [Self.mpv], sink: Self.headphones, accessory: Self.accessory))])
     }
 }
 

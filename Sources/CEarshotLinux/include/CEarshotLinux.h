@@ -109,3 +109,8 @@ int CEarshotLinux_rfcomm_socket(void);
 int CEarshotLinux_l2cap_connect(int fd, const uint8_t *address, uint16_t psm);
 // connect(2) to `address` (as above) on RFCOMM `channel`, filling a sockaddr_rc.
 int CEarshotLinux_rfcomm_connect(int fd, const uint8_t *address, uint8_t channel);
+
+// malloc_trim(0): glibc keeps freed heap pages until told; the daemon gives them back after a
+// burst of clients has left. <malloc.h> is not in Swift's Glibc module. Returns 1 when memory
+// was released, 0 when there was none to give back.
+int CEarshotLinux_malloc_trim(void);

@@ -12,11 +12,17 @@ public struct ControlLimits: Sendable, Hashable {
     /// flight, not streaming), said once; with none idle, the new one is refused. Far below
     /// the descriptor limit, so there is always room for a new client (and for PipeWire).
     public var maximumConnections: Int
+    /// A subscriber whose events written and not yet taken by its socket pass this is cut off
+    /// (closed): 300 subscribers that never read held 1 MiB each (+496 MB, issue 21). The
+    /// kernel's socket buffer takes a few hundred KiB first, so a reader that pauses a moment
+    /// loses nothing.
+    public var maximumPendingEventBytes: Int
 
     public init(
         maximumLineBytes: Int = 64 * 1024, maximumPendingOutputBytes: Int = 1 << 20, maximumQueuedRequests: Int = 32,
-        maximumConnections: Int = 512
+        maximumConnections: Int = 512, maximumPendingEventBytes: Int = 64 * 1024
     ) {
+        self.maximumPendingEventBytes = maximumPendingEventBytes
         self.maximumLineBytes = maximumLineBytes
         self.maximumPendingOutputBytes = maximumPendingOutputBytes
         self.maximumQueuedRequests = maximumQueuedRequests

@@ -118,7 +118,13 @@ private final class ConnectionRegistry: Sendable {
         var closing = false
         var opened: UInt64 = 0
         var saidCapped = false
+        /// The most connections open at once since the allocator last gave memory back.
+        var peak = 0
     }
+
+    /// A burst this large that has mostly left (to a quarter) gives the allocator's free
+    /// memory back to the system: a daemon returns to its baseline after many clients.
+    static let burstWorthTrimming = 64
 
     private let state = Mutex(State())
     private let maximum: Int
@@ -146,6 +152,7 @@ private final class ConnectionRegistry: Sendable {
             }
             state.opened += 1
             state.connections[ObjectIdentifier(channel)] = Connection(channel: channel, opened: state.opened)
+            state.peak = max(state.peak, state.connections.count)
             return (true, evicted, say)
         }
         evicted?.close(promise: nil)
@@ -164,7 +171,14 @@ private final class ConnectionRegistry: Sendable {
     }
 
     func remove(_ channel: any Channel) {
-        _ = state.withLock { $0.connections.removeValue(forKey: ObjectIdentifier(channel)) }
+        let trim = state.withLock { state -> Bool in
+            state.connections.removeValue(forKey: ObjectIdentifier(channel))
+            guard state.peak >= Self.burstWorthTrimming, state.connections.count <= state.peak / 4 else { return false }
+            state.peak = state.connections.count
+            return true
+        }
+        // Off the event loop: trimming a large heap takes milliseconds.
+        if trim { Task.detached(priority: .background) { CurrentProcess.returnFreedMemory() } }
     }
 
     func closeAll() -> [Connection] {

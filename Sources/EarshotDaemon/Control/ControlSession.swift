@@ -141,7 +141,7 @@ final class ControlSession: Sendable {
                     // Subscribed before the ok is written (a client acts on the ok: an event
                     // its next step causes must not slip in between, as a jack read right
                     // after did), and forwarded only after it, so the ok comes first.
-                    let events = subscribed ? nil : await control.subscribe()
+                    let events = subscribed ? nil : await control.subscribeLines()
                     lastWrite = write(ControlWire.success(id: request.id, ControlWire.SubscribeResult()))
                     if let events {
                         subscribed = true
@@ -245,12 +245,23 @@ final class ControlSession: Sendable {
         return ControlWire.ListResult(entries, next: next)
     }
 
-    /// Writes each event of `events` to the client until the stream ends.
-    private func forward(_ events: AsyncStream<DaemonEvent>) {
+    /// Writes each event of `events` to the client until the stream ends. A subscriber that
+    /// does not read is cut off once its unwritten events pass `maximumPendingEventBytes`.
+    private func forward(_ lines: AsyncStream<ByteBuffer>) {
         let channel = channel
+        let cap = limits.maximumPendingEventBytes
+        let unwritten = Atomic<Int>(0)
         run {
-            for await event in events {
-                channel.writeAndFlush(ByteBuffer(bytes: ControlWire.line(ControlWire.event(event))), promise: nil)
+            for await line in lines {
+                let size = line.readableBytes
+                guard unwritten.load(ordering: .relaxed) + size <= cap else {
+                    try? await channel.close()
+                    return
+                }
+                unwritten.add(size, ordering: .relaxed)
+                let promise = channel.eventLoop.makePromise(of: Void.self)
+                promise.futureResult.whenComplete { _ in unwritten.subtract(size, ordering: .relaxed) }
+                channel.writeAndFlush(line, promise: promise)
             }
             // The daemon ended the stream (it is stopping): tell the subscriber by closing.
             if !Task.isCancelled { try? await channel.close() }

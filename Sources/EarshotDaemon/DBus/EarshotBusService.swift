@@ -105,7 +105,7 @@ final class EarshotBusService: Sendable {
                     message: "\(maximumQueuedCalls) calls are waiting already: slow down (wait for replies before sending more)")
             }
         }
-        let events = await control.subscribe()
+        let events = await control.subscribeForSignals()
         let signalling = Task {
             for await event in events {
                 let signal = EarshotBusValues.signal(event)

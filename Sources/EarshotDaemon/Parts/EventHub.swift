@@ -1,3 +1,4 @@
+import NIOCore
 import RoutingPolicy
 import Synchronization
 
@@ -8,6 +9,8 @@ final class EventHub: Sendable {
     let recorder = InputRecorder()
     private struct State {
         var subscribers: [UInt64: AsyncStream<DaemonEvent>.Continuation] = [:]
+        /// The socket's subscribers: each event's line is encoded once and shared by all.
+        var lineSubscribers: [UInt64: AsyncStream<ByteBuffer>.Continuation] = [:]
         var nextToken: UInt64 = 0
         var closed = false
         /// The host addresses subscribers were last told about (at start, the config's).
@@ -20,12 +23,46 @@ final class EventHub: Sendable {
         state = Mutex(State(announcedHostAddresses: hostAddresses))
     }
 
-    var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+    var subscriberCount: Int { state.withLock { $0.subscribers.count + $0.lineSubscribers.count } }
+
+    /// Events a subscriber may have waiting before it is cut off (its stream finished: the
+    /// socket session then closes the connection). Its session writes each as it comes, so
+    /// only a starved pool lets them pile up here; the socket's own bound comes first.
+    static let maximumQueuedEvents = 1024
 
     func publish(_ event: DaemonEvent) {
         // Yielded outside the lock: a stream's termination handler takes it.
-        let subscribers = state.withLock { Array($0.subscribers.values) }
-        for subscriber in subscribers { subscriber.yield(event) }
+        let (subscribers, lineSubscribers) = state.withLock { (Array($0.subscribers.values), Array($0.lineSubscribers.values)) }
+        for subscriber in subscribers {
+            if case .dropped = subscriber.yield(event) { subscriber.finish() }
+        }
+        guard !lineSubscribers.isEmpty else { return }
+        // One encoding, one buffer: 300 subscribers queue 300 references to it, not 300 copies.
+        let line = ByteBuffer(bytes: ControlWire.line(ControlWire.event(event)))
+        for subscriber in lineSubscribers {
+            if case .dropped = subscriber.yield(line) { subscriber.finish() }
+        }
+    }
+
+    /// A subscription for the control socket: each event as its wire line (ending in a
+    /// newline), shared by every subscriber; at most `maximumQueuedEvents` waiting, past which
+    /// the subscriber is cut off.
+    func subscribeLines() -> AsyncStream<ByteBuffer> {
+        let (stream, continuation) = AsyncStream.makeStream(of: ByteBuffer.self, bufferingPolicy: .bufferingOldest(Self.maximumQueuedEvents))
+        let token = state.withLock { state -> UInt64? in
+            guard !state.closed else { return nil }
+            state.nextToken += 1
+            state.lineSubscribers[state.nextToken] = continuation
+            return state.nextToken
+        }
+        guard let token else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { _ = $0.lineSubscribers.removeValue(forKey: token) }
+        }
+        return stream
     }
 
     /// Tells subscribers the host addresses in use when they (or their origins) differ from
@@ -40,8 +77,11 @@ final class EventHub: Sendable {
         if let change { publish(.hostAddressesChanged(change)) }
     }
 
-    func subscribe() -> AsyncStream<DaemonEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: DaemonEvent.self, bufferingPolicy: .unbounded)
+    /// A new subscription. `bounded`: a queue of `maximumQueuedEvents` at most, past which the
+    /// subscriber is cut off (clients of the socket); the daemon's own D-Bus signalling is not.
+    func subscribe(bounded: Bool = true) -> AsyncStream<DaemonEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: DaemonEvent.self, bufferingPolicy: bounded ? .bufferingOldest(Self.maximumQueuedEvents) : .unbounded)
         let token = state.withLock { state -> UInt64? in
             guard !state.closed else { return nil }
             state.nextToken += 1
@@ -61,11 +101,15 @@ final class EventHub: Sendable {
     /// Ends every subscription and recording (the daemon stops).
     func close() {
         recorder.close()
-        let subscribers = state.withLock { state in
+        let (subscribers, lineSubscribers) = state.withLock { state in
             state.closed = true
-            defer { state.subscribers.removeAll() }
-            return Array(state.subscribers.values)
+            defer {
+                state.subscribers.removeAll()
+                state.lineSubscribers.removeAll()
+            }
+            return (Array(state.subscribers.values), Array(state.lineSubscribers.values))
         }
         for subscriber in subscribers { subscriber.finish() }
+        for subscriber in lineSubscribers { subscriber.finish() }
     }
 }

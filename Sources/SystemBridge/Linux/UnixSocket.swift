@@ -1,3 +1,4 @@
+import CEarshotLinux
 import SystemPackage
 #if canImport(Glibc)
 import Glibc
@@ -154,6 +155,13 @@ public enum CurrentProcess {
     }
     /// The process id (getpid).
     public static var id: Int32 { getpid() }
+
+    /// Gives the memory the allocator holds free back to the system (glibc's malloc_trim):
+    /// after a burst of clients left, the heap keeps the pages they used until told. A few
+    /// milliseconds for a heap of 100 MB; call it off the latency path.
+    public static func returnFreedMemory() {
+        _ = CEarshotLinux_malloc_trim()
+    }
 }
 
 /// `path` as a `sockaddr_un`; a path too long for one is refused (ENAMETOOLONG) rather than cut.
