@@ -226,6 +226,33 @@ struct RealFirmwareDriverTests {
         }
     }
 
+    @Test("Galaxy Buds Pro: the real revision-10 status frame (header 29 0C, flag bits set) is read, not dropped: left bud worn, the output moves")
+    func budsProRealFrame() async throws {
+        try await withSandbox(.init(wirePlumber: true, sinks: [.speakers(), .headphones()], systemBus: true)) { sandbox in
+            let loopback = sandbox.root.appendingPathComponent("bluetooth").path
+            try FileManager.default.createDirectory(atPath: loopback, withIntermediateDirectories: true)
+            let bluez = try BlueZStandIn(sandbox: sandbox, adapters: ["hci0": "11:22:33:44:55:66"], loopbackDir: loopback)
+            defer { bluez.stop() }
+            try await bluez.waitUntilReady()
+            // A Buds Pro as BlueZ lists one: Samsung's Modalias, the Serial Port service.
+            try await bluez.run(
+                "device add \(D.address) 'Galaxy Buds Pro (5A3C)' --modalias bluetooth:v0075pA010d0001 --uuids 00001101-0000-1000-8000-00805f9b34fb,0000110b-0000-1000-8000-00805f9b34fb")
+            let mark = bluez.logMark()
+            let daemon = try D.start(in: sandbox, arguments: ["--bluetooth-loopback", loopback])
+            defer { daemon.process.stop() }
+            let events = try EventSubscription(socket: daemon.socketPath)
+            try await bluez.connect(D.address)
+            _ = try await bluez.waitForLine(containing: "buds \(D.address) connected", since: mark)
+            // GalaxyBudsClient's Buds Pro rev 10 extended status (left in the ear, right in the case).
+            let frame = RealFirmwareFrames.budsProRevision10
+            try await bluez.budsRaw(D.address, frame)
+            let moved = try await events.next("route-change", timeout: .seconds(10)) { $0["current"] == .string(D.headphones) }
+            #expect(moved["reason"] == .string("placement-changed"))
+            let log = daemon.process.logTail(lines: 400)
+            #expect(!log.contains("impossible size"), "\(log)")
+        }
+    }
+
     @Test("a flood of ear toggles ending with both buds out: the speakers within the grace of the last packet, a few route changes, the channel's end seen at once", arguments: [10, 100, 1000])
     func flood(count: Int) async throws {
         try await withSandbox(.init(wirePlumber: true, sinks: [.speakers(), .headphones()], systemBus: true)) { sandbox in
@@ -270,4 +297,19 @@ final class RouteCount: Sendable {
     private let count = Mutex(0)
     func add() { count.withLock { $0 += 1 } }
     var value: Int { count.withLock { $0 } }
+}
+
+/// Frames real firmware sent, as GalaxyBudsClient keeps them (timschneeb/GalaxyBudsClient,
+/// commit 5bbcd94, `GalaxyBudsClient.Tests/TestData/ExtendedStatusUpdate/`; the decoder tests in
+/// Tests/AccessoryDriversTests/RealFirmwareTests.swift read the same bytes).
+enum RealFirmwareFrames {
+    static let budsProRevision10: [UInt8] = hex(
+        "fd290c610a02595e010113640001002200002a012a0101000355000201000002001000010000220200009d24dd")
+
+    static func hex(_ text: String) -> [UInt8] {
+        stride(from: 0, to: text.count, by: 2).map { offset in
+            let start = text.index(text.startIndex, offsetBy: offset)
+            return UInt8(text[start..<text.index(start, offsetBy: 2)], radix: 16)!
+        }
+    }
 }
