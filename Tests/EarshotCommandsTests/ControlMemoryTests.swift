@@ -1,6 +1,7 @@
 import Foundation
 import PipeWireTestSupport
 import SystemBridge
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -173,12 +174,13 @@ struct ControlMemoryTests {
                     }
                     return descriptors
                 }
-                defer { for fd in descriptors { close(fd) } }
+                let owned = OwnedDescriptors(descriptors)
+                defer { owned.closeAll() }
                 #expect(try await Self.subscribers(daemon.socketPath) == baseline + slow)
                 #expect(try await Self.pipeline(daemon.socketPath, toggles(4000)) == 4000)
                 let during = try Self.residentKiB(pid)
                 let left = try await Self.subscribers(daemon.socketPath) - baseline
-                for fd in descriptors { close(fd) }
+                owned.closeAll()
                 // Closed on both ends once a status on a new connection is answered after them.
                 _ = try await Self.subscribers(daemon.socketPath)
                 return (during, try Self.residentKiB(pid), left)
@@ -211,7 +213,8 @@ struct ControlMemoryTests {
                 for _ in 0..<count { descriptors.append(try UnixStreamSocket.connect(path: daemon.socketPath).releaseDescriptor()) }
                 return descriptors
             }
-            defer { for fd in descriptors { close(fd) } }
+            let owned = OwnedDescriptors(descriptors)
+            defer { owned.closeAll() }
             // A new client is still answered with all of them open.
             let session = try DaemonSession(path: daemon.socketPath)
             #expect(try await session.status()["mode"] != nil)
@@ -226,7 +229,7 @@ struct ControlMemoryTests {
                 }
                 return closed
             }
-            for fd in descriptors { close(fd) }
+            owned.closeAll()
             _ = try await Self.subscribers(daemon.socketPath)
             let after = try Self.residentKiB(pid)
             print("control memory: VmRSS \(before) KiB; \(count) idle connections: \(during) KiB, \(closedByDaemon) closed by the daemon; \(after) KiB after all closed")
@@ -236,4 +239,18 @@ struct ControlMemoryTests {
             #expect(daemon.process.exitStatus == nil)
         }
     }
+}
+
+/// Descriptors closed exactly once. A second close(2) of a number closes whatever it names by
+/// then: in this process, another test's socket (a NIO channel, which then traps).
+final class OwnedDescriptors: Sendable {
+    private let descriptors: Mutex<[Int32]>
+
+    init(_ descriptors: [Int32]) { self.descriptors = Mutex(descriptors) }
+
+    func closeAll() {
+        for fd in descriptors.withLock({ fds in defer { fds = [] }; return fds }) { close(fd) }
+    }
+
+    deinit { closeAll() }
 }
