@@ -14,7 +14,10 @@ let pipewireSwiftFlags: [SwiftSetting] = [.unsafeFlags(pipewireIncludes.flatMap 
 let package = Package(
     name: "Earshot",
     products: [
+        // The client: commands, eval, config, record, driver decode. Links nothing of the daemon.
         .executable(name: "earshot", targets: ["earshot"]),
+        // The daemon (installed as /usr/libexec/earshotd; `earshot daemon` runs it).
+        .executable(name: "earshotd", targets: ["earshotd"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -46,11 +49,15 @@ let package = Package(
         .target(name: "AudioGraph", swiftSettings: strict),
         .target(name: "RoutingPolicy", dependencies: ["AudioGraph", "TOMLKit"], swiftSettings: strict),
         .target(name: "AccessoryDrivers", dependencies: ["RoutingPolicy"], swiftSettings: strict),
+        // What the client and the daemon share: the control protocol's wire types and their
+        // JSON, the client side of the socket, the report bridge's session, recordings' files.
+        // Nothing of the daemon: the `earshot` client links this, not EarshotDaemon.
+        .target(name: "ControlProtocol", dependencies: ["AudioGraph", "RoutingPolicy", "SystemBridge"], swiftSettings: strict),
         // The live engine: glue between PipeWire, the policy, the control API and the disk.
         .target(
             name: "EarshotDaemon",
             dependencies: [
-                "AudioGraph", "SystemBridge", "RoutingPolicy", "AccessoryDrivers",
+                "AudioGraph", "SystemBridge", "RoutingPolicy", "AccessoryDrivers", "ControlProtocol",
                 .product(name: "Logging", package: "swift-log"),
                 // The control socket (Unix domain, JSON Lines).
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -58,10 +65,14 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The daemon's command line, parsed by both executables (`earshot daemon` checks it,
+        // `earshotd` runs it).
+        .target(
+            name: "DaemonArguments", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")], swiftSettings: strict),
         .target(
             name: "EarshotCommands",
             dependencies: [
-                "AudioGraph", "SystemBridge", "RoutingPolicy", "EarshotDaemon", "AccessoryDrivers",
+                "AudioGraph", "SystemBridge", "RoutingPolicy", "AccessoryDrivers", "ControlProtocol", "DaemonArguments",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -74,6 +85,14 @@ let package = Package(
         .executableTarget(name: "EarshotVersionGenerator", swiftSettings: strict),
         .plugin(name: "EarshotVersionPlugin", capability: .buildTool(), dependencies: ["EarshotVersionGenerator"]),
         .executableTarget(name: "earshot", dependencies: ["EarshotCommands"], swiftSettings: strict),
+        .executableTarget(
+            name: "earshotd",
+            dependencies: [
+                "EarshotDaemon", "ControlProtocol", "DaemonArguments",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict, plugins: ["EarshotVersionPlugin"]),
         // scripts/bench switch: switch latency, gaps, RSS and idle CPU on a private PipeWire.
         .executableTarget(
             name: "earshot-bench", dependencies: ["SystemBridge", "PipeWireTestSupport", "AudioGraph", "EarshotDaemon"],
@@ -86,14 +105,14 @@ let package = Package(
             cSettings: pipewireCFlags + [.unsafeFlags(["-Wall"])],
             // The module map's `link` reaches Swift importers only; C files need it said here.
             linkerSettings: [.linkedLibrary("pipewire-0.3")]),
-        .target(name: "PipeWireTestSupport", dependencies: ["SystemBridge", "AudioGraph", "EarshotDaemon", "RoutingPolicy"], swiftSettings: strict),
+        .target(name: "PipeWireTestSupport", dependencies: ["SystemBridge", "AudioGraph", "EarshotDaemon", "RoutingPolicy", "ControlProtocol"], swiftSettings: strict),
         .testTarget(name: "AudioGraphTests", dependencies: ["AudioGraph"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "SystemBridgeTests", dependencies: ["SystemBridge", "PipeWireTestSupport", "AudioGraph"], swiftSettings: strict),
         .testTarget(name: "AccessoryDriversTests", dependencies: ["AccessoryDrivers", "RoutingPolicy"], swiftSettings: strict),
         .testTarget(name: "RoutingPolicyTests", dependencies: ["RoutingPolicy", "AudioGraph"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(
-            name: "EarshotDaemonTests", dependencies: ["EarshotDaemon", "AccessoryDrivers", "RoutingPolicy", "AudioGraph", "PipeWireTestSupport", "SystemBridge"],
+            name: "EarshotDaemonTests", dependencies: ["EarshotDaemon", "ControlProtocol", "AccessoryDrivers", "RoutingPolicy", "AudioGraph", "PipeWireTestSupport", "SystemBridge"],
             resources: [.copy("Fixtures")], swiftSettings: strict),
-        .testTarget(name: "EarshotCommandsTests", dependencies: ["EarshotCommands", "EarshotDaemon", "AccessoryDrivers", "RoutingPolicy", "SystemBridge", "PipeWireTestSupport", "AudioGraph"], swiftSettings: strict),
+        .testTarget(name: "EarshotCommandsTests", dependencies: ["EarshotCommands", "ControlProtocol", "EarshotDaemon", "AccessoryDrivers", "RoutingPolicy", "SystemBridge", "PipeWireTestSupport", "AudioGraph"], swiftSettings: strict),
     ]
 )

@@ -1,5 +1,5 @@
+import ControlProtocol
 import AudioGraph
-import EarshotDaemon
 import Foundation
 import RoutingPolicy
 

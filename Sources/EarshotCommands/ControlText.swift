@@ -1,5 +1,5 @@
+import ControlProtocol
 import AudioGraph
-import EarshotDaemon
 import Foundation
 
 /// The text forms of control replies and events, read from what the daemon sent (the CLI

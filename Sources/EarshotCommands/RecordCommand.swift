@@ -1,5 +1,5 @@
+import ControlProtocol
 import ArgumentParser
-import EarshotDaemon
 import Foundation
 
 /// `earshot record`: the live inputs, saved to replay with `earshot eval`.
@@ -57,7 +57,7 @@ struct RecordCommand: ParsableCommand {
             let environment = ProcessInfo.processInfo.environment
             let directory: String
             do {
-                directory = try recordings ?? (StateStore.defaultPath(environment: environment) as NSString).deletingLastPathComponent + "/recordings"
+                directory = try recordings ?? (StateLocation.defaultPath(environment: environment) as NSString).deletingLastPathComponent + "/recordings"
             } catch {
                 return try CommandOutcome(standardError: "earshot record: \(error); or name the recordings with --recordings DIR\n", exitCode: 1).emit()
             }

@@ -1,6 +1,6 @@
+import ControlProtocol
 import ArgumentParser
 import AudioGraph
-import EarshotDaemon
 import Foundation
 import SystemBridge
 

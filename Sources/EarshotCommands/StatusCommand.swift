@@ -1,6 +1,6 @@
+import ControlProtocol
 import ArgumentParser
 import AudioGraph
-import EarshotDaemon
 
 /// `earshot status`: the running daemon's mode and its current decision.
 struct StatusCommand: ParsableCommand {

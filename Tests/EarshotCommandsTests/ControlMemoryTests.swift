@@ -153,8 +153,8 @@ struct ControlMemoryTests {
             let baseline = try await Self.subscribers(daemon.socketPath)
             let before = try Self.residentKiB(pid)
             let slow = 300
-            /// `slow` subscribers that read their ok and nothing more, while 4000 placement
-            /// changes make ~2.4 MB of events for each; then they close. RSS during and after,
+            /// `slow` subscribers that read their ok and nothing more, while 1500 placement
+            /// changes make ~0.9 MB of events for each; then they close. RSS during and after,
             /// and how many were still subscribed at the end.
             func round() async throws -> (during: Int, after: Int, left: Int) {
                 let descriptors = try await offPool { () throws -> [Int32] in
@@ -177,7 +177,7 @@ struct ControlMemoryTests {
                 let owned = OwnedDescriptors(descriptors)
                 defer { owned.closeAll() }
                 #expect(try await Self.subscribers(daemon.socketPath) == baseline + slow)
-                #expect(try await Self.pipeline(daemon.socketPath, toggles(4000)) == 4000)
+                #expect(try await Self.pipeline(daemon.socketPath, toggles(1500)) == 1500)
                 let during = try Self.residentKiB(pid)
                 let left = try await Self.subscribers(daemon.socketPath) - baseline
                 owned.closeAll()
@@ -187,7 +187,7 @@ struct ControlMemoryTests {
             }
             let first = try await round()
             let second = try await round()
-            print("control memory: VmRSS \(before) KiB; \(slow) subscribers that never read, 4000 changes: \(first.during) KiB during, \(first.after) KiB after (\(first.left) not cut); again: \(second.during) KiB, \(second.after) KiB (\(second.left) not cut)")
+            print("control memory: VmRSS \(before) KiB; \(slow) subscribers that never read, 1500 changes: \(first.during) KiB during, \(first.after) KiB after (\(first.left) not cut); again: \(second.during) KiB, \(second.after) KiB (\(second.left) not cut)")
             #expect(first.left == 0 && second.left == 0, "every subscriber that never read was cut off")
             // Before: +496 MB (1 MiB each, kept after they left).
             #expect(first.during - before < 32 * 1024, "\(before) → \(first.during) KiB")

@@ -1,3 +1,4 @@
+@testable import ControlProtocol
 import AudioGraph
 import EarshotDaemon
 import Foundation

@@ -1,3 +1,4 @@
+@testable import ControlProtocol
 import EarshotDaemon
 import Foundation
 import PipeWireTestSupport

@@ -1,3 +1,4 @@
+@testable import ControlProtocol
 import AudioGraph
 @testable import EarshotDaemon
 import Foundation

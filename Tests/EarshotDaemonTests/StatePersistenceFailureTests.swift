@@ -1,3 +1,4 @@
+@testable import ControlProtocol
 import AudioGraph
 import Foundation
 import Logging

@@ -1,3 +1,4 @@
+import ControlProtocol
 import NIOCore
 import RoutingPolicy
 import SystemBridge

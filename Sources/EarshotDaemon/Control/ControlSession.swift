@@ -1,3 +1,4 @@
+import ControlProtocol
 import AudioGraph
 import Foundation
 import NIOCore
@@ -104,17 +105,19 @@ final class ControlSession: Sendable {
         var pending: Task<Void, Never>?
         /// Writes `line` after every earlier reply and, if given, once `saved` returns.
         func emit(_ line: Data, after saved: (@Sendable () async -> Void)? = nil) {
+            // Answered (idle again) before the reply is written: a client that has its reply
+            // must never be taken for busy (at the connection cap, the idle ones make room).
             guard saved != nil || pending != nil else {
-                lastWrite = write(line: line)
                 answered()
+                lastWrite = write(line: line)
                 return
             }
             let previous = pending
             pending = run { [self] in
                 await previous?.value
                 await saved?()
-                _ = write(line: line)
                 answered()
+                _ = write(line: line)
             }
         }
         for await frame in frames {
@@ -142,13 +145,13 @@ final class ControlSession: Sendable {
                     // its next step causes must not slip in between, as a jack read right
                     // after did), and forwarded only after it, so the ok comes first.
                     let events = subscribed ? nil : await control.subscribeLines()
-                    lastWrite = write(ControlWire.success(id: request.id, ControlWire.SubscribeResult()))
-                    if let events {
+                    if events != nil {
                         subscribed = true
                         streams.store(true, ordering: .relaxed)
-                        forward(events)
                     }
                     answered()
+                    lastWrite = write(ControlWire.success(id: request.id, ControlWire.SubscribeResult()))
+                    if let events { forward(events) }
                 case .success(let request) where request.command == .record:
                     await pending?.value
                     pending = nil
@@ -157,12 +160,12 @@ final class ControlSession: Sendable {
                         emit(ControlWire.line(ControlWire.failure(id: request.id, AccessoryError(.invalidRequest, why))))
                         continue
                     }
-                    lastWrite = write(ControlWire.success(id: request.id, ControlWire.RecordResult(graph: recording.graph)))
                     subscribed = true
                     streamsRecording = true
                     streams.store(true, ordering: .relaxed)
-                    startRecording(recording)
                     answered()
+                    lastWrite = write(ControlWire.success(id: request.id, ControlWire.RecordResult(graph: recording.graph)))
+                    startRecording(recording)
                 case .success(let request):
                     let (reply, saved) = await answer(request, reporter: &reporter)
                     emit(reply, after: saved)

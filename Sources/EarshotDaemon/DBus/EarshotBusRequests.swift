@@ -1,3 +1,4 @@
+import ControlProtocol
 import AudioGraph
 import Foundation
 import RoutingPolicy

@@ -1,3 +1,4 @@
+import ControlProtocol
 import AudioGraph
 import Foundation
 import Logging
@@ -128,13 +129,5 @@ actor RollingRecording {
         let starts = RollingRecordingSegments.list(in: directory)
         let old = starts.filter { $0 < cutoff }
         for start in old.dropLast() { try? FileManager.default.removeItem(atPath: "\(directory)/\(start)") }
-    }
-}
-
-/// The segments of a rolling recording, read by the daemon (pruning) and `earshot record --since`.
-public enum RollingRecordingSegments {
-    /// The segments' starts (ms since the epoch), oldest first.
-    public static func list(in directory: String) -> [Int64] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).compactMap { Int64($0) }.sorted()
     }
 }

@@ -92,7 +92,7 @@ extension ControlWire {
             self.driver = driver
         }
 
-        enum CodingKeys: String, CodingKey { case accessory, warnings, reporter, driver }
+        public enum CodingKeys: String, CodingKey { case accessory, warnings, reporter, driver }
 
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
@@ -115,7 +115,7 @@ extension ControlWire {
             self.next = next
         }
 
-        enum CodingKeys: String, CodingKey { case accessories, next }
+        public enum CodingKeys: String, CodingKey { case accessories, next }
 
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
@@ -184,7 +184,7 @@ extension ControlWire {
             secondarySource = configuration.secondarySource?.description
         }
 
-        enum CodingKeys: String, CodingKey {
+        public enum CodingKeys: String, CodingKey {
             case capabilities, placement
             case primarySource = "primary-source"
             case secondarySource = "secondary-source"
@@ -215,7 +215,7 @@ extension ControlWire {
             self.init(accessory: identity.description, configuration: Configuration(configuration))
         }
 
-        enum CodingKeys: String, CodingKey { case accessory }
+        public enum CodingKeys: String, CodingKey { case accessory }
 
         public init(from decoder: any Decoder) throws {
             accessory = try decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .accessory)
@@ -247,13 +247,7 @@ extension ControlWire {
             self.driver = driver
         }
 
-        public init(_ status: AccessoryStatus) {
-            self.init(
-                accessory: Accessory(status.registration.identity, status.registration.configuration), reporter: status.registration.reporter,
-                stale: status.isStale, sinks: status.sinks, driver: status.driver.map(DriverEntry.init))
-        }
-
-        enum CodingKeys: String, CodingKey { case reporter, stale, sinks, driver }
+        public enum CodingKeys: String, CodingKey { case reporter, stale, sinks, driver }
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -294,20 +288,23 @@ extension ControlWire {
         /// The built-in drivers' devices; absent from a daemon older than them.
         public var drivers: [DriverEntry]?
 
-        public init(_ status: DaemonStatus) {
-            drivers = status.drivers.map(DriverEntry.init)
-            state = status.stateProblem.map { "not saved (\($0))" } ?? "ok"
-            mode = status.mode.rawValue
-            remote = status.remote
-            connected = status.connected
-            sessionManager = status.sessionManager
-            sessionManagerVersion = status.sessionManagerVersion
-            decision = status.decision.map { .record(DecisionRecord($0)) }
-            subscribers = status.subscribers
-            hostAddresses = status.hostAddresses.map(HostAddressEntry.init)
+        public init(
+            mode: String, remote: String, connected: Bool, sessionManager: String?, sessionManagerVersion: String?, decision: DecisionObject?,
+            subscribers: Int, hostAddresses: [HostAddressEntry], state: String?, drivers: [DriverEntry]?
+        ) {
+            self.mode = mode
+            self.remote = remote
+            self.connected = connected
+            self.sessionManager = sessionManager
+            self.sessionManagerVersion = sessionManagerVersion
+            self.decision = decision
+            self.subscribers = subscribers
+            self.hostAddresses = hostAddresses
+            self.state = state
+            self.drivers = drivers
         }
 
-        enum CodingKeys: String, CodingKey {
+        public enum CodingKeys: String, CodingKey {
             case mode, remote, connected, decision, subscribers, state
             case sessionManager = "session-manager"
             case sessionManagerVersion = "session-manager-version"
@@ -347,27 +344,24 @@ extension ControlWire {
         /// Packets or frames skipped (unknown, malformed, bad CRC, oversized).
         public var skipped: Int
 
-        enum CodingKeys: String, CodingKey {
+        public enum CodingKeys: String, CodingKey {
             case address, family, name, connection, problem, battery, packets, skipped
             case lastPacket = "last-packet"
         }
 
-        public init(_ entry: DriverBoard.Entry) {
-            address = entry.address.description
-            family = entry.family
-            name = entry.name
-            connection = entry.connection.rawValue
-            problem = entry.problem
-            var levels: [String: Int] = [:]
-            if let battery = entry.battery {
-                for (part, level) in [("left", battery.left), ("right", battery.right), ("case", battery.chargingCase), ("headset", battery.headset)] {
-                    if let level { levels[part] = level.percent }
-                }
-            }
-            battery = levels.isEmpty ? nil : levels
-            lastPacket = entry.lastPacket.map { $0.formatted(.iso8601) }
-            packets = entry.packets
-            skipped = entry.skipped
+        public init(
+            address: String, family: String, name: String?, connection: String, problem: String?, battery: [String: Int]?, lastPacket: String?,
+            packets: Int, skipped: Int
+        ) {
+            self.address = address
+            self.family = family
+            self.name = name
+            self.connection = connection
+            self.problem = problem
+            self.battery = battery
+            self.lastPacket = lastPacket
+            self.packets = packets
+            self.skipped = skipped
         }
     }
 
@@ -425,15 +419,6 @@ extension ControlWire {
         case hostAddresses(HostAddressesEvent)
         /// An event this client does not know (from a newer daemon): its name and whole object.
         case other(name: String, JSONValue)
-
-        public init(_ event: DaemonEvent) {
-            switch event {
-            case .routeChanged(let change): self = .routeChange(RouteChangeEvent(change))
-            case .accessoryChanged(let change): self = .accessory(AccessoryEvent(change))
-            case .playbackChanged(let change): self = .playback(PlaybackEvent(change))
-            case .hostAddressesChanged(let change): self = .hostAddresses(HostAddressesEvent(change))
-            }
-        }
 
         /// The `event` field: `route-change`, `accessory`, `playback`, `host-addresses`.
         public var name: String {
@@ -498,22 +483,31 @@ extension ControlWire {
             public var kind: String
             public var sink: String
             public var port: String
+
+            public init(kind: String, sink: String, port: String) {
+                self.kind = kind
+                self.sink = sink
+                self.port = port
+            }
         }
 
-        public init(_ change: RouteChange) {
-            at = change.at
-            reason = change.reason.rawValue
-            previous = change.previous
-            current = change.current
-            accessory = change.accessory
-            summary = change.summary
-            previousPort = change.previousPort
-            port = change.port
-            portEvent = change.portEvent.map { PortEventField(kind: $0.kind.rawValue, sink: $0.sink, port: $0.port) }
-            direction = change.direction.rawValue
+        public init(
+            at: Int64, reason: String, previous: String?, current: String?, accessory: String?, summary: String, previousPort: String?, port: String?,
+            portEvent: PortEventField?, direction: String
+        ) {
+            self.at = at
+            self.reason = reason
+            self.previous = previous
+            self.current = current
+            self.accessory = accessory
+            self.summary = summary
+            self.previousPort = previousPort
+            self.port = port
+            self.portEvent = portEvent
+            self.direction = direction
         }
 
-        enum CodingKeys: String, CodingKey {
+        public enum CodingKeys: String, CodingKey {
             case at, reason, previous, current, accessory, summary
             case previousPort = "previous-port", port, portEvent = "port-event", direction
         }
@@ -558,15 +552,15 @@ extension ControlWire {
         /// The fields afterwards (nil once the registration ended).
         public var configuration: Configuration?
 
-        public init(_ change: AccessoryChange) {
-            at = change.at
-            self.change = change.kind.rawValue
-            accessory = change.accessory
-            reporter = change.reporter
-            configuration = change.configuration.map(Configuration.init)
+        public init(at: Int64, change: String, accessory: String, reporter: String?, configuration: Configuration?) {
+            self.at = at
+            self.change = change
+            self.accessory = accessory
+            self.reporter = reporter
+            self.configuration = configuration
         }
 
-        enum CodingKeys: String, CodingKey { case at, change, accessory, reporter, configuration }
+        public enum CodingKeys: String, CodingKey { case at, change, accessory, reporter, configuration }
 
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
@@ -589,16 +583,16 @@ extension ControlWire {
         public var sink: String?
         public var accessory: String?
 
-        public init(_ change: PlaybackChange) {
-            at = change.at
-            action = change.action.rawValue
-            reason = change.reason.rawValue
-            players = change.players
-            sink = change.sink
-            accessory = change.accessory
+        public init(at: Int64, action: String, reason: String, players: [String], sink: String?, accessory: String?) {
+            self.at = at
+            self.action = action
+            self.reason = reason
+            self.players = players
+            self.sink = sink
+            self.accessory = accessory
         }
 
-        enum CodingKeys: String, CodingKey { case at, action, reason, players, sink, accessory }
+        public enum CodingKeys: String, CodingKey { case at, action, reason, players, sink, accessory }
 
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
@@ -619,11 +613,11 @@ extension ControlWire {
         public var added: [String]
         public var removed: [String]
 
-        public init(_ change: HostAddressesChange) {
-            at = change.at
-            addresses = change.addresses.map(HostAddressEntry.init)
-            added = change.added.map(\.description)
-            removed = change.removed.map(\.description)
+        public init(at: Int64, addresses: [HostAddressEntry], added: [String], removed: [String]) {
+            self.at = at
+            self.addresses = addresses
+            self.added = added
+            self.removed = removed
         }
     }
 
@@ -681,7 +675,7 @@ extension ControlWire {
             self.configuration = configuration
         }
 
-        enum CodingKeys: String, CodingKey { case accessory, reporter }
+        public enum CodingKeys: String, CodingKey { case accessory, reporter }
 
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
@@ -741,7 +735,7 @@ extension ControlWire {
 
     /// `value` as the JSON a client reads, built directly (no text in between): for the D-Bus
     /// service, which turns objects into `a{sv}` by their field names.
-    static func jsonValue(of value: some Encodable) throws -> JSONValue {
+    public static func jsonValue(of value: some Encodable) throws -> JSONValue {
         try JSONValueEncoder.encode(value)
     }
 

@@ -1,13 +1,12 @@
 import AudioGraph
-import EarshotDaemon
 import Foundation
 import RoutingPolicy
 import SystemBridge
 
 /// A client of the daemon's control socket for the CLI: blocking, one request at a time, then
 /// (for `watch`) the events of a subscription. Speaks the protocol through ControlWire.
-final class ControlClient {
-    let path: String
+public final class ControlClient {
+    public let path: String
     private let socket: UnixStreamSocket
     private var pending: [UInt8] = []
     private var nextID: Int64 = 1
@@ -22,7 +21,7 @@ final class ControlClient {
         self.socket = socket
     }
 
-    static func connect(path: String) throws(ControlClientError) -> ControlClient {
+    public static func connect(path: String) throws(ControlClientError) -> ControlClient {
         do {
             return ControlClient(path: path, socket: try UnixStreamSocket.connect(path: path, timeout: connectTimeout))
         } catch {
@@ -36,7 +35,7 @@ final class ControlClient {
 
     /// Sends one request and waits for its reply: its result (a `ControlWire.AccessoryResult`,
     /// `StatusResult`, …), or the daemon's refusal.
-    func request<Body: Encodable & Sendable, Reply: Decodable>(_ operation: ControlOperation, _ body: Body, reply: Reply.Type)
+    public func request<Body: Encodable & Sendable, Reply: Decodable>(_ operation: ControlOperation, _ body: Body, reply: Reply.Type)
         throws(ControlClientError) -> Result<Reply, AccessoryError>
     {
         let id = JSONValue.integer(nextID)
@@ -59,13 +58,13 @@ final class ControlClient {
     }
 
     /// A request that takes no fields (list, status, subscribe).
-    func request<Reply: Decodable>(_ operation: ControlOperation, reply: Reply.Type) throws(ControlClientError) -> Result<Reply, AccessoryError> {
+    public func request<Reply: Decodable>(_ operation: ControlOperation, reply: Reply.Type) throws(ControlClientError) -> Result<Reply, AccessoryError> {
         try request(operation, ControlWire.NoFields(), reply: reply)
     }
 
     /// The next event of a subscription, and its JSON as sent; waits until `deadline` (nil: as
     /// long as it takes).
-    func nextEvent(until deadline: ContinuousClock.Instant? = nil) throws(ControlClientError) -> (event: ControlWire.Event, json: JSONValue) {
+    public func nextEvent(until deadline: ContinuousClock.Instant? = nil) throws(ControlClientError) -> (event: ControlWire.Event, json: JSONValue) {
         while true {
             if case .event(let event, let json) = try nextMessage(deadline: deadline) { return (event, json) }
         }
@@ -73,18 +72,18 @@ final class ControlClient {
 
     /// The next line of a recording (`record`); waits until `deadline` (nil: as long as it
     /// takes). Throws `.timedOut` at the deadline, `.lost` when the daemon ends it.
-    func nextRecordedLine(until deadline: ContinuousClock.Instant? = nil) throws(ControlClientError) -> JSONValue {
+    public func nextRecordedLine(until deadline: ContinuousClock.Instant? = nil) throws(ControlClientError) -> JSONValue {
         while true {
             if case .recorded(let line) = try nextMessage(deadline: deadline) { return line }
         }
     }
 
     /// The socket, for waiting on it next to other descriptors (`earshot report`).
-    var socketDescriptor: Int32 { socket.descriptor }
+    public var socketDescriptor: Int32 { socket.descriptor }
 
     /// Called when the socket is readable while no request is out: reads what is there
     /// (kept for the next request) and says whether the daemon is still on the other end.
-    func stillOpen() -> Bool {
+    public func stillOpen() -> Bool {
         while true {
             do {
                 guard let chunk = try socket.receiveAvailable() else { return true }
@@ -140,13 +139,13 @@ final class ControlClient {
 }
 
 /// Why the daemon could not be talked to (exit 3), as opposed to a refusal (exit 1).
-enum ControlClientError: Error, CustomStringConvertible {
+public enum ControlClientError: Error, CustomStringConvertible {
     case unreachable(path: String, reason: String)
     case lost(path: String, reason: String)
     case timedOut(path: String, after: Duration)
     case protocolViolation(path: String, reason: String)
 
-    var description: String {
+    public var description: String {
         switch self {
         case .unreachable(let path, let reason):
             "the earshot daemon is not reachable at \(path) (\(reason)): start it with `earshot daemon`, or give its socket with --socket"

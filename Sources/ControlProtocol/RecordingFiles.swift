@@ -73,3 +73,12 @@ public struct RecordingError: Error, CustomStringConvertible {
     public let description: String
     init(_ description: String) { self.description = description }
 }
+
+
+/// The segments of a rolling recording, read by the daemon (pruning) and `earshot record --since`.
+public enum RollingRecordingSegments {
+    /// The segments' starts (ms since the epoch), oldest first.
+    public static func list(in directory: String) -> [Int64] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).compactMap { Int64($0) }.sorted()
+    }
+}

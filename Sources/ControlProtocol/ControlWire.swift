@@ -152,9 +152,6 @@ public enum ControlWire {
 
     // MARK: Events
 
-    public static func event(_ event: DaemonEvent) -> Event {
-        Event(event)
-    }
 
     // MARK: Lines
 

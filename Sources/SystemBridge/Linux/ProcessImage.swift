@@ -1,0 +1,25 @@
+import SystemPackage
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension CurrentProcess {
+    /// This process's executable (the target of /proc/self/exe); nil when it cannot be read.
+    public static var executablePath: String? {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Replaces this process's image with `path` run with `arguments` (the first is its name),
+    /// the environment kept (execv): the PID, descriptors and the terminal stay. Returns only
+    /// when that fails, with why.
+    public static func execute(_ path: String, arguments: [String]) -> Errno {
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) }
+        argv.append(nil)
+        defer { for pointer in argv { free(pointer) } }
+        execv(path, &argv)
+        return Errno(rawValue: errno)
+    }
+}
