@@ -15,12 +15,17 @@ struct Earshotd: AsyncParsableCommand {
         discussion: """
             The daemon behind `earshot daemon`, which starts it with the same options. Applies \
             decisions through WirePlumber when it runs (cooperative), or links streams itself when \
-            no session manager runs (standalone). Reloads the arguments.config on SIGHUP and when the file \
+            no session manager runs (standalone). Reloads the config on SIGHUP and when the file \
             changes; stops on SIGTERM or SIGINT.
             """,
         version: EarshotVersion.current)
 
     @OptionGroup var arguments: DaemonArguments
+
+    /// Usage errors exit 2, as the client's do (`UsageExit`).
+    static func main() async {
+        await UsageExit.main(Earshotd.self)
+    }
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment

@@ -18,16 +18,19 @@ struct InstallTests {
         #expect(FileManager.default.isExecutableFile(atPath: binary.path))
         let version = try Shell.run([binary.path, "--version"], environment: home.environment)
         #expect(version.standardOutput == EarshotVersion.current + "\n")
+        // The daemon in the prefix's libexec, where `earshot daemon` finds it.
+        let daemon = home.prefix.appendingPathComponent("libexec/earshotd")
+        #expect(try Shell.run([daemon.path, "--version"], environment: home.environment).standardOutput == EarshotVersion.current + "\n")
 
         let unit = try String(contentsOf: home.unit, encoding: .utf8)
         let lines = Set(unit.split(separator: "\n").map(String.init))
         for expected in [
             "After=pipewire.service wireplumber.service", "Wants=pipewire.service", "Restart=on-failure",
-            "ExecStart=\(binary.path) daemon", "ExecReload=/bin/kill -HUP $MAINPID", "WantedBy=default.target",
+            "ExecStart=\(daemon.path)", "ExecReload=/bin/kill -HUP $MAINPID", "WantedBy=default.target",
         ] {
             #expect(lines.contains(expected), "\(expected) missing from\n\(unit)")
         }
-        #expect(!unit.contains("@BINDIR@"))
+        #expect(!unit.contains("@DAEMON@") && !unit.contains("@BINDIR@"))
 
         let config = home.config.appendingPathComponent("earshot/earshot.toml")
         let shipped = EarshotBinary.repository.appendingPathComponent("config/earshot.toml")
@@ -57,7 +60,7 @@ struct InstallTests {
         let broken = home.root.appendingPathComponent("earshot.service")
         let unit = try String(contentsOf: home.unit, encoding: .utf8)
         try unit.replacingOccurrences(of: "Restart=on-failure", with: "Restart=sometimes")
-            .replacingOccurrences(of: home.prefix.appendingPathComponent("bin/earshot").path, with: home.root.appendingPathComponent("missing/earshot").path)
+            .replacingOccurrences(of: home.prefix.appendingPathComponent("libexec/earshotd").path, with: home.root.appendingPathComponent("missing/earshotd").path)
             .write(to: broken, atomically: true, encoding: .utf8)
         let result = try Shell.run(["systemd-analyze", "verify", broken.path], environment: home.environment)
         #expect(result.standardError.contains("restart specifier"), "\(result.standardError)")

@@ -1,0 +1,74 @@
+import Foundation
+import PipeWireTestSupport
+import Testing
+
+/// Issue 22: `earshot` (the client) links nothing of the daemon; `earshotd` is the daemon, and
+/// `earshot daemon` hands over to it with the same command line.
+@Suite("Two executables")
+struct TwoExecutablesTests {
+    static func daemonURL() throws -> URL {
+        guard let client = EarshotBinary.url else { throw FixtureError("earshot binary not built") }
+        let daemon = client.deletingLastPathComponent().appendingPathComponent("earshotd")
+        guard FileManager.default.isExecutableFile(atPath: daemon.path) else { throw FixtureError("earshotd not built beside \(client.path)") }
+        return daemon
+    }
+
+    /// How many symbols of `module` (as Swift mangles a module name: its length, then it) the
+    /// binary at `path` holds.
+    static func symbols(of module: String, in path: String) throws -> Int {
+        let result = try Shell.run(["nm", "--defined-only", path], environment: ProcessInfo.processInfo.environment)
+        guard result.status == 0 else { throw FixtureError("nm \(path): \(result.standardError)") }
+        let mangled = "\(module.utf8.count)\(module)"
+        return result.standardOutput.split(separator: "\n").count { $0.contains(mangled) }
+    }
+
+    @Test("the client links nothing of the daemon (no EarshotDaemon, no SwiftNIO); the daemon executable does")
+    func clientLinksNoDaemon() throws {
+        let client = try #require(EarshotBinary.url).path
+        let daemon = try Self.daemonURL().path
+        #expect(try Self.symbols(of: "EarshotDaemon", in: client) == 0)
+        #expect(try Self.symbols(of: "NIOPosix", in: client) == 0)
+        #expect(try Self.symbols(of: "ControlProtocol", in: client) > 0)
+        #expect(try Self.symbols(of: "EarshotDaemon", in: daemon) > 0)
+        let sizes = try [client, daemon].map { try FileManager.default.attributesOfItem(atPath: $0)[.size] as? Int ?? 0 }
+        print("two executables (debug build): earshot \(sizes[0] / 1024) KiB, earshotd \(sizes[1] / 1024) KiB")
+    }
+
+    @Test("earshot daemon and earshotd take the same options and refuse the same way")
+    func sameCommandLine() throws {
+        let daemon = try Self.daemonURL().path
+        func run(_ arguments: [String], viaClient: Bool, removing: [String] = []) throws -> Shell.Result {
+            if viaClient { return try EarshotBinary.run(["daemon"] + arguments, removing: removing) }
+            var environment = ProcessInfo.processInfo.environment
+            for name in removing { environment[name] = nil }
+            return try Shell.run([daemon] + arguments, environment: environment)
+        }
+        // The options part of the help is the same declaration (DaemonArguments).
+        func options(_ help: String) -> [String] {
+            Array(help.split(separator: "\n", omittingEmptySubsequences: false).drop { !$0.hasPrefix("OPTIONS:") }.map(String.init))
+        }
+        let clientHelp = try run(["--help"], viaClient: true)
+        let daemonHelp = try run(["--help"], viaClient: false)
+        #expect(clientHelp.status == 0 && daemonHelp.status == 0)
+        #expect(!options(clientHelp.standardOutput).isEmpty)
+        #expect(options(clientHelp.standardOutput).filter { !$0.contains("--version") } == options(daemonHelp.standardOutput).filter { !$0.contains("--version") })
+        // No runtime directory: refused before anything starts, with the same words and status.
+        let clientRefusal = try run([], viaClient: true, removing: ["XDG_RUNTIME_DIR"])
+        let daemonRefusal = try run([], viaClient: false, removing: ["XDG_RUNTIME_DIR"])
+        #expect(clientRefusal.status == 2 && daemonRefusal.status == 2)
+        #expect(clientRefusal.standardError.contains("XDG_RUNTIME_DIR is not set") && daemonRefusal.standardError.contains("XDG_RUNTIME_DIR is not set"))
+        // An option neither knows: a usage error, 2 (the CLI's code) from both.
+        #expect(try run(["--frobnicate"], viaClient: true).status == 2)
+        #expect(try run(["--frobnicate"], viaClient: false).status == 2)
+        // A config that cannot be used: earshotd's own refusal (78), through the client too.
+        let config = try EarshotBinary.temporaryFile("bad.toml", "[timing]\noff-grace-ms = \"soon\"\n")
+        let runtime = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-two-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(at: runtime) }
+        let viaClient = try EarshotBinary.run(
+            ["daemon", "--config", config, "--state", runtime.appendingPathComponent("state/state.json").path],
+            environment: ["XDG_RUNTIME_DIR": runtime.path])
+        #expect(viaClient.status == 78, "\(viaClient.standardError)")
+        #expect(viaClient.standardError.contains("bad.toml:2"), "\(viaClient.standardError)")
+    }
+}
