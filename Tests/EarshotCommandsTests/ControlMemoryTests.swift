@@ -192,7 +192,7 @@ struct ControlMemoryTests {
             // Before: +496 MB (1 MiB each, kept after they left).
             #expect(first.during - before < 32 * 1024, "\(before) → \(first.during) KiB")
             #expect(first.after - before < 24 * 1024, "\(before) → \(first.after) KiB after they left")
-            #expect(second.after - first.after < 4 * 1024, "\(first.after) → \(second.after) KiB: the second burst grew the daemon")
+            #expect(second.after - first.after < 8 * 1024, "\(first.after) → \(second.after) KiB: the second burst grew the daemon")
             #expect(daemon.process.exitStatus == nil)
         }
     }
@@ -219,25 +219,29 @@ struct ControlMemoryTests {
             let session = try DaemonSession(path: daemon.socketPath)
             #expect(try await session.status()["mode"] != nil)
             let during = try Self.residentKiB(pid)
-            // The daemon closed the oldest (at least all but the cap's worth): their ends read
-            // end-of-file, each waited for with a deadline (closing goes on after status answers).
-            let oldest = max(0, count - 512)
+            // The daemon closed all but the cap's worth (the oldest idle first; which exactly
+            // depends on the order the event loops admitted them): their ends read end-of-file.
+            let expected = max(0, count - 512)
             let closedByDaemon = try await offPool {
-                var closed = 0
+                var polled = descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+                var closed = Set<Int32>()
                 var byte: UInt8 = 0
-                let deadline = ContinuousClock.now + .seconds(20)
-                for fd in descriptors.prefix(oldest) {
-                    let left = ContinuousClock.now.duration(to: deadline)
-                    var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-                    if poll(&poller, 1, Int32(max(0, left.components.seconds * 1000))) > 0, read(fd, &byte, 1) == 0 { closed += 1 }
+                let deadline = ContinuousClock.now + .seconds(30)
+                while closed.count < expected, ContinuousClock.now < deadline {
+                    guard poll(&polled, nfds_t(polled.count), 100) > 0 else { continue }
+                    for index in polled.indices where polled[index].revents != 0 {
+                        let fd = polled[index].fd
+                        if read(fd, &byte, 1) == 0 { closed.insert(fd) }
+                        polled[index].fd = -1  // ignored by poll from now on
+                    }
                 }
-                return closed
+                return closed.count
             }
             owned.closeAll()
             _ = try await Self.subscribers(daemon.socketPath)
             let after = try Self.residentKiB(pid)
             print("control memory: VmRSS \(before) KiB; \(count) idle connections: \(during) KiB, \(closedByDaemon) closed by the daemon; \(after) KiB after all closed")
-            #expect(closedByDaemon == oldest, "at most the cap (512) stay open: the oldest \(oldest) closed")
+            #expect(closedByDaemon >= expected, "at most the cap (512) stay open: \(closedByDaemon) of \(count) closed")
             #expect(during - before < 48 * 1024, "\(before) → \(during) KiB")
             #expect(after - before < 8 * 1024, "\(before) → \(after) KiB after all closed")
             #expect(daemon.process.exitStatus == nil)

@@ -110,14 +110,16 @@ private final class ConnectionRegistry: Sendable {
     struct Connection {
         var channel: any Channel
         var session: ControlSession?
-        /// When it was opened, in the registry's count: the oldest idle one goes first.
+        /// When it was admitted, on `ControlActivity`'s count.
         var opened: UInt64 = 0
+
+        /// Since when it has been idle: its last answered request, else its admission.
+        var idleSince: UInt64 { max(opened, session?.lastActivity ?? 0) }
     }
 
     private struct State {
         var connections: [ObjectIdentifier: Connection] = [:]
         var closing = false
-        var opened: UInt64 = 0
         var saidCapped = false
         /// The most connections open at once since the allocator last gave memory back.
         var peak = 0
@@ -140,7 +142,9 @@ private final class ConnectionRegistry: Sendable {
             var evicted: (any Channel)?
             var say: String?
             if state.connections.count >= maximum {
-                let idle = state.connections.filter { $0.value.session?.isIdle == true }.min { $0.value.opened < $1.value.opened }
+                // Idle the longest: the last request answered (or the admission, for one that
+                // never asked anything) longest ago.
+                let idle = state.connections.filter { $0.value.session?.isIdle == true }.min { $0.value.idleSince < $1.value.idleSince }
                 guard let idle else {
                     if !state.saidCapped { say = "control socket: \(maximum) connections open and none idle: refusing new ones until some close" }
                     state.saidCapped = true
@@ -151,8 +155,7 @@ private final class ConnectionRegistry: Sendable {
                 if !state.saidCapped { say = "control socket: \(maximum) connections open: closing the oldest idle ones to make room (said once)" }
                 state.saidCapped = true
             }
-            state.opened += 1
-            state.connections[ObjectIdentifier(channel)] = Connection(channel: channel, opened: state.opened)
+            state.connections[ObjectIdentifier(channel)] = Connection(channel: channel, opened: ControlActivity.next())
             state.peak = max(state.peak, state.connections.count)
             return (true, evicted, say)
         }

@@ -22,6 +22,10 @@ final class ControlSession: Sendable {
 
     /// No request in flight and nothing streaming.
     var isIdle: Bool { inFlight.load(ordering: .relaxed) == 0 && !streams.load(ordering: .relaxed) }
+    /// When this connection last had a request answered, on `ControlActivity`'s count (0: never):
+    /// the one idle the longest is the first to go at the connection cap.
+    var lastActivity: UInt64 { activity.load(ordering: .relaxed) }
+    private let activity = Atomic<UInt64>(0)
 
     private struct Tasks {
         /// Tasks still running, by a number of their own: each removes itself when done, so a
@@ -42,6 +46,7 @@ final class ControlSession: Sendable {
         frames = continuation
         run { [self] in
             await serve(stream) { [self] in
+                activity.store(ControlActivity.next(), ordering: .relaxed)
                 inFlight.subtract(1, ordering: .relaxed)
                 answered()
             }
@@ -291,4 +296,13 @@ final class ControlSession: Sendable {
     private func write(line: Data) -> EventLoopFuture<Void> {
         channel.writeAndFlush(ByteBuffer(bytes: line))
     }
+}
+
+/// A process-wide count that orders what the control connections do (admissions, answered
+/// requests) as it happens, whatever event loop or task it happens on: "idle the longest" is
+/// the smallest number.
+enum ControlActivity {
+    private static let counter = Atomic<UInt64>(0)
+
+    static func next() -> UInt64 { counter.add(1, ordering: .relaxed).newValue }
 }
