@@ -8,9 +8,8 @@ extension Daemon {
     struct Turn {
         /// The route changed: the state (its history) is saved.
         var routeChanged = false
-        /// The registrations changed: the state is saved, durably when a client waits for it.
+        /// The registrations changed: the state is saved (a client's reply waits for the write).
         var registrationsChanged = false
-        var durable = false
         /// Players to resume once the output is back.
         var resumes: [PlaybackPolicy.Cue] = []
     }
@@ -31,7 +30,6 @@ extension Daemon {
             let answer = decide(request)
             if case .success = answer.result {
                 turn.registrationsChanged = true
-                turn.durable = true
                 if events.recorder.isRecording {
                     let (verb, body) = AccessoryRequestEncoder.encode(request)
                     events.recorder.record(verb, body, at: now)
@@ -51,6 +49,7 @@ extension Daemon {
             announceInvalidated(engine.accessories.ended(since: endsBefore))
             events.announceHostAddresses(engine.knownHostAddresses, at: environment.clock.wallClock)
             turn.registrationsChanged = true  // a reload may end registrations
+            configApplied(engine.config)
             await consider(outcome, turn: &turn)
         case .hostAddressesChanged(let adapters):
             let listed = adapters.isEmpty ? "none" : adapters.map(\.description).joined(separator: ", ")
@@ -228,7 +227,7 @@ extension Daemon {
             events.publish(.playbackChanged(resumed))
         }
         if turn.routeChanged || turn.registrationsChanged {
-            await persister.save(engine, history: decisions.history, durably: turn.durable)
+            await persister.save(engine, history: decisions.history)
         }
     }
 

@@ -38,6 +38,28 @@ public actor Daemon {
     /// at start are not arrivals, and a replay must not see them arrive).
     public private(set) var hasFirstGraph = false
     private var firstGraphHandlers: [@Sendable () async -> Void] = []
+    /// Who hears of each config the daemon takes (the driver host, the rolling recording), in
+    /// order: each has a stream of its own holding at most the newest config not yet read.
+    private var configListeners: [AsyncStream<PolicyConfig>.Continuation] = []
+
+    /// The configs the daemon runs, in the order it takes them: the one in force now, then each
+    /// one a reload brings (from the `.configLoaded` turn itself, so no later read of the actor
+    /// can see another). A slow reader gets only the newest.
+    public func appliedConfigs() -> AsyncStream<PolicyConfig> {
+        let (stream, continuation) = AsyncStream.makeStream(of: PolicyConfig.self, bufferingPolicy: .bufferingNewest(1))
+        continuation.yield(engine.config)
+        if configListeners.count < 8 { configListeners.append(continuation) } else { continuation.finish() }
+        return stream
+    }
+
+    func configApplied(_ config: PolicyConfig) {
+        for listener in configListeners { listener.yield(config) }
+    }
+
+    func endConfigListeners() {
+        for listener in configListeners { listener.finish() }
+        configListeners = []
+    }
 
     /// Runs `handler` once the first graph has come (at once, on its own task, if it has).
     public func onFirstGraph(_ handler: @escaping @Sendable () async -> Void) {

@@ -66,7 +66,21 @@ public enum DaemonRunner {
         logger.info("earshot daemon: control socket \(options.socketPath), config \(configDescription), state \(options.statePath)")
         let rolling = RollingRecording(
             directory: RollingRecording.directory(statePath: options.statePath), daemon: daemon, logger: logger)
-        await rolling.apply(keepHours: await daemon.recordKeepHours)
+        // Each config the daemon takes, in order, to the drivers and the rolling recording.
+        let configs = await daemon.appliedConfigs()
+        let following = Task {
+            for await config in configs {
+                await desktop.drivers.configChanged(config.drivers)
+                await rolling.apply(keepHours: config.recordKeepHours)
+            }
+        }
+        // Reloads one at a time, in order: a burst of file events (an editor's save is several)
+        // is one reload more at most, reading the file as it is by then. (A task per event could
+        // submit an older config after a newer one.)
+        let (reloads, reload) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(1))
+        let reloading = Task {
+            for await cause in reloads { await daemon.reloadConfig(because: cause) }
+        }
         // Where each config path is watched from: once at start, then whenever it moves (a
         // directory created, deleted or moved away).
         let watcher = ConfigWatcher(paths: daemon.watchedConfigPaths, onWatch: { watching in
@@ -76,11 +90,7 @@ public enum DaemonRunner {
                 logger.info("config: \(watching)")
             }
         }) { cause in
-            Task {
-                await daemon.reloadConfig(because: cause)
-                await desktop.drivers.configChanged(await daemon.driversConfig)
-                await rolling.apply(keepHours: await daemon.recordKeepHours)
-            }
+            reload.yield(cause)
         }
         if let failure = watcher.fileWatchFailure {
             logger.warning("config: not watching the file for changes (\(failure)); SIGHUP still reloads it")
@@ -93,16 +103,25 @@ public enum DaemonRunner {
             }
         } catch {
             logger.error("cannot handle SIGTERM and SIGINT: \(error)")
+            reload.finish()
+            reloading.cancel()
+            following.cancel()
             watcher.stop()
             await desktop.stop()
             await server.close()
             return 1
         }
         await daemon.run()
+        // No reload after the stop; the drivers and the recording hear of no config after it.
+        watcher.stop()
+        reload.finish()
+        reloading.cancel()
+        await reloading.value
+        await daemon.endConfigListeners()
+        await following.value
         await rolling.stop()
         await daemon.flushState()
         stopSignals.stop()
-        watcher.stop()
         await desktop.stop()
         await server.close()
         logger.info("earshot daemon stopped")

@@ -123,8 +123,8 @@ struct StatePersistenceFailureTests {
         #expect(persister.load() == PersistedState())
         var engine = PolicyEngine(graph: Graph(), config: PolicyConfig())
         _ = engine.handle(.accessory(.register(.address(BluetoothAddress("AA:BB:CC:DD:EE:FF")!), reporter: "org.example.r", AccessoryConfiguration(capabilities: []))), at: 0)
-        await persister.save(engine, history: [], durably: true)
-        await persister.waitUntilSaved()
+        await persister.save(engine, history: [])
+        await persister.flush()
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == newer)
         #expect(persister.problem?.contains("newer Earshot") == true, "\(persister.problem ?? "nil")")
         #expect(log.all.contains { $0.hasPrefix("error") && $0.contains("not overwritten") }, "\(log.all)")
@@ -156,10 +156,10 @@ struct StatePersistenceFailureTests {
         for index in 0..<200 {
             let identity = AccessoryIdentity.nodeName("sink-\(index)")
             _ = engine.handle(.accessory(.register(identity, reporter: "org.example.r\(index / 50)", AccessoryConfiguration(capabilities: []))), at: Milliseconds(index))
-            await persister.save(engine, history: [], durably: true)
+            await persister.save(engine, history: [])
         }
         held.signal()
-        await persister.waitUntilSaved()
+        await persister.flush()
         #expect(persister.writeCount == 1)
         #expect(try StateStore(path: path).load().registrations.count == 200)
     }

@@ -1,7 +1,5 @@
-/// How two earbuds' wear states combine into one "worn" answer.
-public enum WearRule: String, Sendable, Hashable, CaseIterable, Codable {
-    /// Worn while at least one bud is in an ear (the default: one-bud listening is common).
-    case either
-    /// Worn only while both buds are in ears.
-    case both
-}
+import RoutingPolicy
+
+/// How two earbuds' wear states combine into one "worn" answer: the config's `[drivers] in-ear`
+/// itself (one concept, one type; the drivers read it under this name).
+public typealias WearRule = EarbudWearRule

@@ -88,7 +88,7 @@ actor AccessoryDriverHost {
             board.end(address)
         }
         let context = DeviceDriver.Context(
-            control: control, transports: transports, board: board, packetLog: packetLog, rule: WearRule(config.inEar), logger: logger)
+            control: control, transports: transports, board: board, packetLog: packetLog, rule: config.inEar, logger: logger)
         for (address, (device, family)) in wanted.sorted(by: { $0.key < $1.key }) where drivers[address] == nil {
             guard drivers.count < Self.maximumDrivers else {
                 if !toldCap { logger.warning("more than \(Self.maximumDrivers) headsets to drive: the rest are left alone") }

@@ -34,11 +34,4 @@ enum DriverFamily: String, Sendable, Hashable, CaseIterable {
     }
 }
 
-extension WearRule {
-    init(_ rule: EarbudWearRule) {
-        switch rule {
-        case .either: self = .either
-        case .both: self = .both
-        }
-    }
-}
+

@@ -2,16 +2,6 @@ import AudioGraph
 import RoutingPolicy
 import Logging
 
-/// Puts a decided default into PipeWire. One per apply mode (docs/architecture.md, "Applying a decision"): each owns
-/// the state of its way of applying, for the current connection only.
-protocol Applier: AnyObject {
-    /// A new connection: forget what belonged to the last one.
-    func reset()
-    /// Makes `target` the default on `connection`, given the graph as the daemon sees it.
-    /// Runs on the daemon's actor; no other input is taken until it returns.
-    nonisolated(nonsending) func apply(_ target: String, graph: Graph, on connection: any PipeWireCommands) async
-}
-
 /// Writes the configured default of one side (the sink's keys, or the source's: §8) and tells
 /// Earshot's own writes from everyone else's. Shared by both appliers (standalone writes the
 /// `default` metadata it provides itself); one per side.

@@ -3,7 +3,9 @@ import Logging
 
 /// A session manager (WirePlumber) runs: write `default.configured.audio.sink` once per
 /// change and let it move the following streams; never touch its links.
-final class CooperativeApplier: Applier {
+/// Puts a decided default into PipeWire with a session manager (docs/architecture.md,
+/// "Applying a decision"); `reset()` forgets what belonged to the last connection.
+final class CooperativeApplier {
     private let writer: DefaultSinkWriter
     private let sourceWriter: DefaultSinkWriter
     private let logger: Logger

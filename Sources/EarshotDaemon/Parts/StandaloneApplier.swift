@@ -7,7 +7,9 @@ import SystemBridge
 /// give new playback streams ports, and link every following stream to the default sink,
 /// make before break. The links Earshot made are the connection's to know (`ownedLinks()`);
 /// this part only remembers which streams it asked for ports and whether it made the metadata.
-final class StandaloneApplier: Applier {
+/// Puts a decided default into PipeWire without a session manager (docs/architecture.md,
+/// "Applying a decision"); `reset()` forgets what belonged to the last connection.
+final class StandaloneApplier {
     private let writer: DefaultSinkWriter
     private let sourceWriter: DefaultSinkWriter
     private let logger: Logger

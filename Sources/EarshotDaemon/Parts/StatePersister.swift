@@ -76,9 +76,9 @@ struct StatePersister {
     /// Saves the engine's registrations and the history. Never waits: the newest state is
     /// handed to the writer (copy-on-write references; the sorted list is built and encoded on
     /// the writer's queue, once per write however many changes came meanwhile). A change a
-    /// client waits for (`durably`) is waited for by its reply, with `waitUntilSaved`, not
-    /// here: the daemon goes on taking inputs, and a burst shares one write.
-    func save(_ engine: PolicyEngine, history: [PersistedState.HistoryEntry], durably: Bool) async {
+    /// client waits for is waited for by its reply (`saved()`), not here: the daemon goes on
+    /// taking inputs, and a burst shares one write.
+    func save(_ engine: PolicyEngine, history: [PersistedState.HistoryEntry]) async {
         let entries = engine.accessories.entries
         var choices: [AudioDirection: PersistedState.Choice] = [:]
         for direction in AudioDirection.allCases {
@@ -92,12 +92,6 @@ struct StatePersister {
         }
     }
 
-    /// Returns once every change saved so far is on disk (or its write failed; `problem` says
-    /// why): a reply to a change waits here so the client knows the change survives a crash.
-    func waitUntilSaved() async {
-        await writer.flush()
-    }
-
     /// What waits until every change saved so far is on disk, without holding the daemon.
     func saved() -> @Sendable () async -> Void {
         let writer = writer
@@ -108,7 +102,8 @@ struct StatePersister {
     /// How many times the whole state was encoded and written.
     var writeCount: Int { writer.writeCount }
 
-    /// Waits for every queued save: at shutdown.
+    /// Returns once every change saved so far is on disk (or its write failed; `problem` says
+    /// why): at shutdown, and in tests.
     func flush() async {
         await writer.flush()
     }

@@ -101,7 +101,7 @@ public struct PlaybackConfig: Sendable, Hashable {
 }
 
 /// When a pair of earbuds counts as in the ear (docs/drivers.md).
-public enum EarbudWearRule: String, Sendable, Hashable, CaseIterable {
+public enum EarbudWearRule: String, Sendable, Hashable, CaseIterable, Codable {
     /// While at least one bud is in an ear.
     case either
     /// Only while both are.
