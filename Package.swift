@@ -46,19 +46,22 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: strict + pipewireSwiftFlags),
-        .target(name: "AudioGraph", swiftSettings: strict),
+        .target(name: "AudioGraph", dependencies: [.product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         .target(name: "RoutingPolicy", dependencies: ["AudioGraph", "TOMLKit"], swiftSettings: strict),
         .target(name: "AccessoryDrivers", dependencies: ["RoutingPolicy"], swiftSettings: strict),
         // What the client and the daemon share: the control protocol's wire types and their
         // JSON, the client side of the socket, the report bridge's session, recordings' files.
         // Nothing of the daemon: the `earshot` client links this, not EarshotDaemon.
-        .target(name: "ControlProtocol", dependencies: ["AudioGraph", "RoutingPolicy", "SystemBridge"], swiftSettings: strict),
+        .target(
+            name: "ControlProtocol",
+            dependencies: ["AudioGraph", "RoutingPolicy", "SystemBridge", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         // The live engine: glue between PipeWire, the policy, the control API and the disk.
         .target(
             name: "EarshotDaemon",
             dependencies: [
                 "AudioGraph", "SystemBridge", "RoutingPolicy", "AccessoryDrivers", "ControlProtocol",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
                 // The control socket (Unix domain, JSON Lines).
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -68,7 +71,9 @@ let package = Package(
         // The daemon's command line, parsed by both executables (`earshot daemon` checks it,
         // `earshotd` runs it).
         .target(
-            name: "DaemonArguments", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")], swiftSettings: strict),
+            name: "DaemonArguments",
+            dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "SystemPackage", package: "swift-system")],
+            swiftSettings: strict),
         .target(
             name: "EarshotCommands",
             dependencies: [

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A byte-level JSON reader for `pw-dump` files of any size: one pass over the bytes, no
 /// Foundation decoder and no tree of the whole file. `PwDumpDecoder` reads the top-level array

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Any JSON value, decoded with Foundation's JSONDecoder. pw-dump objects vary by type and
 /// version, so the graph decoder walks these instead of fixed Codable structs.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A `pw-dump` file that cannot be read as a graph: says which file, where, and what.
 public struct GraphDecodingError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -46,7 +46,7 @@ public enum PwDumpDecoder {
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw GraphDecodingError(source: url.path, location: "file", message: "cannot read: \(error.localizedDescription)")
+            throw GraphDecodingError(source: url.path, location: "file", message: "cannot read: \(ErrorText.describe(error))")
         }
         return try decodeReporting(data, source: url.path, strict: strict)
     }

@@ -1,7 +1,8 @@
 import AudioGraph
-import Foundation
+import FoundationEssentials
 import RoutingPolicy
 import SystemBridge
+import SystemPackage
 
 /// A client of the daemon's control socket for the CLI: blocking, one request at a time, then
 /// (for `watch`) the events of a subscription. Speaks the protocol through ControlWire.

@@ -1,5 +1,5 @@
 import AudioGraph
-import Foundation
+import FoundationEssentials
 import RoutingPolicy
 
 /// One Codable type per message of the control protocol (docs/control-protocol.md): each field

@@ -1,5 +1,5 @@
 import AudioGraph
-import Foundation
+import FoundationEssentials
 import RoutingPolicy
 
 /// What a request line must satisfy beyond being JSON, checked on its bytes before it is

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SystemBridge
 
 /// Where the control socket lives: `$XDG_RUNTIME_DIR/earshot/control`, the per-user runtime

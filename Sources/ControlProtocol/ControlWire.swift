@@ -1,5 +1,5 @@
 import AudioGraph
-import Foundation
+import FoundationEssentials
 import RoutingPolicy
 
 /// The operations of the control protocol (docs/control-protocol.md).

@@ -1,5 +1,5 @@
 import AudioGraph
-import Foundation
+import FoundationEssentials
 import SystemBridge
 
 /// The two files of a recording, as `earshot record` and the rolling recording write them and
@@ -18,7 +18,7 @@ public enum RecordingFiles {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw RecordingError("cannot create \(directory): \(error.localizedDescription)")
+            throw RecordingError("cannot create \(directory): \(ErrorText.describe(error))")
         }
         // Checked again once it exists (the caller may have checked before it did).
         if case .refused(let why) = check(directory: directory) { throw RecordingError(why) }

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 
 /// The daemon's command line, declared once: `earshot daemon` (the client, which checks them and
 /// hands over to the daemon executable) and `earshotd` (which runs) parse the same options, so

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import SystemPackage
 
 /// ArgumentParser's own `main()`, except that a usage error exits 2 instead of 64 (EX_USAGE):
 /// Earshot's exit codes are 0 ok, 1 refused, 2 usage, 3 daemon not reachable, the same for
@@ -16,7 +16,7 @@ public enum UsageExit {
             type.exit()
         } catch {
             if type.exitCode(for: error) == .validationFailure {
-                FileHandle.standardError.write(Data((type.fullMessage(for: error) + "\n").utf8))
+                _ = try? FileDescriptor.standardError.writeAll(Array((type.fullMessage(for: error) + "\n").utf8))
                 type.exit(withError: ExitCode(2))
             }
             type.exit(withError: error)

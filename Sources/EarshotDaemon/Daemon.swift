@@ -1,5 +1,5 @@
 import AudioGraph
-import Foundation
+import FoundationEssentials
 import Logging
 import RoutingPolicy
 import Synchronization

@@ -1,6 +1,7 @@
 import ControlProtocol
-import Foundation
+import FoundationEssentials
 import SystemBridge
+import SystemPackage
 
 /// One daemon per PipeWire: the lock file for a remote, beside the control socket in
 /// `$XDG_RUNTIME_DIR/earshot/`, named after the PipeWire socket the remote resolves to. It
@@ -17,7 +18,7 @@ public enum InstanceLockPath {
                 .compactMap { $0.flatMap { $0.isEmpty ? nil : $0 } }.first ?? "/run/user/\(CurrentProcess.userID)"
             socket = directory + "/" + name
         }
-        let directory = (ControlSocketPath.default(environment: environment) as NSString).deletingLastPathComponent
+        let directory = FilePath(ControlSocketPath.default(environment: environment)).removingLastComponent().string
         let key = socket.split(separator: "/").joined(separator: "_")
         return "\(directory)/pipewire-\(key).lock"
     }

@@ -1,5 +1,5 @@
 import AudioGraph
-import Foundation
+import FoundationEssentials
 import RoutingPolicy
 
 /// The state file's own schema (docs/state-file.md), versioned apart from the control protocol:
@@ -45,7 +45,7 @@ public enum StateFile {
         var text = try encode(skeleton)
         // With no registrations the encoder writes this, once (keys are sorted, and a string
         // value cannot contain it unescaped).
-        guard let range = text.range(of: Data("\"registrations\" : [\n\n  ]".utf8)) else { return try encode(state) }
+        guard let range = text.firstRange(of: Data("\"registrations\" : [\n\n  ]".utf8)) else { return try encode(state) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
         var next = FragmentCache(minimumCapacity: state.registrations.count)

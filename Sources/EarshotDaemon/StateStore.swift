@@ -1,8 +1,9 @@
 import AudioGraph
 import ControlProtocol
-import Foundation
+import FoundationEssentials
 import RoutingPolicy
 import SystemBridge
+import SystemPackage
 
 /// What survives a restart: registrations and the history of chosen defaults. Kept in
 /// `$XDG_STATE_HOME/earshot/state.json`, in the schema of `StateFile` (docs/state-file.md).
@@ -86,7 +87,7 @@ public struct StateStore: Sendable {
     }
 
     /// The directory of the state file.
-    public var directory: String { (path as NSString).deletingLastPathComponent }
+    public var directory: String { FilePath(path).removingLastComponent().string }
 
     /// Makes sure the state file's directory is the user's own before anything is read from it
     /// or written to it: created when missing (mode 0700, and so are the missing directories
@@ -138,10 +139,10 @@ public struct StateStore: Sendable {
     /// `save`, reusing the bytes of registrations unchanged since the save that filled `cache`.
     public func save(_ state: PersistedState, reusing cache: inout StateFile.FragmentCache) throws {
         if try FileSystem.entry(at: path)?.kind == .directory {
-            throw SystemError("rename", path: path, detail: "a directory is where the state file should be", code: EISDIR)
+            throw SystemError("rename", path: path, detail: "a directory is where the state file should be", code: Errno.isDirectory.rawValue)
         }
         let data = try StateFile.encode(state, reusing: &cache)
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = FilePath(path).removingLastComponent().string
         if try FileSystem.entry(at: directory) == nil {
             do {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -160,10 +161,7 @@ public struct StateStore: Sendable {
 
     /// Foundation's file errors carry the errno underneath: named as SystemBridge names it.
     static func systemError(_ error: any Error, call: String, path: String) -> any Error {
-        let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
-        if let underlying, underlying.domain == NSPOSIXErrorDomain {
-            return SystemError(call, path: path, code: Int32(truncatingIfNeeded: underlying.code))
-        }
-        return SystemError(call, path: path, detail: (error as NSError).localizedDescription, code: EIO)
+        if let code = ErrorText.errno(of: error) { return SystemError(call, path: path, code: code) }
+        return SystemError(call, path: path, detail: ErrorText.describe(error), code: Errno.ioError.rawValue)
     }
 }

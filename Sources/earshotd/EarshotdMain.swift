@@ -2,7 +2,7 @@ import ArgumentParser
 import ControlProtocol
 import DaemonArguments
 import EarshotDaemon
-import Foundation
+import FoundationEssentials
 import Logging
 
 /// `earshotd`: the daemon executable (installed as /usr/libexec/earshotd; `earshot daemon` hands

@@ -35,7 +35,7 @@ public enum AccessoryFamily: Sendable, Hashable {
         if services.contains(GalaxyBudsServiceUUID.serialPort) {
             let lowerName = name?.lowercased() ?? ""
             let samsung = modalias.flatMap(BluetoothModalias.init)?.isSamsung ?? false
-            if lowerName.contains("buds"), samsung || lowerName.contains("galaxy") {
+            if (lowerName.firstRange(of: "buds") != nil), samsung || (lowerName.firstRange(of: "galaxy") != nil) {
                 return .galaxyBuds(.plusLiveOrPro)
             }
         }

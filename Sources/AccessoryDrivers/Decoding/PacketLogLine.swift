@@ -61,7 +61,7 @@ public struct PacketLogLine: Sendable, Hashable {
         var tokens = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" })[...]
         var parsed = PacketLogLine(bytes: [])
         // An address has colons; a time has them too, but also a "T".
-        if let first = tokens.first, first.contains(":"), !first.contains("T") {
+        if let first = tokens.first, first.contains(":" as Character), !first.contains("T" as Character) {
             guard let address = BluetoothAddress(first) else { return .failure(ParseError("\"\(first)\" is not a Bluetooth address")) }
             tokens.removeFirst()
             guard let name = tokens.first, let family = AccessoryFamily(logName: name) else {
@@ -70,7 +70,7 @@ public struct PacketLogLine: Sendable, Hashable {
             tokens.removeFirst()
             parsed.device = Device(address: address, family: family)
         }
-        if let first = tokens.first, first.contains("T") || first.contains("-") {
+        if let first = tokens.first, first.contains("T" as Character) || first.contains("-" as Character) {
             guard let time = milliseconds(fromTimestamp: first) else {
                 return .failure(ParseError("\"\(first)\" is not a time like 2026-11-22T23:04:05.123Z"))
             }

@@ -1,9 +1,10 @@
 import ControlProtocol
-import Foundation
+import FoundationEssentials
 import NIOCore
 import NIOPosix
 import Synchronization
 import SystemBridge
+import SystemPackage
 
 /// The control API: a Unix socket speaking JSON Lines (docs/control-protocol.md), answering
 /// through a `DaemonControl`. Only the daemon's own uid may connect.
@@ -166,7 +167,7 @@ private final class ConnectionRegistry: Sendable {
 
     /// The daemon's log is its stderr (swift-log's stream handler).
     private static func warn(_ line: String) {
-        FileHandle.standardError.write(Data("earshot: \(line)\n".utf8))
+        _ = try? FileDescriptor.standardError.writeAll(Array("earshot: \(line)\n".utf8))
     }
 
     /// The session of an admitted connection, so close can wait for its requests.

@@ -1,6 +1,6 @@
 import ControlProtocol
 import AudioGraph
-import Foundation
+import FoundationEssentials
 import NIOCore
 import RoutingPolicy
 import Synchronization

@@ -1,5 +1,7 @@
-import Foundation
+import FoundationEssentials
 import SystemBridge
+import SystemPackage
+import AudioGraph
 
 /// The file-system side of the control socket: its directory, a socket file left behind by a
 /// daemon that died, and the mode of a fresh one.
@@ -8,18 +10,17 @@ enum ControlSocketFile {
     /// directory is left as it is: `--socket` may name one the user shares on purpose (and
     /// the socket itself is 0600 and checks the peer's uid anyway).
     static func prepareDirectory(for path: String) throws(ControlServerError) {
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = FilePath(path).removingLastComponent().string
         guard !directory.isEmpty else { return }
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
-            guard isDirectory.boolValue else { throw .directory(directory, "exists and is not a directory") }
+        if let entry = try? FileSystem.entry(at: directory) {
+            guard entry.kind == .directory else { throw .directory(directory, "exists and is not a directory") }
             return
         }
         do {
             try FileManager.default.createDirectory(
                 atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw .directory(directory, "cannot create it: \(error.localizedDescription)")
+            throw .directory(directory, "cannot create it: \(ErrorText.describe(error))")
         }
     }
 

@@ -1,6 +1,6 @@
 import AudioGraph
 import ControlProtocol
-import Foundation
+import FoundationEssentials
 import RoutingPolicy
 
 // The control protocol's messages made from the daemon's own values (ControlProtocol knows

@@ -1,6 +1,6 @@
 import ControlProtocol
 import AudioGraph
-import Foundation
+import FoundationEssentials
 import RoutingPolicy
 import SystemBridge
 
@@ -85,7 +85,7 @@ enum EarshotBusRequests {
     }
 
     private static func spokenForDBus(_ error: AccessoryError) -> AccessoryError {
-        AccessoryError(error.code, error.message.replacingOccurrences(of: "or null to clear it", with: "or \"\" to clear it"))
+        AccessoryError(error.code, error.message.replacing("or null to clear it", with: "or \"\" to clear it"))
     }
 
     /// Only reached if the signature check before dispatch was skipped.

@@ -33,7 +33,7 @@ actor BlueZProfileBroker {
     }
 
     static func objectPath(uuid: String) -> String {
-        "/org/earshot/Earshot1/profile/" + uuid.replacingOccurrences(of: "-", with: "_")
+        "/org/earshot/Earshot1/profile/" + uuid.replacing("-", with: "_")
     }
 
     /// The device's RFCOMM channel for `uuid`, connected by BlueZ.

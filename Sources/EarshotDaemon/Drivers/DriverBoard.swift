@@ -1,5 +1,5 @@
 import AccessoryDrivers
-import Foundation
+import FoundationEssentials
 import RoutingPolicy
 import Synchronization
 

@@ -1,5 +1,5 @@
 import AccessoryDrivers
-import Foundation
+import FoundationEssentials
 import Synchronization
 import SystemBridge
 

@@ -24,7 +24,7 @@ struct LiveDriverTransports: DriverTransports {
         switch family {
         case .aap:
             if let loopbackDirectory {
-                let path = "\(loopbackDirectory)/\(device.address.description.replacingOccurrences(of: ":", with: "_")).aap"
+                let path = "\(loopbackDirectory)/\(device.address.description.replacing(":", with: "_")).aap"
                 return try await Self.blocking { () throws(BluetoothError) in try BluetoothChannel.connectLoopback(path: path, kind: .packets) }
             }
             let address = device.address.description

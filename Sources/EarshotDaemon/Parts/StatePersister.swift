@@ -1,7 +1,9 @@
-import Foundation
+import FoundationEssentials
 import Logging
 import RoutingPolicy
 import SystemBridge
+import SystemPackage
+import Dispatch
 
 /// Persistence: registrations and the history of defaults survive restarts. Loads once at
 /// start; saves are written off the actor, in order (`StateWriter`). Also owns which restored
@@ -37,7 +39,7 @@ struct StatePersister {
             let reason = "\(store.path) is a directory, not a state file: remove it (or start with another --state path)"
             logger.error("cannot save state: \(reason)")
             writer.noteFailure(StateStore.reason(SystemError(
-                "rename", path: store.path, detail: "a directory is where the state file should be", code: EISDIR)))
+                "rename", path: store.path, detail: "a directory is where the state file should be", code: Errno.isDirectory.rawValue)))
             return PersistedState()
         }
         do {
@@ -61,11 +63,8 @@ struct StatePersister {
 
     /// `20261122T213100Z`: a UTC time that sorts and has no colon.
     static func stamp(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
-        return formatter.string(from: date)
+        // ISO 8601's basic format (no separators), in UTC.
+        date.formatted(Date.ISO8601FormatStyle(dateSeparator: .omitted, dateTimeSeparator: .standard, timeSeparator: .omitted, timeZone: .gmt))
     }
 
     mutating func markStale(_ identity: AccessoryIdentity) { staleAccessories.insert(identity) }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import RoutingPolicy
 
 /// The daemon's sense of time: the policy's clock (milliseconds since start), the wall clock

@@ -1,8 +1,9 @@
 import ControlProtocol
 import AudioGraph
-import Foundation
+import FoundationEssentials
 import Logging
 import SystemBridge
+import SystemPackage
 
 /// `[record] keep-hours`: the daemon's own recording of its inputs, so a surprise can be
 /// replayed after the fact (`earshot record --since 2h`). Hourly segments under the state
@@ -26,7 +27,7 @@ actor RollingRecording {
 
     /// `recordings/` beside the state file.
     static func directory(statePath: String) -> String {
-        (statePath as NSString).deletingLastPathComponent + "/recordings"
+        FilePath(statePath).removingLastComponent().string + "/recordings"
     }
 
     init(directory: String, daemon: Daemon, logger: Logger) {
@@ -74,7 +75,7 @@ actor RollingRecording {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            logger.warning("rolling recording: cannot create \(directory): \(error.localizedDescription); not recording")
+            logger.warning("rolling recording: cannot create \(directory): \(ErrorText.describe(error)); not recording")
             return
         }
         while !Task.isCancelled {

@@ -11,7 +11,7 @@ public enum AccessoryIdentity: Sendable, Hashable, Comparable, CustomStringConve
     /// `maximumNameBytes` name nothing.
     public init?(parsing text: String) {
         guard text.utf8.count <= Self.maximumNameBytes else { return nil }
-        if text.contains(":") {
+        if text.contains(":" as Character) {
             guard let address = BluetoothAddress(text) else { return nil }
             self = .address(address)
         } else if let address = BluetoothAddress.anyForm(text) {

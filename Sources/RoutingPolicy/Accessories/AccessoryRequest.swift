@@ -164,10 +164,10 @@ public enum AccessoryRequestDecoder {
             if text.utf8.count > AccessoryIdentity.maximumNameBytes {
                 throw invalid("accessory of \(text.utf8.count) bytes: a node.name is at most \(AccessoryIdentity.maximumNameBytes) bytes")
             }
-            if !text.contains(":"), text.allSatisfy(\.isWhitespace) {
+            if !text.contains(":" as Character), text.allSatisfy(\.isWhitespace) {
                 throw invalid("blank accessory \(JSONValue.string(text).canonicalText): give its Bluetooth address (AA:BB:CC:DD:EE:FF) or its node.name")
             }
-            if !text.contains(":") {
+            if !text.contains(":" as Character) {
                 throw invalid("malformed accessory \(JSONValue.string(text).canonicalText): a node.name has no whitespace at either end and no line break")
             }
             throw invalid("malformed accessory \"\(text)\": a Bluetooth address is six hex pairs like AA:BB:CC:DD:EE:FF; a node.name has no colon")

@@ -76,12 +76,12 @@ public enum ConfigManualPage {
     /// Text safe on a roff line: backslashes kept as text, hyphens as hyphens (not minus signs
     /// in option names), and no line starting with a control character.
     static func escape(_ text: String) -> String {
-        var escaped = text.replacingOccurrences(of: "\\", with: "\\e").replacingOccurrences(of: "-", with: "\\-")
+        var escaped = text.replacing("\\", with: "\\e").replacing("-", with: "\\-")
         if escaped.hasPrefix(".") || escaped.hasPrefix("'") { escaped = "\\&" + escaped }
         return escaped
     }
 
     static func quoted(_ text: String) -> String {
-        "\"\(escape(text).replacingOccurrences(of: "\"", with: "\\(dq"))\""
+        "\"\(escape(text).replacing("\"", with: "\\(dq"))\""
     }
 }

@@ -11,7 +11,7 @@ struct ConfigReader {
         var text = ""
         for component in path {
             switch component {
-            case .key(let name): text += (text.isEmpty ? "" : ".") + (name.contains(".") ? "\"\(name)\"" : name)
+            case .key(let name): text += (text.isEmpty ? "" : ".") + (name.contains("." as Character) ? "\"\(name)\"" : name)
             case .element(let index): text += "[\(index)]"
             }
         }

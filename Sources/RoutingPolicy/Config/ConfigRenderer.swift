@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Writes a config back as TOML: every key, each with its meaning as a comment. With the
 /// built-in defaults this is the shipped config/earshot.toml; with a loaded file it is what

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One config key, declared once: its name, type, default, range and meaning, and for the keys
 /// of `PolicyConfig` itself how to read it into the config and write it back. The loader, the
@@ -216,7 +216,7 @@ public enum ConfigSchema {
     public static var markdownTable: String {
         var lines = ["| key | type | default | range | meaning |", "|---|---|---|---|---|"]
         for key in keys {
-            let cells = [key.path, key.type, key.defaultValue, key.range, key.meaning].map { $0.replacingOccurrences(of: "|", with: "\\|") }
+            let cells = [key.path, key.type, key.defaultValue, key.range, key.meaning].map { $0.replacing("|", with: "\\|") }
             lines.append("| `\(cells[0])` | \(cells[1]) | `\(cells[2])` | \(cells[3]) | \(cells[4]) |")
         }
         return lines.joined(separator: "\n")

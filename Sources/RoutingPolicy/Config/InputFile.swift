@@ -1,4 +1,5 @@
-import Foundation
+import AudioGraph
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,45 +21,33 @@ public enum InputFile {
     /// its size when it is a regular file, without reading it; a pipe is read up to one byte
     /// past the limit), so a huge file never fills the memory.
     public static func data(_ path: String, limit: Int? = nil) throws(Failure) -> Data {
-        if path == "-" {
-            do {
-                return try read(FileHandle.standardInput, limit: limit, path: name(path))
-            } catch let failure as Failure {
-                throw failure
-            } catch {
-                throw Failure(path: name(path), reason: reason(error))
+        let shown = name(path)
+        let descriptor: Int32 = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw Failure(path: shown, reason: describe(errno)) }
+        defer { if path != "-" { close(descriptor) } }
+        var info = stat()
+        if fstat(descriptor, &info) == 0 {
+            let kind = info.st_mode & S_IFMT
+            if kind == S_IFDIR { throw Failure(path: shown, reason: describe(EISDIR)) }
+            // A regular file: refused by its size, unread. A pipe or FIFO is read until its end.
+            if kind == S_IFREG, let limit, info.st_size > limit {
+                throw Failure(path: shown, reason: tooLarge(size: Int64(info.st_size), limit: limit))
             }
         }
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
-            throw Failure(path: path, reason: describe(EISDIR))
-        }
-        do {
-            // FileHandle reads until the end, so pipes and FIFOs work (Data(contentsOf:) does not).
-            let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
-            defer { try? handle.close() }
-            if let limit, let size = try? handle.seekToEnd() {
-                // A regular file (a pipe cannot seek): refused by its size, unread.
-                guard size <= UInt64(limit) else { throw Failure(path: path, reason: tooLarge(size: Int64(clamping: size), limit: limit)) }
-                try handle.seek(toOffset: 0)
-            }
-            return try read(handle, limit: limit, path: path)
-        } catch let failure as Failure {
-            throw failure
-        } catch {
-            throw Failure(path: path, reason: reason(error))
-        }
-    }
-
-    /// Until the end, or one byte past `limit` (refused).
-    private static func read(_ handle: FileHandle, limit: Int?, path: String) throws -> Data {
-        guard let limit else { return try handle.readToEnd() ?? Data() }
         var data = Data()
-        while let chunk = try handle.read(upToCount: min(65536, limit + 1 - data.count)), !chunk.isEmpty {
-            data.append(chunk)
-            if data.count > limit { throw Failure(path: path, reason: tooLarge(size: nil, limit: limit)) }
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let wanted = limit.map { min(buffer.count, $0 + 1 - data.count) } ?? buffer.count
+            let count = read(descriptor, &buffer, wanted)
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw Failure(path: shown, reason: describe(errno))
+            }
+            if count == 0 { return data }
+            data.append(contentsOf: buffer[0..<count])
+            // One byte past the limit: refused, whatever else there is.
+            if let limit, data.count > limit { throw Failure(path: shown, reason: tooLarge(size: nil, limit: limit)) }
         }
-        return data
     }
 
     /// Why a file over `limit` bytes is refused: `it is 1073741824 bytes, over the limit of
@@ -84,22 +73,7 @@ public enum InputFile {
     }
 
     /// The errno behind a Foundation error, in the C library's words.
-    static func reason(_ error: any Error) -> String {
-        let error = error as NSError
-        var current: NSError? = error
-        while let candidate = current {
-            if candidate.domain == NSPOSIXErrorDomain { return describe(Int32(candidate.code)) }
-            current = candidate.userInfo[NSUnderlyingErrorKey] as? NSError
-        }
-        if error.domain == NSCocoaErrorDomain {
-            switch CocoaError.Code(rawValue: error.code) {
-            case .fileReadNoSuchFile, .fileNoSuchFile: return describe(ENOENT)
-            case .fileReadNoPermission: return describe(EACCES)
-            default: break
-            }
-        }
-        return error.localizedDescription
-    }
+    static func reason(_ error: any Error) -> String { ErrorText.describe(error) }
 
     static func describe(_ code: Int32) -> String { String(cString: strerror(code)) }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import TOMLKit
 
 /// Reads a TOML config (through TOMLKit) into a `PolicyConfig`, checking it against the schema.

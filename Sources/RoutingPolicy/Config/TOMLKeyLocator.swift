@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Finds where a key is written in a TOML file. TOMLKit reports positions only for syntax
 /// errors, so for unknown keys and bad values this looks the key path up in the text: the table
@@ -91,7 +91,7 @@ struct TOMLKeyLocator {
             var found: [(column: Int, range: Range<String.Index>)] = []
             for quoted in ["\"\(value)\"", "'\(value)'"] {
                 var start = line.startIndex
-                while let range = line.range(of: quoted, range: start..<line.endIndex) {
+                while let range = line[start..<line.endIndex].firstRange(of: quoted) {
                     found.append((line.distance(from: line.startIndex, to: range.lowerBound) + 1, range))
                     start = range.upperBound
                 }
@@ -129,7 +129,7 @@ struct TOMLKeyLocator {
             while searchStart < line.endIndex {
                 var best: (Range<String.Index>, String)?
                 for spelling in spellings {
-                    if let found = line.range(of: spelling, range: searchStart..<line.endIndex),
+                    if let found = line[searchStart..<line.endIndex].firstRange(of: spelling),
                         best == nil || found.lowerBound < best!.0.lowerBound
                     {
                         best = (found, spelling)

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What a match value says about a property, in WirePlumber's conventions (docs/policy.md, Match values):
 /// a glob (`*`, `?`), `~` then a regular expression, `!` before either to negate it, and `false`
@@ -76,23 +76,24 @@ public struct PropertyRegex: Sendable, Hashable {
     public let source: String
     private let box: Box
 
-    /// NSRegularExpression is immutable and safe to use from several threads.
+    /// A compiled Swift `Regex` (the standard library's engine: no Foundation, no ICU), used
+    /// only for matching, which does not change it.
     private final class Box: @unchecked Sendable {
-        let expression: NSRegularExpression
-        init(_ expression: NSRegularExpression) { self.expression = expression }
+        let expression: Regex<AnyRegexOutput>
+        init(_ expression: Regex<AnyRegexOutput>) { self.expression = expression }
     }
 
     public init(_ source: String) throws(PatternError) {
         self.source = source
         do {
-            box = Box(try NSRegularExpression(pattern: source))
+            box = Box(try Regex(source))
         } catch {
-            throw PatternError("ICU regular expression syntax")
+            throw PatternError("regular expression syntax (Swift Regex, PCRE-like: \(error))")
         }
     }
 
     public func matches(_ text: String) -> Bool {
-        box.expression.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
+        text.firstMatch(of: box.expression) != nil
     }
 
     public static func == (lhs: PropertyRegex, rhs: PropertyRegex) -> Bool { lhs.source == rhs.source }

@@ -36,8 +36,8 @@ public enum SinkClass: String, Sendable, Hashable, CaseIterable, Codable {
         }
         let names = (graph.property("device.profile.name", of: node) ?? "") + " " + (node.name ?? "")
         let text = names.lowercased()
-        if text.contains("hdmi") || text.contains("displayport") { return .hdmi }
-        if text.contains("iec958") || text.contains("spdif") { return .digital }
+        if (text.firstRange(of: "hdmi") != nil) || (text.firstRange(of: "displayport") != nil) { return .hdmi }
+        if (text.firstRange(of: "iec958") != nil) || (text.firstRange(of: "spdif") != nil) { return .digital }
         switch graph.bus(of: node) {
         case "usb": return .usb
         case "pci", "isa": return .internal

@@ -1,5 +1,5 @@
 import AudioGraph
-import Foundation
+import FoundationEssentials
 
 /// A decision as one JSON object: what `earshot eval --format json` prints per line and what
 /// the daemon's `status` carries. Absent values are written as null, never left out. It

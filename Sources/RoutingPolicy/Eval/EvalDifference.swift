@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One place where two configs decide differently over the same graph and script: what
 /// `earshot eval --against` prints, one JSON object per difference.

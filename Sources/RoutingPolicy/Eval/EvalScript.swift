@@ -1,5 +1,5 @@
 import AudioGraph
-import Foundation
+import FoundationEssentials
 
 /// One line of an event script.
 public struct EvalEvent: Sendable {
@@ -48,7 +48,7 @@ public enum EvalScript {
         for (index, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).enumerated() {
             let lineNumber = index + 1
             // CRLF line ends too (a script written on Windows), as the control socket accepts.
-            let line = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)
+            let line = String(rawLine.trimmingWhitespace)
             if line.isEmpty || line.hasPrefix("#") { continue }
             func fail(_ message: String) -> EvalScriptError { EvalScriptError(source: source, line: lineNumber, message: message) }
             let value: JSONValue
@@ -57,7 +57,7 @@ public enum EvalScript {
             } catch {
                 // "line 1, column 17": the line is the script's, the column is what counts.
                 var place = ""
-                if let location = JSONSyntaxLocation.locate(Data(line.utf8)), let found = location.range(of: "column "),
+                if let location = JSONSyntaxLocation.locate(Data(line.utf8)), let found = location.firstRange(of: "column "),
                     let column = Int(location[found.upperBound...])
                 {
                     let leading = rawLine.prefix { $0 == " " || $0 == "\t" }.count

@@ -1,5 +1,5 @@
 import AudioGraph
-import Foundation
+import FoundationEssentials
 
 /// An `"expect"` that did not hold: which line asked what, and the settled decision it was
 /// checked against. `--format json` prints it as `{"expectation-failed": {…}}` in the stream.

@@ -54,7 +54,7 @@ public struct ReplayWorkload: Sendable {
                 props["device.bus"] = .string("bluetooth")
                 props["device.form-factor"] = .string("headset")
             } else if name.hasSuffix(".analog-stereo"), name.hasPrefix("alsa_output.pci-") {
-                props["node.name"] = .string(name.replacingOccurrences(of: "alsa_output.", with: "alsa_input."))
+                props["node.name"] = .string(name.replacing("alsa_output.", with: "alsa_input."))
                 props["device.form-factor"] = .string("internal")
                 props["device.bus"] = .string("pci")
             } else {

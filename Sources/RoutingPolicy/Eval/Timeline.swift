@@ -1,3 +1,4 @@
+import AudioGraph
 /// A run of the policy as a picture would show it, without the drawing: one lane per sink, the
 /// spans during which each sink held the default, markers for what happened to it (placement
 /// reports per accessory, user overrides, arrivals, removals) and the route change at each
@@ -325,8 +326,8 @@ public struct TimelineBuilder: Sendable {
         var extra: [(String, [Timeline.Marker])] = []
         for accessory in accessoryOrder {
             let markers = accessoryMarkers[accessory] ?? []
-            let underscored = accessory.replacingOccurrences(of: ":", with: "_")
-            let owner = states.keys.filter { states[$0]?.direction == .output && ($0 == accessory || (accessory.contains(":") && $0.contains(underscored))) }
+            let underscored = accessory.replacing(":", with: "_")
+            let owner = states.keys.filter { states[$0]?.direction == .output && ($0 == accessory || (accessory.contains(":" as Character) && $0.firstRange(of: underscored) != nil)) }
                 .min { (states[$0]?.order ?? 0) < (states[$1]?.order ?? 0) }
             if let owner {
                 states[owner]?.markers.append(contentsOf: markers)

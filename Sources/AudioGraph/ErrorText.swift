@@ -1,0 +1,41 @@
+import FoundationEssentials
+import SystemPackage
+#if canImport(Glibc)
+import Glibc  // POSIXErrorCode.rawValue (the errno number) is declared there
+#endif
+
+/// An error in the C library's words (`No such file or directory`, `Permission denied`), never
+/// a Cocoa code: the errno behind a Foundation file error, else the error itself.
+public enum ErrorText {
+    public static func describe(_ error: any Error) -> String {
+        if let posix = error as? POSIXError { return describe(errno: posix.code.rawValue) }
+        if let cocoa = error as? CocoaError {
+            if let posix = cocoa.underlying as? POSIXError { return describe(errno: posix.code.rawValue) }
+            switch cocoa.code {
+            case .fileReadNoSuchFile, .fileNoSuchFile: return Errno.noSuchFileOrDirectory.description
+            case .fileReadNoPermission, .fileWriteNoPermission: return Errno.permissionDenied.description
+            default: break
+            }
+        }
+        return "\(error)"
+    }
+
+    /// The errno behind a file error (a POSIX error, or the one a Cocoa file error carries).
+    public static func errno(of error: any Error) -> Int32? {
+        if let posix = error as? POSIXError { return posix.code.rawValue }
+        if let cocoa = error as? CocoaError, let posix = cocoa.underlying as? POSIXError { return posix.code.rawValue }
+        return nil
+    }
+
+    public static func describe(errno code: Int32) -> String { Errno(rawValue: code).description }
+}
+
+extension StringProtocol {
+    /// Without the whitespace (spaces, tabs, line ends: `Character.isWhitespace`) at either end.
+    public var trimmingWhitespace: SubSequence {
+        var text = self[...]
+        while let first = text.first, first.isWhitespace { text = text.dropFirst() }
+        while let last = text.last, last.isWhitespace { text = text.dropLast() }
+        return text
+    }
+}
