@@ -22,6 +22,21 @@ struct TwoExecutablesTests {
         return result.standardOutput.split(separator: "\n").count { $0.contains(mangled) }
     }
 
+    /// References to Foundation proper (not FoundationEssentials): what makes a static binary
+    /// carry Foundation and ICU.
+    static func foundationReferences(in path: String) throws -> Int {
+        let result = try Shell.run(["nm", path], environment: ProcessInfo.processInfo.environment)
+        guard result.status == 0 else { throw FixtureError("nm \(path): \(result.standardError)") }
+        return result.standardOutput.split(separator: "\n").count { line in
+            line.contains("$s10Foundation") || line.contains("$sSy10Foundation") || line.contains("10FoundationE")
+        }
+    }
+
+    @Test("the daemon executable refers to nothing of Foundation proper (FoundationEssentials at most): no Foundation or ICU in its static build")
+    func daemonWithoutFoundation() throws {
+        #expect(try Self.foundationReferences(in: try Self.daemonURL().path) == 0)
+    }
+
     @Test("the client links nothing of the daemon (no EarshotDaemon, no SwiftNIO); the daemon executable does")
     func clientLinksNoDaemon() throws {
         let client = try #require(EarshotBinary.url).path
