@@ -79,6 +79,7 @@ let package = Package(
             dependencies: [
                 "AudioGraph", "SystemBridge", "RoutingPolicy", "AccessoryDrivers", "ControlProtocol", "DaemonArguments",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict,

@@ -1,7 +1,7 @@
 import ControlProtocol
 import ArgumentParser
 import AudioGraph
-import Foundation
+import FoundationEssentials
 import RoutingPolicy
 
 /// `earshot accessory register|update|show|unregister`: the accessory API from the shell, as a

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Standard output in 64 KiB writes: eval prints a line per decision, and a script can have
 /// hundreds of thousands.
@@ -13,7 +13,7 @@ final class BufferedOutput {
 
     func flush() {
         guard !buffer.isEmpty else { return }
-        FileHandle.standardOutput.write(buffer)
+        Console.output(bytes: buffer)
         buffer.removeAll(keepingCapacity: true)
     }
 }

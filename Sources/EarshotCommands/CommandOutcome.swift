@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 
 /// What a command prints and how it exits, computed before anything is printed so the logic
 /// can be tested without running the binary.
@@ -9,8 +9,8 @@ struct CommandOutcome {
     var exitCode: Int32 = 0
 
     func emit() throws {
-        if !standardOutput.isEmpty { FileHandle.standardOutput.write(Data(standardOutput.utf8)) }
-        if !standardError.isEmpty { FileHandle.standardError.write(Data(standardError.utf8)) }
+        if !standardOutput.isEmpty { Console.output(standardOutput) }
+        if !standardError.isEmpty { Console.error(standardError) }
         if exitCode != 0 { throw ExitCode(exitCode) }
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import RoutingPolicy
 
 /// The logic of `earshot config`: find, load, report.
@@ -59,10 +59,6 @@ enum ConfigActions {
     /// else none, so the same binary always prints the same page.
     static func manualDate(_ environment: [String: String]) -> String {
         guard let text = environment["SOURCE_DATE_EPOCH"], let seconds = Int(text) else { return "" }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyy-MM-dd"
-        return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
+        return Date(timeIntervalSince1970: TimeInterval(seconds)).formatted(Date.ISO8601FormatStyle(timeZone: .gmt).year().month().day())
     }
 }

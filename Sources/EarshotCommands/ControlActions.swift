@@ -1,6 +1,7 @@
+import SystemBridge
 import ControlProtocol
 import AudioGraph
-import Foundation
+import FoundationEssentials
 import RoutingPolicy
 
 /// The logic of the control commands (accessory, status, watch): one exchange with the daemon
@@ -104,7 +105,7 @@ enum ControlActions {
                 if !waiting { lost("\(error)") }
                 waiting = true
                 // Retry backoff while the daemon is away (50 ms doubling to 1 s).
-                Thread.sleep(forTimeInterval: Double(backoff.components.attoseconds) / 1e18 + Double(backoff.components.seconds))
+                CurrentProcess.sleep(for: backoff)
                 backoff = min(backoff * 2, .seconds(1))
             }
         }

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import RoutingPolicy
 
 /// `--socket PATH`, shared by every command that talks to the daemon.
@@ -20,7 +20,7 @@ enum ControlArguments {
 
     /// `audio-switching,placement`; `none` or an empty value for no capability.
     static func capabilities(_ text: String) throws -> [String] {
-        let names = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && $0 != "none" }
+        let names = text.split(separator: ",").map { String($0.trimmingWhitespace) }.filter { !$0.isEmpty && $0 != "none" }
         for name in names where AccessoryCapability(rawValue: name) == nil {
             throw ValidationError("unknown capability \"\(name)\": use audio-switching and/or placement, comma-separated")
         }

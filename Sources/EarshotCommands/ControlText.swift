@@ -1,6 +1,6 @@
 import ControlProtocol
 import AudioGraph
-import Foundation
+import FoundationEssentials
 
 /// The text forms of control replies and events, read from what the daemon sent (the CLI
 /// shows what the protocol carries, nothing more).
@@ -90,8 +90,6 @@ enum ControlText {
 
     /// Wall-clock milliseconds as UTC ISO 8601, so lines from different machines compare.
     private static func time(_ milliseconds: Int64) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+        Date(timeIntervalSince1970: Double(milliseconds) / 1000).formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt))
     }
 }

@@ -1,6 +1,7 @@
+import SystemPackage
 import ArgumentParser
 import DaemonArguments
-import Foundation
+import FoundationEssentials
 import SystemBridge
 
 /// `earshot daemon`: the main job. The client checks the options (the same declaration as the
@@ -41,8 +42,8 @@ struct DaemonCommand: ParsableCommand {
 enum DaemonExecutable {
     static func candidates(besides client: String?) -> [String] {
         guard let client else { return ["/usr/libexec/earshotd"] }
-        let directory = (client as NSString).deletingLastPathComponent
-        let prefix = (directory as NSString).deletingLastPathComponent
+        let directory = FilePath(client).removingLastComponent().string
+        let prefix = FilePath(directory).removingLastComponent().string
         return ["\(directory)/earshotd", "\(prefix)/libexec/earshotd"]
     }
 

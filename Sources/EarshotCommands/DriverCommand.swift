@@ -1,6 +1,6 @@
 import AccessoryDrivers
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 
 /// `earshot driver`: tools for the built-in headset drivers' protocols.
 struct DriverCommand: ParsableCommand {

@@ -1,5 +1,5 @@
 import AccessoryDrivers
-import Foundation
+import FoundationEssentials
 import RoutingPolicy
 import SystemBridge
 
@@ -123,7 +123,7 @@ struct PacketLineDecoder {
     mutating func decode(_ text: String, line: Int) -> [Record] {
         var text = Substring(text)
         if let hash = text.firstIndex(of: "#") { text = text[..<hash] }
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = String(text.trimmingWhitespace)
         guard !trimmed.isEmpty else { return [] }
         packets += 1
         let parsed: PacketLogLine

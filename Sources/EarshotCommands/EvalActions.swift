@@ -1,5 +1,5 @@
 import AudioGraph
-import Foundation
+import FoundationEssentials
 import RoutingPolicy
 
 /// The logic of `earshot eval`: load the graph, config and script, run, print.

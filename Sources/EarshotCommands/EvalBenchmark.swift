@@ -1,5 +1,6 @@
+import SystemPackage
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 
 import RoutingPolicy
 
@@ -22,15 +23,15 @@ enum EvalBenchmark {
             let workload = BenchmarkWorkload(sinks: sinks, events: max(1, events / fraction), noise: noise)
             let measurements = (0..<max(1, runs)).map { _ in measure(workload) }.sorted { $0.seconds < $1.seconds }
             let median = measurements[measurements.count / 2]
-            lines.append(String(
-                format: "  %7d events: %8.3f s  %6.2f µs/event  (%d decisions)", median.events, median.seconds,
-                median.seconds / Double(median.events) * 1e6, median.decisions))
+            lines.append(
+                "  \(Fixed.pad(String(median.events), 7)) events: \(Fixed.pad(Fixed.text(median.seconds, 3), 8)) s  "
+                    + "\(Fixed.pad(Fixed.text(median.seconds / Double(median.events) * 1e6, 2), 6)) µs/event  (\(median.decisions) decisions)")
             full = median
         }
         if let full {
-            lines.append(String(format: "events/s: %.0f", Double(full.events) / full.seconds))
-            lines.append(String(format: "decisions/s: %.0f", Double(full.decisions) / full.seconds))
-            lines.append(String(format: "sink-scorings/s: %.0f", Double(full.scorings) / full.seconds))
+            lines.append("events/s: \(Fixed.text(Double(full.events) / full.seconds, 0))")
+            lines.append("decisions/s: \(Fixed.text(Double(full.decisions) / full.seconds, 0))")
+            lines.append("sink-scorings/s: \(Fixed.text(Double(full.scorings) / full.seconds, 0))")
         }
         return CommandOutcome(standardOutput: lines.joined(separator: "\n") + "\n")
     }
@@ -57,12 +58,15 @@ enum EvalBenchmark {
 /// make the 90 MB dump of issue 12).
 enum GraphBenchmark {
     static func write(sinks: Int, to path: String) throws {
-        guard let stream = OutputStream(toFileAtPath: path, append: false) else { throw ValidationError("cannot write \(path)") }
-        stream.open()
-        defer { stream.close() }
+        let file: FileDescriptor
+        do {
+            file = try FileDescriptor.open(FilePath(path), .writeOnly, options: [.create, .truncate], permissions: [.ownerReadWrite, .groupRead, .otherRead])
+        } catch {
+            throw ValidationError("cannot write \(path): \(error)")
+        }
+        defer { try? file.close() }
         func emit(_ text: String) {
-            let bytes = Array(text.utf8)
-            _ = bytes.withUnsafeBufferPointer { stream.write($0.baseAddress!, maxLength: $0.count) }
+            _ = try? file.writeAll(Array(text.utf8))
         }
         let formats = (0..<24).map { n in
             #"{"mediaType":"audio","mediaSubtype":"raw","format":"S\#(16 + n % 3 * 8)LE","rate":\#([44100, 48000, 96000][n % 3]),"channels":2,"position":["FL","FR"]}"#
@@ -86,5 +90,27 @@ enum GraphBenchmark {
             id += 4
         }
         emit(#"{"id":\#(id),"type":"PipeWire:Interface:Metadata","version":3,"permissions":["r","w","x","m"],"props":{"metadata.name":"default"},"metadata":[{"subject":0,"key":"default.configured.audio.sink","type":"Spa:String:JSON","value":{"name":"alsa_output.bench-0.analog-stereo"}}]}"# + "\n]\n")
+    }
+}
+
+/// Fixed-point numbers for the benchmarks' tables (what `%.Nf` and `%Nd` printed).
+enum Fixed {
+    /// `value` rounded to `digits` decimals.
+    static func text(_ value: Double, _ digits: Int) -> String {
+        guard value.isFinite else { return "\(value)" }
+        var scale = 1.0
+        for _ in 0..<digits { scale *= 10 }
+        let scaled = (abs(value) * scale).rounded()
+        let whole = Int64(scaled / scale)
+        let fraction = Int64(scaled - Double(whole) * scale)
+        let sign = value < 0 && scaled != 0 ? "-" : ""
+        guard digits > 0 else { return sign + String(whole) }
+        let decimals = String(fraction)
+        return sign + String(whole) + "." + String(repeating: "0", count: max(0, digits - decimals.count)) + decimals
+    }
+
+    /// `text` right-aligned in `width` columns.
+    static func pad(_ text: String, _ width: Int) -> String {
+        String(repeating: " ", count: max(0, width - text.count)) + text
     }
 }

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import RoutingPolicy
 
 /// `earshot eval`: a dry run of the policy over a saved graph and a script of events.

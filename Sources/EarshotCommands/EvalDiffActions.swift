@@ -1,5 +1,5 @@
 import AudioGraph
-import Foundation
+import FoundationEssentials
 import RoutingPolicy
 
 /// `earshot eval --against OLD`: the loaded graph and script under OLD and under the config

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import RoutingPolicy
 
 /// `earshot eval --bench-write-replay EVENTS SINKS DIR` (hidden; run by `scripts/bench replay`):

@@ -1,6 +1,6 @@
 import ArgumentParser
 import AudioGraph
-import Foundation
+import FoundationEssentials
 import SystemBridge
 
 /// `earshot graph [--json]`: the live graph in routing terms.
@@ -41,5 +41,5 @@ enum StableJSON {
 }
 
 func printError(_ message: String) {
-    FileHandle.standardError.write(Data((message + "\n").utf8))
+    Console.error((message + "\n"))
 }

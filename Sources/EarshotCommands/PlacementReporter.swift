@@ -1,6 +1,6 @@
 import ControlProtocol
 import AudioGraph
-import Foundation
+import FoundationEssentials
 import RoutingPolicy
 
 /// One connection to the daemon, as `earshot report` uses it; ControlClient in the CLI, a
@@ -111,7 +111,7 @@ final class PlacementReporter {
     static func parse(_ text: some StringProtocol) -> Line {
         var text = Substring(text)
         if let hash = text.firstIndex(of: "#") { text = text[..<hash] }
-        let word = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let word = String(text.trimmingWhitespace)
         if word.isEmpty { return .ignored }
         if let placement = Placement(rawValue: word) { return .placement(placement) }
         return .invalid("\"\(word)\" is not a placement: use one of \(Placement.allCases.map(\.rawValue).joined(separator: ", "))")

@@ -1,6 +1,6 @@
 import ControlProtocol
 import AudioGraph
-import Foundation
+import FoundationEssentials
 import SystemBridge
 
 /// `earshot record`: asks the daemon for a recording and writes it as the two files

@@ -1,6 +1,7 @@
+import SystemPackage
 import ControlProtocol
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 
 /// `earshot record`: the live inputs, saved to replay with `earshot eval`.
 struct RecordCommand: ParsableCommand {
@@ -40,7 +41,7 @@ struct RecordCommand: ParsableCommand {
     @OptionGroup var socket: ControlSocketOption
 
     private static func warn(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        Console.error((line + "\n"))
     }
 
     func validate() throws {
@@ -57,7 +58,7 @@ struct RecordCommand: ParsableCommand {
             let environment = ProcessInfo.processInfo.environment
             let directory: String
             do {
-                directory = try recordings ?? (StateLocation.defaultPath(environment: environment) as NSString).deletingLastPathComponent + "/recordings"
+                directory = try recordings ?? FilePath(StateLocation.defaultPath(environment: environment)).removingLastComponent().string + "/recordings"
             } catch {
                 return try CommandOutcome(standardError: "earshot record: \(error); or name the recordings with --recordings DIR\n", exitCode: 1).emit()
             }
@@ -72,7 +73,7 @@ struct RecordCommand: ParsableCommand {
             socket: socket.path, directory: output ?? "earshot-recording-\(stamp)", duration: duration.flatMap(RecordActions.duration),
             warn: Self.warn
         ) { directory in
-            FileHandle.standardError.write(Data("earshot record: recording to \(directory) (graph.json, events.jsonl); Ctrl-C stops\n".utf8))
+            Console.error("earshot record: recording to \(directory) (graph.json, events.jsonl); Ctrl-C stops\n")
         }.emit()
     }
 }

@@ -1,7 +1,7 @@
 import ControlProtocol
 import ArgumentParser
 import AudioGraph
-import Foundation
+import FoundationEssentials
 import SystemBridge
 
 /// `earshot report --accessory X`: a reporter bridge. Placement lines on stdin become updates
@@ -51,7 +51,7 @@ struct ReportCommand: ParsableCommand {
                 timeout: .milliseconds(Int64(timeout * 1000))),
             connect: { () throws(ControlClientError) -> any ReportLink in try ControlClient.connect(path: path) },
             // The daemon's messages may quote names any client chose: escaped, one line each.
-            diagnose: { FileHandle.standardError.write(Data("\(TerminalText.escape("earshot report: \($0)"))\n".utf8)) })
+            diagnose: { Console.error("\(TerminalText.escape("earshot report: \($0)"))\n") })
         let code = ReportLoop.run(reporter, input: Readiness.standardInput)
         if code != 0 { throw ExitCode(code) }
     }
@@ -91,7 +91,7 @@ enum ReportLoop {
             do {
                 ready = try Readiness.wait(descriptors, timeout: timeout)
             } catch {
-                FileHandle.standardError.write(Data("earshot report: \(error)\n".utf8))
+                Console.error("earshot report: \(error)\n")
                 return 1
             }
             if inputOpen, ready.contains(input) {
@@ -101,7 +101,7 @@ enum ReportLoop {
                 } catch where error.errno == .resourceTemporarilyUnavailable {
                     continue
                 } catch {
-                    FileHandle.standardError.write(Data("earshot report: reading stdin: \(error.reason)\n".utf8))
+                    Console.error("earshot report: reading stdin: \(error.reason)\n")
                     inputOpen = false
                     chunk = []
                 }

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 
 /// `earshot watch`: route changes (and the other events) as they happen.
 struct WatchCommand: ParsableCommand {
@@ -33,10 +33,10 @@ struct WatchCommand: ParsableCommand {
         // Unbuffered: a line must show (or reach a pipe) when its event happens.
         try ControlActions.watch(
             socket: socket.path, json: json, routeChanges: routeChanges, reconnect: reconnect,
-            subscribed: { path in FileHandle.standardError.write(Data("earshot watch: subscribed at \(path)\n".utf8)) },
-            lost: { why in FileHandle.standardError.write(Data("earshot watch: the daemon went away (\(why)); waiting for it\n".utf8)) }
+            subscribed: { path in Console.error("earshot watch: subscribed at \(path)\n") },
+            lost: { why in Console.error("earshot watch: the daemon went away (\(why)); waiting for it\n") }
         ) { line in
-            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+            Console.output((line + "\n"))
         }.emit()
     }
 }

@@ -32,9 +32,10 @@ struct TwoExecutablesTests {
         }
     }
 
-    @Test("the daemon executable refers to nothing of Foundation proper (FoundationEssentials at most): no Foundation or ICU in its static build")
-    func daemonWithoutFoundation() throws {
+    @Test("neither executable refers to anything of Foundation proper (FoundationEssentials at most): no Foundation or ICU in their static builds")
+    func noFoundation() throws {
         #expect(try Self.foundationReferences(in: try Self.daemonURL().path) == 0)
+        #expect(try Self.foundationReferences(in: try #require(EarshotBinary.url).path) == 0)
     }
 
     @Test("the client links nothing of the daemon (no EarshotDaemon, no SwiftNIO); the daemon executable does")

@@ -23,3 +23,14 @@ extension CurrentProcess {
         return Errno(rawValue: errno)
     }
 }
+
+extension CurrentProcess {
+    /// Blocks the calling thread for `duration` (nanosleep, resumed after a signal): for the
+    /// CLI's synchronous retry loops, which have no event to wait on.
+    public static func sleep(for duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) != 0, errno == EINTR { request = remaining }
+    }
+}
