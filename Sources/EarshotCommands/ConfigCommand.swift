@@ -3,7 +3,7 @@ import FoundationEssentials
 import RoutingPolicy
 
 /// `earshot config check|show`.
-struct ConfigCommand: AsyncParsableCommand {
+struct ConfigCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "config", abstract: "Check or show the configuration.",
         subcommands: [ConfigCheckCommand.self, ConfigShowCommand.self])

@@ -2,7 +2,7 @@ import ArgumentParser
 
 /// The `earshot` command tree. The executable target only calls `Earshot.main()`; every
 /// command lives here so tests can drive it, and each command's logic lives below it.
-public struct Earshot: AsyncParsableCommand {
+public struct Earshot: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "earshot",
         abstract: "Audio routing policy engine for PipeWire: the output follows the headset you wear.",
