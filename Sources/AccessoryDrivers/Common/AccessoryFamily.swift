@@ -6,6 +6,20 @@ public enum AccessoryFamily: Sendable, Hashable {
     /// Galaxy Buds of one generation, over RFCOMM.
     case galaxyBuds(GalaxyBudsModel)
 
+    /// The family without the model: what a built-in driver is named and switched by
+    /// (`[drivers] aap`, `galaxy-buds`; the reporter `org.earshot.driver.<kind>`).
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
+        case aap
+        case galaxyBuds = "galaxy-buds"
+    }
+
+    public var kind: Kind {
+        switch self {
+        case .aap: .aap
+        case .galaxyBuds: .galaxyBuds
+        }
+    }
+
     /// AAP's SDP service UUID, and the same bytes reversed (some stacks list it that way).
     public static let aapServiceUUIDs: Set<String> = [
         "74ec2172-0bad-4d01-8f77-997b2be0722a",

@@ -68,7 +68,7 @@ actor AccessoryDriverHost {
         var wanted: [BluetoothAddress: (DriverDevice, AccessoryFamily)] = [:]
         for device in devices where device.connected && !config.ignore.contains(device.address) {
             guard let family = AccessoryFamily.identify(modalias: device.modalias, uuids: device.uuids, name: device.name),
-                DriverFamily(family).isEnabled(in: config)
+                family.kind.isEnabled(in: config)
             else { continue }
             wanted[device.address] = (device, family)
         }
@@ -95,7 +95,7 @@ actor AccessoryDriverHost {
                 toldCap = true
                 break
             }
-            logger.info("\(DriverFamily(family).productName) \(address) (\(device.name ?? "unnamed")) connected: the \(DriverFamily(family).rawValue) driver reads whether it is worn")
+            logger.info("\(family.kind.productName) \(address) (\(device.name ?? "unnamed")) connected: the \(family.kind.rawValue) driver reads whether it is worn")
             drivers[address] = (DeviceDriver(device: device, family: family, context: context, after: retiring.removeValue(forKey: address)), family)
         }
     }

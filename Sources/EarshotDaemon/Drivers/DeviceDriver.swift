@@ -66,7 +66,7 @@ final class DeviceDriver: Sendable {
     }
 
     private static func run(device: DriverDevice, family: AccessoryFamily, context: Context, unregisterOnStop: StopChoice) async {
-        let kind = DriverFamily(family)
+        let kind = family.kind
         let label = "\(kind.productName) \(device.address)"
         // Reports go out on a lane of their own, coalesced: the reads never wait for the daemon
         // to apply a placement, and a burst of them is one report of the newest (issue 21).
@@ -153,7 +153,7 @@ final class DeviceDriver: Sendable {
         _ channel: BluetoothChannel, device: DriverDevice, family: AccessoryFamily, label: String, lane: ReportLane, context: Context
     ) async -> (delivered: Bool, reconnect: String?) {
         var session = ProtocolSession(family, rule: context.rule)
-        let kind = DriverFamily(family)
+        let kind = family.kind
         let events: AsyncStream<BluetoothChannel.Event>
         do { events = try channel.incoming(threadName: "earshot-\(kind.rawValue)") } catch {
             context.logger.warning("\(label): cannot read the channel: \(error)")

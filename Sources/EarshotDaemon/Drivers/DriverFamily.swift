@@ -2,19 +2,13 @@ import AccessoryDrivers
 import RoutingPolicy
 import SystemBridge
 
-/// One built-in driver family: the protocol, the reporter name it registers under, how its
-/// channel is opened, and the config switch that turns it off (docs/drivers.md).
-enum DriverFamily: String, Sendable, Hashable, CaseIterable {
-    case aap
-    case galaxyBuds = "galaxy-buds"
+/// A built-in driver's family: `AccessoryFamily` without the model (one concept, the drivers'
+/// name for it).
+typealias DriverFamily = AccessoryFamily.Kind
 
-    init(_ family: AccessoryFamily) {
-        switch family {
-        case .aap: self = .aap
-        case .galaxyBuds: self = .galaxyBuds
-        }
-    }
-
+/// What the daemon knows of each family: the reporter name it registers under, how its channel
+/// is opened, and the config switch that turns it off (docs/drivers.md).
+extension AccessoryFamily.Kind {
     /// The reporter name: a registration under it gives way to any other reporter's.
     var reporter: String { ReporterName.builtInDriverPrefix + rawValue }
 

@@ -59,7 +59,7 @@ final class SocketPairTransports: DriverTransports {
             state.failures.isEmpty ? nil : state.failures.removeFirst()
         }
         if let failure { throw failure }
-        let kind = DriverFamily(family).channelKind
+        let kind = family.kind.channelKind
         var fds: [Int32] = [0, 0]
         let type = kind == .packets ? Int32(SOCK_SEQPACKET.rawValue) : Int32(SOCK_STREAM.rawValue)
         guard socketpair(AF_UNIX, type | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else { throw .failed("socketpair: \(errno)") }
