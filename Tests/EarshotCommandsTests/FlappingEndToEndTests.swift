@@ -48,9 +48,9 @@ struct FlappingEndToEndTests {
             #expect(first["current"] == .string(Self.usb.name), "\(first)")
             #expect(first["previous"] == .string(D.speakers))
             #expect(first["reason"] == .string("new-device-available"))
-            // Held until it stayed flap-hold-ms (the daemon may have seen it a moment before
-            // this test's observer did).
-            #expect(took >= .milliseconds(1400), "held back until it stayed flap-hold-ms: \(took)")
+            // Held until it stayed flap-hold-ms (1.5 s), not just the settle time (0.2 s): the
+            // daemon may see the node a few hundred ms before this test's observer under load.
+            #expect(took >= .milliseconds(1000), "held back until it stayed flap-hold-ms: \(took)")
             #expect(try await daemon.settle(session) == Self.usb.name)
             let log = daemon.process.logTail(lines: 100_000)
             let said = log.components(separatedBy: "keeps coming and going").count - 1
