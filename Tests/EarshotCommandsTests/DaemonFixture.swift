@@ -16,7 +16,7 @@ struct DaemonFixture {
 
     static func start(in sandbox: PipeWireSandbox, arguments: [String] = []) throws -> DaemonFixture {
         guard let binary = EarshotBinary.url?.path else { throw FixtureError("earshot binary not built") }
-        let process = try sandbox.spawn("earshot-daemon", [binary, "daemon", "--verbose"] + arguments)
+        let process = try sandbox.spawn("earshot-daemon", [binary, "daemon", "--verbose"] + arguments, extraEnvironment: ProcessInfo.processInfo.environment["EARSHOT_LOG"].map { ["EARSHOT_LOG": $0] } ?? [:])
         let fixture = DaemonFixture(sandbox: sandbox, binary: binary, process: process)
         try sandbox.waitForFile(fixture.socketPath, createdBy: process)
         return fixture

@@ -26,20 +26,35 @@ struct RulePriorityEndToEndTests {
             #expect(try sandbox.run(["wpctl", "set-default", String(dacID)]).status == 0)
             _ = try await sandbox.observer.waitUntil("the DAC configured", timeout: .seconds(10)) { $0.configuredDefaultSinkName == Self.dac }
             let daemon = try D.start(in: sandbox, arguments: ["--config", config.path])
+            // WirePlumber may still put its own choice back after the pick above (under load it
+            // sometimes does, before Earshot connects): then pick the DAC again, as a user would.
+            if try await DaemonSession(path: daemon.socketPath).settledDefault() != Self.dac {
+                #expect(try sandbox.run(["wpctl", "set-default", String(dacID)]).status == 0)
+            }
             let graph = try await daemon.waitForRoute(to: Self.dac, streams: [])
             let speakers = try #require(graph.node(named: D.speakers))
 
             // The user picks the speakers: followed, and remembered as their last choice.
             let events = try EventSubscription(socket: daemon.socketPath)
             #expect(try sandbox.run(["wpctl", "set-default", String(speakers.id)]).status == 0)
-            let followed = try await events.next("route-change")
+            let followed: JSONValue
+            do {
+                followed = try await events.next("route-change")
+            } catch {
+                throw FixtureError("(the pick) \(error)\n\(daemon.process.logTail(lines: 200))")
+            }
             #expect(followed["current"] == .string(D.speakers))
             #expect(followed["reason"] == .string("user-override"))
 
             // A sink arrives (not of a personal class): the override ends, and the rule's
             // priority ranks above the last choice.
             try await sandbox.createSink(VirtualSink(name: "alsa_output.sandbox.hdmi-stereo", description: "Sandbox HDMI", formFactor: "internal", bus: "pci"))
-            let moved = try await events.next("route-change")
+            let moved: JSONValue
+            do {
+                moved = try await events.next("route-change")
+            } catch {
+                throw FixtureError("\(error)\n\(daemon.process.logTail(lines: 200))")
+            }
             #expect(moved["current"] == .string(Self.dac), "\(moved)")
             try await daemon.waitForRoute(to: Self.dac, streams: [])
             let status = try JSONValue.parse(try daemon.earshot("status", "--json", "--explain").output)
