@@ -20,6 +20,8 @@ struct DaemonEndToEndTests {
             let daemon = try D.start(in: sandbox)
             try daemon.register(placement: "off-head")
             try await daemon.waitForRoute(to: D.speakers, streams: [mpv.id])
+            // The start's own route change (`initial`) behind us: not one of the two counted.
+            #expect(try await daemon.settle(try DaemonSession(path: daemon.socketPath)) == D.speakers)
 
             let watch = try sandbox.spawn("watch", [daemon.binary, "watch", "--json", "--route-changes", "2"])
             // watch says on stderr when it is subscribed: from then on it misses no event.

@@ -82,6 +82,9 @@ struct HostileNamesCLITests {
     func daemon() async throws {
         try await withSandbox(.init(wirePlumber: false, sinks: [.speakers()])) { sandbox in
             let daemon = try DaemonFixture.start(in: sandbox)
+            // The socket comes before the first graph: the start's own route change (`initial`)
+            // must be behind us, or it is the one route change the watch counts.
+            _ = try await daemon.settle(try DaemonSession(path: daemon.socketPath))
             let watch = try sandbox.spawn("watch", [daemon.binary, "watch", "--route-changes", "1"])
             try await watch.waitForLog(containing: "earshot watch: subscribed at \(daemon.socketPath)")
             // Headphones arriving take the output (new-device-available): the name is everywhere.
