@@ -1,8 +1,5 @@
 import FoundationEssentials
 import SystemPackage
-#if canImport(Glibc)
-import Glibc  // POSIXErrorCode.rawValue (the errno number) is declared there
-#endif
 
 /// An error in the C library's words (`No such file or directory`, `Permission denied`), never
 /// a Cocoa code: the errno behind a Foundation file error, else the error itself.
@@ -28,14 +25,4 @@ public enum ErrorText {
     }
 
     public static func describe(errno code: Int32) -> String { Errno(rawValue: code).description }
-}
-
-extension StringProtocol {
-    /// Without the whitespace (spaces, tabs, line ends: `Character.isWhitespace`) at either end.
-    public var trimmingWhitespace: SubSequence {
-        var text = self[...]
-        while let first = text.first, first.isWhitespace { text = text.dropFirst() }
-        while let last = text.last, last.isWhitespace { text = text.dropLast() }
-        return text
-    }
 }

@@ -94,11 +94,9 @@ extension PolicyEngine {
     /// has just started flapping is said once, in this input's decision.
     private mutating func noteArrival(of id: ObjectID, named name: String, on direction: AudioDirection, at now: Milliseconds) -> Bool {
         let (settle, hold) = (config.arrivalSettle, config.flapHold)
-        var result: (entry: ArrivalGuard.Settling?, newlyFlapping: FlappingNode?) = (nil, nil)
-        forEachSide { side in
-            guard side.direction == direction else { return }
-            result = side.arrivals.arrive(id, name: name, at: now, settle: settle, flapHold: hold)
-        }
+        let result = direction == .output
+            ? output.arrivals.arrive(id, name: name, at: now, settle: settle, flapHold: hold)
+            : input.arrivals.arrive(id, name: name, at: now, settle: settle, flapHold: hold)
         if var notice = result.newlyFlapping {
             notice.direction = direction
             pendingFlapping.append(notice)
