@@ -11,6 +11,13 @@ let pipewireIncludes = ["\(pipewirePrefix)/include/pipewire-0.3", "\(pipewirePre
 let pipewireCFlags: [CSetting] = [.unsafeFlags(pipewireIncludes.map { "-I\($0)" })]
 let pipewireSwiftFlags: [SwiftSetting] = [.unsafeFlags(pipewireIncludes.flatMap { ["-Xcc", "-I\($0)"] })]
 
+// The executables export none of their own symbols: the static Swift runtime's link arguments
+// (static-stdlib-args.lnk) ask for --export-dynamic, which put 18 000 symbols (1.1 MB of .dynsym,
+// .dynstr and .gnu.hash) in each file, read at every start (dladdr scans them) and resident in
+// the daemon. Nothing loads code into these programs that would need them. -1.4 MB of daemon RSS,
+// measured (docs/performance.md).
+let executableLinking: [LinkerSetting] = [.unsafeFlags(["-Xlinker", "--no-export-dynamic"])]
+
 let package = Package(
     name: "Earshot",
     products: [
@@ -90,7 +97,7 @@ let package = Package(
         // (VERSION is its input file, so a changed VERSION is rebuilt without a clean build).
         .executableTarget(name: "EarshotVersionGenerator", swiftSettings: strict),
         .plugin(name: "EarshotVersionPlugin", capability: .buildTool(), dependencies: ["EarshotVersionGenerator"]),
-        .executableTarget(name: "earshot", dependencies: ["EarshotCommands"], swiftSettings: strict),
+        .executableTarget(name: "earshot", dependencies: ["EarshotCommands"], swiftSettings: strict, linkerSettings: executableLinking),
         .executableTarget(
             name: "earshotd",
             dependencies: [
@@ -98,7 +105,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: strict, plugins: ["EarshotVersionPlugin"]),
+            swiftSettings: strict, linkerSettings: executableLinking, plugins: ["EarshotVersionPlugin"]),
         // scripts/bench switch: switch latency, gaps, RSS and idle CPU on a private PipeWire.
         .executableTarget(
             name: "earshot-bench", dependencies: ["SystemBridge", "PipeWireTestSupport", "AudioGraph", "EarshotDaemon"],

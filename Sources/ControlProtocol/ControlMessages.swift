@@ -75,7 +75,7 @@ extension ControlWire {
     /// The result of register, update, current and unregister: `accessory` (null after
     /// unregister).
     public struct AccessoryResult: Codable, Sendable, Hashable {
-        public var accessory: Accessory?
+        @NullWhenAbsent public var accessory: Accessory?
         /// A register reply's warnings (always there, `[]` when none): the registration stands
         /// but may not do what was meant (a node.name no sink has). Left out of other replies.
         public var warnings: [String]?
@@ -93,14 +93,6 @@ extension ControlWire {
         }
 
         public enum CodingKeys: String, CodingKey { case accessory, warnings, reporter, driver }
-
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(accessory, forKey: .accessory)
-            try container.encodeIfPresent(warnings, forKey: .warnings)
-            try container.encodeIfPresent(reporter, forKey: .reporter)
-            try container.encodeIfPresent(driver, forKey: .driver)
-        }
     }
 
     /// The result of list: `accessories`, sorted.
@@ -108,7 +100,7 @@ extension ControlWire {
     /// the next page, null on the last.
     public struct ListResult: Codable, Sendable, Hashable {
         public var accessories: [ListedAccessory]
-        public var next: String?
+        @NullWhenAbsent public var next: String?
 
         public init(_ accessories: [ListedAccessory], next: String? = nil) {
             self.accessories = accessories
@@ -116,12 +108,6 @@ extension ControlWire {
         }
 
         public enum CodingKeys: String, CodingKey { case accessories, next }
-
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(accessories, forKey: .accessories)
-            try container.encode(next, forKey: .next)
-        }
     }
 
     /// The body of list: `after` and `limit`, each left out when not given.
@@ -166,9 +152,9 @@ extension ControlWire {
     /// object.
     public struct Configuration: Codable, Sendable, Hashable {
         public var capabilities: [String]
-        public var placement: String?
-        public var primarySource: String?
-        public var secondarySource: String?
+        @NullWhenAbsent public var placement: String?
+        @NullWhenAbsent public var primarySource: String?
+        @NullWhenAbsent public var secondarySource: String?
 
         public init(capabilities: [String], placement: String? = nil, primarySource: String? = nil, secondarySource: String? = nil) {
             self.capabilities = capabilities
@@ -188,14 +174,6 @@ extension ControlWire {
             case capabilities, placement
             case primarySource = "primary-source"
             case secondarySource = "secondary-source"
-        }
-
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(capabilities, forKey: .capabilities)
-            try container.encode(placement, forKey: .placement)
-            try container.encode(primarySource, forKey: .primarySource)
-            try container.encode(secondarySource, forKey: .secondarySource)
         }
     }
 
@@ -276,21 +254,21 @@ extension ControlWire {
         public var mode: String
         public var remote: String
         public var connected: Bool
-        public var sessionManager: String?
+        @NullWhenAbsent public var sessionManager: String?
         /// The session manager's version, when its client publishes one (WirePlumber 0.5+).
-        public var sessionManagerVersion: String?
+        @NullWhenAbsent public var sessionManagerVersion: String?
         /// The latest decision (nil before the first), as `earshot eval --format json` prints it.
-        public var decision: DecisionObject?
+        @NullWhenAbsent public var decision: DecisionObject?
         public var subscribers: Int
         public var hostAddresses: [HostAddressEntry]
         /// `ok`, or `not saved (REASON)` while registrations and history cannot be saved.
-        public var state: String?
-        /// The built-in drivers' devices; absent from a daemon older than them.
-        public var drivers: [DriverEntry]?
+        @NullWhenAbsent public var state: String?
+        /// The built-in drivers' devices; `[]` from a daemon older than them.
+        @EmptyWhenAbsent public var drivers: [DriverEntry]
 
         public init(
             mode: String, remote: String, connected: Bool, sessionManager: String?, sessionManagerVersion: String?, decision: DecisionObject?,
-            subscribers: Int, hostAddresses: [HostAddressEntry], state: String?, drivers: [DriverEntry]?
+            subscribers: Int, hostAddresses: [HostAddressEntry], state: String?, drivers: [DriverEntry]
         ) {
             self.mode = mode
             self.remote = remote
@@ -310,20 +288,6 @@ extension ControlWire {
             case sessionManagerVersion = "session-manager-version"
             case hostAddresses = "host-addresses"
             case drivers
-        }
-
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(mode, forKey: .mode)
-            try container.encode(remote, forKey: .remote)
-            try container.encode(connected, forKey: .connected)
-            try container.encode(sessionManager, forKey: .sessionManager)
-            try container.encode(sessionManagerVersion, forKey: .sessionManagerVersion)
-            try container.encode(decision, forKey: .decision)
-            try container.encode(subscribers, forKey: .subscribers)
-            try container.encode(hostAddresses, forKey: .hostAddresses)
-            try container.encode(state, forKey: .state)
-            try container.encode(drivers ?? [], forKey: .drivers)
         }
     }
 
@@ -463,17 +427,17 @@ extension ControlWire {
         /// Wall-clock milliseconds since the Unix epoch.
         public var at: Int64
         public var reason: String
-        public var previous: String?
-        public var current: String?
-        public var accessory: String?
+        @NullWhenAbsent public var previous: String?
+        @NullWhenAbsent public var current: String?
+        @NullWhenAbsent public var accessory: String?
         public var summary: String
         /// Added in 0.3: the port (active route description) before and after, when the
         /// sink's device says; null otherwise.
-        public var previousPort: String?
-        public var port: String?
+        @NullWhenAbsent public var previousPort: String?
+        @NullWhenAbsent public var port: String?
         /// Added in 0.3: the jack or port event that made the change (`{"kind": "unplugged" |
         /// "plugged", "sink": NODE, "port": DESCRIPTION}`), else null.
-        public var portEvent: PortEventField?
+        @NullWhenAbsent public var portEvent: PortEventField?
         /// Added in 0.4: `output` (the default sink; every route change before 0.4) or `input`
         /// (the default source: `previous`, `current`, the ports and `port-event.sink` then
         /// name sources). Absent from an older daemon's events: read as `output`.
@@ -525,20 +489,6 @@ extension ControlWire {
             portEvent = try container.decodeIfPresent(PortEventField.self, forKey: .portEvent)
             direction = try container.decodeIfPresent(String.self, forKey: .direction) ?? AudioDirection.output.rawValue
         }
-
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(at, forKey: .at)
-            try container.encode(reason, forKey: .reason)
-            try container.encode(previous, forKey: .previous)
-            try container.encode(current, forKey: .current)
-            try container.encode(accessory, forKey: .accessory)
-            try container.encode(summary, forKey: .summary)
-            try container.encode(previousPort, forKey: .previousPort)
-            try container.encode(port, forKey: .port)
-            try container.encode(portEvent, forKey: .portEvent)
-            try container.encode(direction, forKey: .direction)
-        }
     }
 
     /// `accessory`: a registration changed.
@@ -548,9 +498,9 @@ extension ControlWire {
         /// `registered`, `updated`, `unregistered` or `invalidated`.
         public var change: String
         public var accessory: String
-        public var reporter: String?
+        @NullWhenAbsent public var reporter: String?
         /// The fields afterwards (nil once the registration ended).
-        public var configuration: Configuration?
+        @NullWhenAbsent public var configuration: Configuration?
 
         public init(at: Int64, change: String, accessory: String, reporter: String?, configuration: Configuration?) {
             self.at = at
@@ -561,15 +511,6 @@ extension ControlWire {
         }
 
         public enum CodingKeys: String, CodingKey { case at, change, accessory, reporter, configuration }
-
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(at, forKey: .at)
-            try container.encode(change, forKey: .change)
-            try container.encode(accessory, forKey: .accessory)
-            try container.encode(reporter, forKey: .reporter)
-            try container.encode(configuration, forKey: .configuration)
-        }
     }
 
     /// `playback`: Earshot paused or resumed MPRIS players.
@@ -580,8 +521,8 @@ extension ControlWire {
         public var action: String
         public var reason: String
         public var players: [String]
-        public var sink: String?
-        public var accessory: String?
+        @NullWhenAbsent public var sink: String?
+        @NullWhenAbsent public var accessory: String?
 
         public init(at: Int64, action: String, reason: String, players: [String], sink: String?, accessory: String?) {
             self.at = at
@@ -593,16 +534,6 @@ extension ControlWire {
         }
 
         public enum CodingKeys: String, CodingKey { case at, action, reason, players, sink, accessory }
-
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(at, forKey: .at)
-            try container.encode(action, forKey: .action)
-            try container.encode(reason, forKey: .reason)
-            try container.encode(players, forKey: .players)
-            try container.encode(sink, forKey: .sink)
-            try container.encode(accessory, forKey: .accessory)
-        }
     }
 
     /// `host-addresses`: this host's Bluetooth addresses in use changed.

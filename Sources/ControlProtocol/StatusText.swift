@@ -12,7 +12,7 @@ public enum StatusText {
         lines.append("pipewire: \(status.remote), " + (status.connected ? "connected" : "not connected"))
         lines.append("host addresses: " + (status.hostAddresses.isEmpty ? "none known" : status.hostAddresses.map(hostAddress).joined(separator: ", ")))
         if let state = status.state { lines.append("state: \(state)") }
-        for driver in status.drivers ?? [] { lines.append("driver: " + Self.driver(driver)) }
+        for driver in status.drivers { lines.append("driver: " + Self.driver(driver)) }
         // The decision's shape is DecisionRecord's (RoutingPolicy), read here as JSON.
         guard let decision = status.decision?.json, decision != .null else {
             lines.append("default: no decision yet")

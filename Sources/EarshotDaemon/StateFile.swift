@@ -1,4 +1,5 @@
 import AudioGraph
+import ControlProtocol
 import FoundationEssentials
 import RoutingPolicy
 
@@ -143,9 +144,10 @@ public enum StateFile {
         /// Version 2: `{"output": {"last-choice": …, "override": …}, "input": {…}}`.
         var choices: [String: Choice]?
 
+        /// Both fields written as null when absent (the protocol's rule, `NullWhenAbsent`).
         struct Choice: Codable {
-            var lastChoice: String?
-            var override: String?
+            @NullWhenAbsent var lastChoice: String?
+            @NullWhenAbsent var override: String?
 
             init(_ choice: PersistedState.Choice) {
                 lastChoice = choice.lastChoice
@@ -154,18 +156,6 @@ public enum StateFile {
 
             enum CodingKeys: String, CodingKey {
                 case lastChoice = "last-choice", override
-            }
-
-            init(from decoder: any Decoder) throws {
-                let container = try decoder.container(keyedBy: CodingKeys.self)
-                lastChoice = try container.decodeIfPresent(String.self, forKey: .lastChoice)
-                override = try container.decodeIfPresent(String.self, forKey: .override)
-            }
-
-            func encode(to encoder: any Encoder) throws {
-                var container = encoder.container(keyedBy: CodingKeys.self)
-                try container.encode(lastChoice, forKey: .lastChoice)
-                try container.encode(override, forKey: .override)
             }
         }
 

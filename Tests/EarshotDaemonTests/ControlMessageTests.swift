@@ -243,4 +243,33 @@ struct ControlMessageTests {
         try same(ControlWire.UpdateRequest(accessory: "AA:BB:CC:DD:EE:FF", primarySource: .clear, secondarySource: .set("11:22:33:44:55:66")))
         try same(JSONValue.parse(#"{"a":[1,2.5,null,true,{"b":"c"}]}"#))
     }
+
+    @Test("absent fields: one rule (NullWhenAbsent) writes null in both encoders; a line without the key reads as absent")
+    func absentFields() throws {
+        let change = ControlWire.RouteChangeEvent(
+            at: 1, reason: "r", previous: nil, current: nil, accessory: nil, summary: "s", previousPort: nil, port: nil, portEvent: nil, direction: "output")
+        let text = ControlWire.text(change)
+        #expect(text == #"{"accessory":null,"at":1,"current":null,"direction":"output","port":null,"port-event":null,"previous":null,"previous-port":null,"reason":"r","summary":"s"}"#)
+        #expect(try ControlWire.jsonValue(of: change) == JSONValue.parse(text))
+        let playback = ControlWire.PlaybackEvent(at: 2, action: "paused", reason: "r", players: [], sink: nil, accessory: nil)
+        #expect(ControlWire.text(playback) == #"{"accessory":null,"action":"paused","at":2,"players":[],"reason":"r","sink":null}"#)
+        let event = ControlWire.AccessoryEvent(at: 3, change: "unregistered", accessory: "AA:BB:CC:DD:EE:FF", reporter: nil, configuration: nil)
+        #expect(ControlWire.text(event) == #"{"accessory":"AA:BB:CC:DD:EE:FF","at":3,"change":"unregistered","configuration":null,"reporter":null}"#)
+        #expect(ControlWire.text(ControlWire.ListResult([])) == #"{"accessories":[],"next":null}"#)
+
+        // Keys left out by an older or terser peer decode as absent, not as an error.
+        let decoder = JSONDecoder()
+        let terse = try decoder.decode(ControlWire.RouteChangeEvent.self, from: Data(#"{"at":1,"reason":"r","summary":"s"}"#.utf8))
+        #expect(terse.previous == nil && terse.portEvent == nil && terse.direction == "output")
+        let configuration = try decoder.decode(ControlWire.Configuration.self, from: Data(#"{"capabilities":[]}"#.utf8))
+        #expect(configuration == ControlWire.Configuration(capabilities: []))
+        let old = try decoder.decode(
+            ControlWire.Status.self,
+            from: Data(#"{"mode":"cooperative","remote":"pipewire-0","connected":true,"subscribers":0,"host-addresses":[]}"#.utf8))
+        #expect(old.drivers.isEmpty && old.decision == nil && old.sessionManager == nil)
+        #expect(ControlWire.text(old).contains(#""drivers":[]"#) && ControlWire.text(old).contains(#""session-manager":null"#))
+        // A field that is null on the wire is absent too.
+        let nulls = try decoder.decode(ControlWire.Configuration.self, from: Data(#"{"capabilities":[],"placement":null}"#.utf8))
+        #expect(nulls.placement == nil)
+    }
 }
