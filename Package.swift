@@ -11,18 +11,17 @@ let pipewireIncludes = ["\(pipewirePrefix)/include/pipewire-0.3", "\(pipewirePre
 let pipewireCFlags: [CSetting] = [.unsafeFlags(pipewireIncludes.map { "-I\($0)" })]
 let pipewireSwiftFlags: [SwiftSetting] = [.unsafeFlags(pipewireIncludes.flatMap { ["-Xcc", "-I\($0)"] })]
 
-// How the two executables are linked (measured in docs/performance.md, "Linking"):
-// - --no-export-dynamic: the static Swift runtime's link arguments (static-stdlib-args.lnk) ask
-//   for --export-dynamic, which put our 18 000 symbols (1.1 MB of .dynsym, .dynstr, .gnu.hash)
-//   in each file, read at every start (dladdr scans them) and resident in the daemon; nothing
-//   loads code into these programs that would need them. -1.4 MB of daemon RSS.
-// - GNU ld with packed relative relocations (DT_RELR, glibc 2.36+, Debian 12's): a position
-//   independent executable's 58 000 relative relocations in 12 KB instead of 1.4 MB of .rela.dyn
-//   read at every start (gold cannot pack them). -1.2 MB of daemon RSS, the client starts with
-//   fewer page faults; the executables stay PIE (address randomisation kept).
-let executableLinking: [LinkerSetting] = [
-    .unsafeFlags(["-use-ld=bfd", "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"]),
-]
+// How the two executables are linked (measured in docs/performance.md, "Linking and late
+// binding"): --no-export-dynamic. The static Swift runtime's link arguments
+// (static-stdlib-args.lnk) ask for --export-dynamic, which put our 18 000 symbols (1.1 MB of
+// .dynsym, .dynstr, .gnu.hash) in each file, read at every start (dladdr scans them) and resident
+// in the daemon; nothing loads code into these programs that would need them: -1.4 MB of daemon
+// RSS. (Packed relative relocations would save 1.2 MB more, but gold cannot pack them and GNU ld
+// then makes no RELRO segment, Swift's .rodata being writable: not taken.)
+let executableLinking: [LinkerSetting] = [.unsafeFlags(["-Xlinker", "--no-export-dynamic"])]
+// What links libpipewire-0.3 and libsystemd itself: the daemon, the bench and the tests. The
+// client does not (CEarshotLateBinding).
+let linksLibraries: [LinkerSetting] = [.linkedLibrary("pipewire-0.3"), .linkedLibrary("systemd")]
 
 let package = Package(
     name: "Earshot",
@@ -41,12 +40,16 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
     ],
     targets: [
-        // libpipewire-0.3 (apt: libpipewire-0.3-dev libspa-0.2-dev); links -lpipewire-0.3.
+        // libpipewire-0.3's headers (apt: libpipewire-0.3-dev libspa-0.2-dev). Linking is said
+        // per executable (`linksLibraries`): the client binds the library late instead.
         .systemLibrary(name: "CPipeWire"),
         // CPipeWire_* wrappers for the macros and static inlines Swift cannot import.
         .target(name: "CPipeWireShims", dependencies: ["CPipeWire"], cSettings: pipewireCFlags),
-        // sd-bus from libsystemd (apt: libsystemd-dev); links -lsystemd.
-        .systemLibrary(name: "CSystemdBus", pkgConfig: "libsystemd"),
+        // sd-bus's headers from libsystemd (apt: libsystemd-dev); linked as libpipewire is.
+        .systemLibrary(name: "CSystemdBus"),
+        // The client's stand-in for both libraries: their functions, each loading its library
+        // on first use (dlopen), so that a client command maps neither (late-binding.c says why).
+        .target(name: "CEarshotLateBinding", dependencies: ["CPipeWire", "CSystemdBus"], cSettings: pipewireCFlags),
         // CEarshotLinux_* wrappers for the Linux calls, macros and structs swift-system does not
         // cover (inotify, eventfd, SO_PEERCRED's struct ucred), one per macro or inline.
         .target(name: "CEarshotLinux"),
@@ -103,7 +106,7 @@ let package = Package(
         // (VERSION is its input file, so a changed VERSION is rebuilt without a clean build).
         .executableTarget(name: "EarshotVersionGenerator", swiftSettings: strict),
         .plugin(name: "EarshotVersionPlugin", capability: .buildTool(), dependencies: ["EarshotVersionGenerator"]),
-        .executableTarget(name: "earshot", dependencies: ["EarshotCommands"], swiftSettings: strict, linkerSettings: executableLinking),
+        .executableTarget(name: "earshot", dependencies: ["EarshotCommands", "CEarshotLateBinding"], swiftSettings: strict, linkerSettings: executableLinking),
         .executableTarget(
             name: "earshotd",
             dependencies: [
@@ -111,11 +114,11 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: strict, linkerSettings: executableLinking, plugins: ["EarshotVersionPlugin"]),
+            swiftSettings: strict, linkerSettings: executableLinking + linksLibraries, plugins: ["EarshotVersionPlugin"]),
         // scripts/bench switch: switch latency, gaps, RSS and idle CPU on a private PipeWire.
         .executableTarget(
             name: "earshot-bench", dependencies: ["SystemBridge", "PipeWireTestSupport", "AudioGraph", "EarshotDaemon"],
-            path: "Sources/EarshotBench", swiftSettings: strict),
+            path: "Sources/EarshotBench", swiftSettings: strict, linkerSettings: linksLibraries),
         // Tests' stand-in for an ALSA card: a C PipeWire client exporting an Audio/Device with
         // EnumRoute/Route/EnumProfile/Profile params whose availability a test toggles, plus
         // its sink nodes (PipeWireTestSupport's RouteDevice runs it).
@@ -124,7 +127,10 @@ let package = Package(
             cSettings: pipewireCFlags + [.unsafeFlags(["-Wall"])],
             // The module map's `link` reaches Swift importers only; C files need it said here.
             linkerSettings: [.linkedLibrary("pipewire-0.3")]),
-        .target(name: "PipeWireTestSupport", dependencies: ["SystemBridge", "AudioGraph", "EarshotDaemon", "RoutingPolicy", "ControlProtocol"], swiftSettings: strict),
+        // Every test target that reaches SystemBridge links this, and so the two libraries.
+        .target(
+            name: "PipeWireTestSupport", dependencies: ["SystemBridge", "AudioGraph", "EarshotDaemon", "RoutingPolicy", "ControlProtocol"], swiftSettings: strict,
+            linkerSettings: linksLibraries),
         .testTarget(name: "AudioGraphTests", dependencies: ["AudioGraph"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "SystemBridgeTests", dependencies: ["SystemBridge", "PipeWireTestSupport", "AudioGraph"], swiftSettings: strict),
         .testTarget(name: "AccessoryDriversTests", dependencies: ["AccessoryDrivers", "RoutingPolicy"], swiftSettings: strict),

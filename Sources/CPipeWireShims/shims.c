@@ -100,7 +100,9 @@ void CPipeWire_hook_remove(struct spa_hook *hook) {
 }
 
 struct pw_properties *CPipeWire_properties_new_empty(void) {
-    return pw_properties_new(NULL, NULL);
+    // pw_properties_new(NULL) is the same, but variadic: the client's late binding
+    // (CEarshotLateBinding) can forward only fixed parameters.
+    return pw_properties_new_dict(&SPA_DICT_INIT(NULL, 0));
 }
 
 int CPipeWire_errno_EPIPE(void) { return EPIPE; }

@@ -50,6 +50,41 @@ struct TwoExecutablesTests {
         print("two executables (debug build): earshot \(sizes[0] / 1024) KiB, earshotd \(sizes[1] / 1024) KiB")
     }
 
+    /// The shared objects `path` needs (its DT_NEEDED entries).
+    static func neededLibraries(of path: String) throws -> [String] {
+        let result = try Shell.run(["readelf", "-d", path], environment: ProcessInfo.processInfo.environment)
+        guard result.status == 0 else { throw FixtureError("readelf -d \(path): \(result.standardError)") }
+        return result.standardOutput.split(separator: "\n").compactMap { line in
+            guard line.contains("(NEEDED)"), let open = line.firstIndex(of: "["), let close = line.lastIndex(of: "]") else { return nil }
+            return String(line[line.index(after: open)..<close])
+        }
+    }
+
+    @Test("the client needs neither libpipewire nor libsystemd (bound late, loaded by the first call: graph loads libpipewire, a command that never reaches PipeWire loads neither); the daemon needs both")
+    func clientBindsLibrariesLate() throws {
+        let client = try #require(EarshotBinary.url).path
+        let clientNeeds = try Self.neededLibraries(of: client)
+        #expect(!clientNeeds.isEmpty)
+        #expect(!clientNeeds.contains { $0.hasPrefix("libpipewire") || $0.hasPrefix("libsystemd") }, "\(clientNeeds)")
+        let daemonNeeds = try Self.neededLibraries(of: try Self.daemonURL().path)
+        #expect(daemonNeeds.contains("libpipewire-0.3.so.0") && daemonNeeds.contains("libsystemd.so.0"), "\(daemonNeeds)")
+
+        // The loader's own account (LD_DEBUG=files goes to stderr).
+        let version = try EarshotBinary.run(["--version"], environment: ["LD_DEBUG": "files"])
+        #expect(version.status == 0)
+        #expect(!version.standardError.contains("libpipewire") && !version.standardError.contains("libsystemd"), "\(version.standardError)")
+        let graph = try EarshotBinary.run(["graph"], environment: [
+            "LD_DEBUG": "files", "XDG_RUNTIME_DIR": "/nonexistent-earshot", "PIPEWIRE_REMOTE": "/nonexistent-earshot/pipewire-0",
+        ])
+        // Loaded on demand, then the same refusal as before: no PipeWire there, exit 3.
+        #expect(graph.status == 3)
+        #expect(graph.standardError.contains("file=libpipewire-0.3.so.0") && graph.standardError.contains("dynamically loaded"), "\(graph.standardError.suffix(2000))")
+        #expect(graph.standardError.contains("cannot connect to PipeWire"))
+        // (PipeWire's own D-Bus plugin may bring libsystemd in through libdbus; the client's late
+        // binding never opens it for graph.)
+        #expect(!graph.standardError.contains("file=libsystemd.so.0 [0];  dynamically loaded"))
+    }
+
     @Test("earshot daemon and earshotd take the same options and refuse the same way")
     func sameCommandLine() throws {
         let daemon = try Self.daemonURL().path
