@@ -85,6 +85,22 @@ struct TwoExecutablesTests {
         #expect(!graph.standardError.contains("file=libsystemd.so.0 [0];  dynamically loaded"))
     }
 
+    @Test("a libpipewire the client cannot load is said with the loader's reason, exit 3 (as PipeWire not reachable)")
+    func unloadableLibrary() throws {
+        // The loader looks in LD_LIBRARY_PATH first: a file there by the library's name that is
+        // no shared object stands for a broken or missing installation.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-late-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Data("not a shared object\n".utf8).write(to: directory.appendingPathComponent("libpipewire-0.3.so.0"))
+        let graph = try EarshotBinary.run(["graph"], environment: ["LD_LIBRARY_PATH": directory.path])
+        #expect(graph.status == 3, "\(graph.standardError)")
+        #expect(graph.standardError.hasPrefix("earshot: cannot load libpipewire-0.3.so.0: "), "\(graph.standardError)")
+        #expect(graph.standardError.contains(directory.path), "the loader's reason names the file: \(graph.standardError)")
+        // A command that never reaches PipeWire does not notice.
+        #expect(try EarshotBinary.run(["--version"], environment: ["LD_LIBRARY_PATH": directory.path]).status == 0)
+    }
+
     @Test("earshot daemon and earshotd take the same options and refuse the same way")
     func sameCommandLine() throws {
         let daemon = try Self.daemonURL().path
