@@ -59,27 +59,24 @@ static void *late_symbol(enum late_library library, const char *name) {
     return symbol;
 }
 
+// The library's `name`, resolved on the first call and kept (a GNU statement expression: one
+// pointer per function, whatever its type).
+#define LATE_RESOLVED(library, name) \
+    ({ \
+        static _Atomic(__typeof__(&name)) late_##name; \
+        __typeof__(&name) function = atomic_load_explicit(&late_##name, memory_order_acquire); \
+        if (function == NULL) { \
+            function = (__typeof__(&name))late_symbol(library, #name); \
+            atomic_store_explicit(&late_##name, function, memory_order_release); \
+        } \
+        function; \
+    })
+
 // One definition per function: `name` with the header's parameters, forwarding to the library.
 #define LATE(library, result, name, parameters, arguments) \
-    result name parameters { \
-        static _Atomic(__typeof__(&name)) late_##name; \
-        __typeof__(&name) function = atomic_load_explicit(&late_##name, memory_order_acquire); \
-        if (function == NULL) { \
-            function = (__typeof__(&name))late_symbol(library, #name); \
-            atomic_store_explicit(&late_##name, function, memory_order_release); \
-        } \
-        return function arguments; \
-    }
+    result name parameters { return LATE_RESOLVED(library, name) arguments; }
 #define LATE_VOID(library, name, parameters, arguments) \
-    void name parameters { \
-        static _Atomic(__typeof__(&name)) late_##name; \
-        __typeof__(&name) function = atomic_load_explicit(&late_##name, memory_order_acquire); \
-        if (function == NULL) { \
-            function = (__typeof__(&name))late_symbol(library, #name); \
-            atomic_store_explicit(&late_##name, function, memory_order_release); \
-        } \
-        function arguments; \
-    }
+    void name parameters { LATE_RESOLVED(library, name) arguments; }
 
 // libpipewire-0.3: the functions SystemBridge and CPipeWireShims call (the rest of its API
 // SystemBridge uses is macros and static inlines over these objects' method tables).
