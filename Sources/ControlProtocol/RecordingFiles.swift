@@ -24,9 +24,10 @@ public enum RecordingFiles {
         if case .refused(let why) = check(directory: directory) { throw RecordingError(why) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        guard let text = try? encoder.encode(graph) + Data("\n".utf8),
-            FileManager.default.createFile(atPath: "\(directory)/\(Self.graph)", contents: text, attributes: [.posixPermissions: 0o600])
-        else { throw RecordingError("cannot write \(directory)/\(Self.graph)") }
+        guard let text = try? encoder.encode(graph) + Data("\n".utf8) else { throw RecordingError("cannot encode the graph for \(directory)/\(Self.graph)") }
+        // Through SystemBridge's door: a failure says the call and the errno (a full disk is
+        // `write …: No space left on device (ENOSPC)`), and no half-written graph is left.
+        do { try FileSystem.atomicWrite(text, to: "\(directory)/\(Self.graph)", permissions: 0o600) } catch { throw RecordingError("\(error)") }
         do { return try FileSystem.openForAppending("\(directory)/\(events)") } catch { throw RecordingError("\(error)") }
     }
 

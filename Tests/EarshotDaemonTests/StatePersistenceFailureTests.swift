@@ -4,6 +4,8 @@ import Foundation
 import Logging
 import RoutingPolicy
 import Synchronization
+import SystemBridge
+import SystemPackage
 import Testing
 
 @testable import EarshotDaemon
@@ -11,8 +13,42 @@ import Testing
 /// Log lines kept for a test to read (level and message).
 final class CapturedLog: Sendable {
     let lines = Mutex<[String]>([])
+    /// Tests waiting for a line: each with what it waits for, answered at the line's append.
+    private let waiters = Mutex<[UInt64: (predicate: @Sendable ([String]) -> Bool, continuation: CheckedContinuation<Bool, Never>)]>([:])
+    private let nextWaiter = Atomic<UInt64>(0)
 
     var all: [String] { lines.withLock { $0 } }
+
+    func append(_ line: String) {
+        let all = lines.withLock { lines in
+            lines.append(line)
+            return lines
+        }
+        let ready = waiters.withLock { waiters in
+            let ids = waiters.filter { $0.value.predicate(all) }.map(\.key)
+            return ids.compactMap { waiters.removeValue(forKey: $0)?.continuation }
+        }
+        for continuation in ready { continuation.resume(returning: true) }
+    }
+
+    /// Waits until the lines logged so far satisfy `predicate` (true), or `timeout` passes
+    /// first (false): woken by each line as it is logged, not by polling.
+    func waitUntil(timeout: Duration, _ predicate: @escaping @Sendable ([String]) -> Bool) async -> Bool {
+        let id = nextWaiter.add(1, ordering: .relaxed).newValue
+        return await withCheckedContinuation { continuation in
+            let now = lines.withLock { lines in
+                if predicate(lines) { return true }
+                waiters.withLock { $0[id] = (predicate, continuation) }
+                return false
+            }
+            if now { return continuation.resume(returning: true) }
+            // The deadline's arm: the only sleep, and it ends the wait, never starts work.
+            Task { [weak self] in
+                try? await Task.sleep(for: timeout)
+                self?.waiters.withLock { $0.removeValue(forKey: id) }?.continuation.resume(returning: false)
+            }
+        }
+    }
 
     var logger: Logger {
         var logger = Logger(label: "earshot.test") { _ in Handler(log: self) }
@@ -31,7 +67,7 @@ final class CapturedLog: Sendable {
         }
 
         func log(event: LogEvent) {
-            log.lines.withLock { $0.append("\(event.level): \(event.message)") }
+            log.append("\(event.level): \(event.message)")
         }
     }
 }
@@ -75,6 +111,63 @@ struct StatePersistenceFailureTests {
         #expect(writer.problem == nil)
         #expect(FileManager.default.fileExists(atPath: path))
         #expect(log.all.last == "notice: state saved to \(path) again", "\(log.all)")
+    }
+
+    /// A full disk, a failing disk, a read-only one, a rename refused: made to happen at the
+    /// call (FaultInjection), not staged.
+    static let diskFaults: [(call: String, errno: Errno, text: String)] = [
+        ("write", .noSpace, "No space left on device (ENOSPC)"),
+        ("fsync", .ioError, "Input/output error (EIO)"),
+        ("open", .readOnlyFileSystem, "Read-only file system (EROFS)"),
+        ("rename", .noSpace, "No space left on device (ENOSPC)"),
+    ]
+
+    @Test(
+        "a disk that fails under a save (ENOSPC at write, EIO at fsync, EROFS at open, ENOSPC at rename): said once with the call, path and errno; the last good file stays whole, no temporary is left; the next save after the fault writes again",
+        arguments: diskFaults.indices)
+    func diskFailsUnderSave(_ index: Int) async throws {
+        let fault = Self.diskFaults[index]
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("state.json").path
+        let log = CapturedLog()
+        let writer = StateWriter(store: StateStore(path: path), logger: log.logger)
+        // A good save first: what must survive the failing ones.
+        let good = PersistedState()
+        await writer.save(good)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+
+        let token = FaultInjection.inject(fault.errno, into: fault.call, onPathsContaining: directory.lastPathComponent)
+        await writer.save(Self.state)
+        await writer.save(Self.state)
+        let problem = try #require(writer.problem)
+        #expect(problem.hasPrefix("\(fault.call) \(directory.path)/state.json"), "\(problem)")
+        #expect(problem.hasSuffix(fault.text), "\(problem)")
+        #expect(log.all.filter { $0.hasPrefix("error") }.count == 1, "\(log.all)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        #expect(try StateStore(path: path).load() == good)
+        let left = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        #expect(left == ["state.json"], "a temporary left behind: \(left)")
+
+        FaultInjection.remove(token)
+        await writer.save(Self.state)
+        #expect(writer.problem == nil)
+        #expect(try StateStore(path: path).load() == Self.state)
+        #expect(log.all.last == "notice: state saved to \(path) again", "\(log.all)")
+    }
+
+    @Test("an fsync interrupted by a signal (EINTR) is retried: the save goes through, nothing is said")
+    func interruptedSyncIsRetried() async throws {
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("state.json").path
+        let log = CapturedLog()
+        let writer = StateWriter(store: StateStore(path: path), logger: log.logger)
+        FaultInjection.inject(.interrupted, into: "fsync", onPathsContaining: directory.lastPathComponent, times: 3)
+        await writer.save(Self.state)
+        #expect(writer.problem == nil)
+        #expect(try StateStore(path: path).load() == Self.state)
+        #expect(!log.all.contains { $0.hasPrefix("error") }, "\(log.all)")
     }
 
     @Test("status says state: not saved (reason): the socket's field, the text, D-Bus Status")

@@ -13,6 +13,8 @@ import SystemPackage
 /// events stop at `maximumSegmentBytes` (said once).
 actor RollingRecording {
     static let segmentLength: Duration = .seconds(3600)
+    /// How long a segment lasts: an hour (tests take less).
+    let segmentLength: Duration
     static let maximumSegmentBytes = 64 << 20
 
     let directory: String
@@ -30,10 +32,11 @@ actor RollingRecording {
         FilePath(statePath).removingLastComponent().string + "/recordings"
     }
 
-    init(directory: String, daemon: Daemon, logger: Logger) {
+    init(directory: String, daemon: Daemon, logger: Logger, segmentLength: Duration = RollingRecording.segmentLength) {
         self.directory = directory
         self.daemon = daemon
         self.logger = logger
+        self.segmentLength = segmentLength
     }
 
     /// The config's keep-hours: 0 stops recording (the segments stay until they age out of a
@@ -83,43 +86,75 @@ actor RollingRecording {
             guard let recording = await daemon.startRecording() else { return }
             let start = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
             prune(before: start - Int64(keepHours) * 3_600_000)
-            guard let file = openSegment(start: start, graph: recording.graph) else { return }
-            let logger = logger
-            // One segment: its lines until the hour is up (or the recording ends).
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { await Self.write(recording.lines, to: file, logger: logger) }
-                group.addTask { try? await Task.sleep(for: Self.segmentLength) }
-                await group.next()
+            // A segment that cannot be opened or written is not retried until the next one, an
+            // hour later: its inputs go by unrecorded (a full disk is not hammered, and makes
+            // no directory or warning per input). Said once until a segment is written again.
+            let file = openSegment(start: start, graph: recording.graph)
+            let (logger, segmentLength) = (logger, segmentLength)
+            let wasFailing = failing
+            let failure: String? = await withTaskGroup(of: String?.self) { group in
+                group.addTask { await Self.write(recording.lines, to: file, logger: logger, warn: !wasFailing && file != nil) }
+                group.addTask {
+                    try? await Task.sleep(for: segmentLength)
+                    return nil
+                }
+                let first = await group.next() ?? nil
                 group.cancelAll()
+                var failure = first
+                for await other in group where failure == nil { failure = other }
+                return failure
             }
-            try? file.close()
+            if file == nil || failure != nil {
+                failing = true
+            } else if failing {
+                failing = false
+                logger.notice("rolling recording: segment \(start) written; recording again")
+            }
         }
     }
 
+    /// A segment could not be opened or written, and was said: said again only after a segment
+    /// is written whole.
+    private var failing = false
+
     /// Appends each line until the stream ends (or this task is cancelled: the segment's hour
-    /// is up), stopping at `maximumSegmentBytes`.
-    private static func write(_ lines: AsyncStream<JSONValue>, to file: AppendingFile, logger: Logger) async {
+    /// is up), stopping at `maximumSegmentBytes`. Without a file, or after a write failed, the
+    /// lines are only drained. Returns why a write failed, if one did (warned about if `warn`).
+    private static func write(_ lines: AsyncStream<JSONValue>, to file: AppendingFile?, logger: Logger, warn: Bool) async -> String? {
         var file = file
         var toldFull = false
+        var failure: String?
         for await line in lines {
+            guard var open = file else { continue }
             let bytes = RecordingFiles.line(line)
-            guard file.size + bytes.count <= maximumSegmentBytes else {
+            guard open.size + bytes.count <= maximumSegmentBytes else {
                 if !toldFull { logger.warning("rolling recording: a segment reached \(maximumSegmentBytes >> 20) MiB; its later inputs are not kept") }
                 toldFull = true
                 continue
             }
-            do { try file.write(bytes) } catch {
-                logger.warning("rolling recording: \(error); this segment ends here")
-                return
+            do throws(SystemError) {
+                try open.write(bytes)
+                file = open
+            } catch {
+                failure = "\(error)"
+                if warn { logger.warning("rolling recording: \(error); inputs are not kept until the next segment, in an hour") }
+                try? open.close()
+                file = nil
             }
         }
+        if let file { try? file.close() }
+        return failure
     }
 
     private func openSegment(start: Int64, graph: JSONValue) -> AppendingFile? {
+        let segment = "\(directory)/\(start)"
         do {
-            return try RecordingFiles.start(in: "\(directory)/\(start)", graph: graph)
+            return try RecordingFiles.start(in: segment, graph: graph)
         } catch {
-            logger.warning("rolling recording: \(error); not recording")
+            if !failing { logger.warning("rolling recording: \(error); not recording until the next segment, in an hour") }
+            // What the failed start left (the directory, part of graph.json) goes: an empty
+            // segment replays nothing.
+            try? FileManager.default.removeItem(atPath: segment)
             return nil
         }
     }

@@ -75,6 +75,11 @@ public enum FileSystem {
 
     /// Renames `source` to `destination` in one step, replacing what `destination` named.
     public static func rename(_ source: String, to destination: String) throws(SystemError) {
+        #if DEBUG
+        if let injected = FaultInjection.failure(of: "rename", path: destination) {
+            throw SystemError("rename", path: destination, detail: "from \(source)", errno: injected)
+        }
+        #endif
         guard Glibc.rename(source, destination) == 0 else {
             throw SystemError("rename", path: destination, detail: "from \(source)", errno: .current)
         }

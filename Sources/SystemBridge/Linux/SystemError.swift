@@ -57,6 +57,12 @@ extension Errno {
 
 /// Runs a swift-system call, which throws untyped but only ever an `Errno`.
 func systemCall<Result>(_ call: String, path: String? = nil, detail: String? = nil, _ body: () throws -> Result) throws(SystemError) -> Result {
+    #if DEBUG
+    // swift-system's calls retry EINTR themselves: an injected one is a call that went through.
+    if let injected = FaultInjection.failure(of: call, path: path), injected != .interrupted {
+        throw SystemError(call, path: path, detail: detail, errno: injected)
+    }
+    #endif
     do {
         return try body()
     } catch let errno as Errno {
@@ -73,6 +79,12 @@ func retryingOnInterrupt<Value: BinaryInteger>(
     _ call: String, path: String? = nil, detail: String? = nil, _ body: () -> Value
 ) throws(SystemError) -> Value {
     while true {
+        #if DEBUG
+        if let injected = FaultInjection.failure(of: call, path: path) {
+            if injected == .interrupted { continue }
+            throw SystemError(call, path: path, detail: detail, errno: injected)
+        }
+        #endif
         let result = body()
         if result >= 0 { return result }
         let error = Errno.current

@@ -4,6 +4,7 @@ import Foundation
 import RoutingPolicy
 import Synchronization
 import SystemBridge
+import SystemPackage
 import Testing
 
 @Suite("Driver packet log")
@@ -105,6 +106,37 @@ struct DriverPacketLogTests {
         for _ in 0..<3 { log.record(.received, [0x01], device: Self.device) }
         #expect(problems.all.count == 1)
         #expect(problems.all.first?.contains("EACCES") == true)
+    }
+
+    @Test("a disk that fills up mid-log (ENOSPC at write, injected): said once with the path and errno, the lines before stay whole, later ones are dropped without a word")
+    func diskFillsUp() throws {
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/packets.log"
+        let problems = Problems()
+        let log = DriverPacketLog(path: path, problem: problems.report, clock: { 1_795_388_645_123 })
+        log.record(.received, [0x01, 0x02], device: Self.device)
+        let token = FaultInjection.inject(.noSpace, into: "write", onPathsContaining: directory)
+        defer { FaultInjection.remove(token) }
+        for _ in 0..<5 { log.record(.received, [0x03], device: Self.device) }
+        #expect(problems.all.count == 1, "\(problems.all)")
+        #expect(problems.all.first == "packet log \(path): write \(path): No space left on device (ENOSPC); no more packets are logged")
+        #expect(Self.lines(path).count == 1)
+        #expect(Self.lines(path).first?.hasSuffix(" 01 02") == true, "\(Self.lines(path))")
+    }
+
+    @Test("a read-only file system (EROFS at open, injected, so also as root): reported once, nothing written")
+    func readOnlyFileSystem() throws {
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let token = FaultInjection.inject(.readOnlyFileSystem, into: "open", onPathsContaining: directory)
+        defer { FaultInjection.remove(token) }
+        let problems = Problems()
+        let log = DriverPacketLog(path: directory + "/packets.log", problem: problems.report)
+        for _ in 0..<3 { log.record(.received, [0x01], device: Self.device) }
+        #expect(problems.all.count == 1)
+        #expect(problems.all.first?.contains("open \(directory)/packets.log: Read-only file system (EROFS)") == true, "\(problems.all)")
+        #expect(!FileManager.default.fileExists(atPath: directory + "/packets.log"))
     }
 
     @Test("lines from many threads are whole and all there")

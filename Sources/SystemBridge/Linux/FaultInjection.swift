@@ -1,0 +1,54 @@
+#if DEBUG
+import Synchronization
+import SystemPackage
+
+/// Failures a test makes happen where the system would, without building what would cause them
+/// (swift-system's `ForceErrno` idea): a full disk (`ENOSPC` from `write`), a failing one (`EIO`
+/// from `fsync`), a read-only one (`EROFS` from `open`), a signal (`EINTR`, which the doors retry).
+/// Every door in this folder names its call and path (`systemCall`, `retryingOnInterrupt`,
+/// `FileSystem.rename`) and asks here first. Faults match by call name and a part of the path,
+/// so tests running side by side, each in its own directory, never meet each other's faults.
+/// Debug builds only: a release build has no hook and pays nothing.
+public enum FaultInjection {
+    /// One fault in force; `remove` it to stop it.
+    public struct Token: Sendable, Hashable {
+        let id: UInt64
+    }
+
+    struct Fault {
+        var call: String
+        var pathContaining: String
+        var errno: Errno
+        var remaining: Int
+    }
+
+    private static let faults = Mutex<(next: UInt64, active: [UInt64: Fault])>((0, [:]))
+
+    /// From now on, the next `times` calls named `call` (as its manual page names it: `write`,
+    /// `fsync`, `open`, `rename`) on a path containing `pathContaining` fail with `errno`. An
+    /// `EINTR` is retried by the door as a real one is, so give it a finite `times`.
+    @discardableResult
+    public static func inject(_ errno: Errno, into call: String, onPathsContaining pathContaining: String, times: Int = .max) -> Token {
+        faults.withLock { state in
+            state.next += 1
+            state.active[state.next] = Fault(call: call, pathContaining: pathContaining, errno: errno, remaining: times)
+            return Token(id: state.next)
+        }
+    }
+
+    /// Ends a fault (a fault whose `times` ran out has ended already).
+    public static func remove(_ token: Token) {
+        faults.withLock { _ = $0.active.removeValue(forKey: token.id) }
+    }
+
+    /// The errno a call must fail with now, if a fault says so (and counts it).
+    static func failure(of call: String, path: String?) -> Errno? {
+        guard let path else { return nil }
+        return faults.withLock { state in
+            guard let (id, fault) = state.active.first(where: { $0.value.call == call && path.contains($0.value.pathContaining) }) else { return nil }
+            if fault.remaining <= 1 { state.active[id] = nil } else { state.active[id]?.remaining -= 1 }
+            return fault.errno
+        }
+    }
+}
+#endif

@@ -1,0 +1,72 @@
+import Foundation
+import SystemBridge
+import SystemPackage
+import Testing
+
+@testable import EarshotDaemon
+
+/// The rolling recording on a disk that fails under it (FaultInjection: the disk is not staged).
+@Suite("Rolling recording failures")
+struct RollingRecordingFailureTests {
+    /// The segment directories under `directory`.
+    static func segments(_ directory: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
+    }
+
+    @Test("a full disk (ENOSPC at every write): the segment stops, said once; no new segment per input, no warning per input")
+    func diskFull() async throws {
+        let h = try await DaemonHarness()
+        let log = CapturedLog()
+        let directory = h.directory.appendingPathComponent("recordings").path
+        let token = FaultInjection.inject(.noSpace, into: "write", onPathsContaining: directory)
+        defer { FaultInjection.remove(token) }
+        let recording = RollingRecording(directory: directory, daemon: h.daemon, logger: log.logger)
+        await recording.apply(keepHours: 1)
+        await h.connect(DaemonHarness.graph(sessionManager: true))
+        for index in 0..<40 { await h.place(index % 2 == 0 ? "on-head" : "off-head", register: index == 0) }
+        await h.settle()
+        await h.daemon.stop()
+        await h.consumer.value
+        await recording.stop()
+        let warnings = log.all.filter { $0.hasPrefix("warning") }
+        #expect(Self.segments(directory).count <= 1, "\(Self.segments(directory))")
+        #expect(warnings.count == 1, "\(warnings)")
+        #expect(warnings.first?.contains("No space left on device (ENOSPC)") == true, "\(warnings)")
+        await h.stop()
+    }
+
+    @Test("a segment that cannot start (EIO writing its graph, once): said once, its hour's inputs go by; the next segment records again and says so")
+    func startFailsThenRecovers() async throws {
+        let h = try await DaemonHarness()
+        let log = CapturedLog()
+        let directory = h.directory.appendingPathComponent("recordings").path
+        FaultInjection.inject(.ioError, into: "write", onPathsContaining: directory + "/", times: 1)
+        // Short segments, so the next one comes within the test.
+        let recording = RollingRecording(directory: directory, daemon: h.daemon, logger: log.logger, segmentLength: .milliseconds(300))
+        await recording.apply(keepHours: 1)
+        await h.connect(DaemonHarness.graph(sessionManager: true))
+        let recovered = await log.waitUntil(timeout: .seconds(30)) { lines in
+            lines.contains { $0.hasPrefix("notice: rolling recording: segment") }
+        }
+        #expect(recovered, "\(log.all)")
+        let warnings = log.all.filter { $0.hasPrefix("warning") }
+        #expect(warnings.count == 1, "\(warnings)")
+        #expect(warnings.first?.contains("write \(directory)/") == true && warnings.first?.contains("Input/output error (EIO)") == true, "\(warnings)")
+        await h.place("on-head", register: true)
+        await h.settle()
+        await h.daemon.stop()
+        await h.consumer.value
+        await recording.stop()
+        // The segment that could not start left nothing; the later ones are whole, and one
+        // holds the placement.
+        let segments = Self.segments(directory)
+        #expect(!segments.isEmpty)
+        var events = ""
+        for segment in segments {
+            #expect(FileManager.default.fileExists(atPath: "\(directory)/\(segment)/graph.json"), "\(segment)")
+            events += (try? String(contentsOfFile: "\(directory)/\(segment)/events.jsonl", encoding: .utf8)) ?? ""
+        }
+        #expect(events.contains("on-head"), "\(events)")
+        await h.stop()
+    }
+}
