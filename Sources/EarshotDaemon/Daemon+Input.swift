@@ -81,7 +81,7 @@ extension Daemon {
             // The first graph: rebuild the engine over it, keeping registrations, config and
             // the host addresses learnt before PipeWire was reachable (BlueZ may answer first).
             // A start never moves audio, unless a reporter already reported a transition.
-            let plainRestart = engine.placementTransitions == persister.transitionsAfterRestore
+            let plainRestart = engine.placementTransitions == persister.transitionsAfterRestore && !placementReportedSinceRestore
             engine = engine.rebased(onto: graph, at: now)
             if plainRestart { engine.holdCurrentDefault() }
             for (direction, choice) in persister.restoredChoices {
@@ -233,6 +233,19 @@ extension Daemon {
 
     // MARK: State
 
+    /// A reporter said a placement other than the restored one before the first graph (a
+    /// registration that is new counts when it says worn, as a transition would): the start is
+    /// then no plain restart, and the first decision follows it. An off-head still within its
+    /// off-grace has not taken effect, so it is no transition yet, but the engine is rebuilt over
+    /// the first graph and its grace with it; held, the old default would stay for good.
+    var placementReportedSinceRestore: Bool {
+        engine.accessories.entries.values.contains { entry in
+            let placement = entry.registration.configuration.placement
+            guard let restored = persister.placementsAfterRestore[entry.registration.identity] else { return placement?.isWorn == true }
+            return placement != restored
+        }
+    }
+
     func restoreState() {
         let saved = persister.load()
         decisions = DecisionLog(history: saved.history)
@@ -246,6 +259,8 @@ extension Daemon {
             }
         }
         persister.transitionsAfterRestore = engine.placementTransitions
+        persister.placementsAfterRestore = Dictionary(
+            engine.accessories.entries.values.map { ($0.registration.identity, $0.registration.configuration.placement) }, uniquingKeysWith: { a, _ in a })
         if !saved.registrations.isEmpty {
             logger.info("restored \(saved.registrations.count) registration(s) from \(persister.store.path) (stale until their reporters confirm)")
         }

@@ -16,6 +16,9 @@ struct StatePersister {
     /// The engine's placement transitions once the state was restored: more at the first graph
     /// means a reporter already changed something, and the start is no longer a plain restart.
     var transitionsAfterRestore = 0
+    /// Each restored registration's placement: one reported differently before the first graph
+    /// is a transition too, even while it has not taken effect (an off-head still in its grace).
+    var placementsAfterRestore: [AccessoryIdentity: Placement?] = [:]
     /// Each side's choices as the state file had them at start, for the first graph.
     var restoredChoices: [AudioDirection: PersistedState.Choice] = [:]
 

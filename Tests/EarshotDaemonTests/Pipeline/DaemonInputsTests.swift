@@ -229,6 +229,45 @@ struct DaemonInputsTests {
         await h.stop()
     }
 
+    @Test("a start follows a reporter that took the headset off before the first graph, though the off-grace had not run out (found by ReportCLITests under load: the old default was held for good)")
+    func offHeadBeforeTheFirstGraph() async throws {
+        let h = try await H()
+        await h.connect(H.graph(sessionManager: true))
+        _ = await h.place("on-head", register: true)
+        await h.daemon.stop()
+        let restarted = try Daemon(options: h.daemon.environment.options, logger: h.daemon.environment.logger, clock: TestClock())
+        let consumer = Task { await restarted.restoreState(); await restarted.takeInputs() }
+        // Taken off while the daemon has no graph yet: the off-head is within its grace, so no
+        // transition has taken effect when the graph comes (whose default is the headphones).
+        _ = await restarted.perform(.update(Self.identity, AccessoryUpdate(placement: .set(.offHead))))
+        var graph = H.graph(sessionManager: true)
+        graph.apply(H.defaultWritten(H.headphones))
+        _ = await restarted.submit(.connected(FakePipeWire(log: EffectLog()), graph))
+        #expect(await restarted.status().decision?.defaultSink == H.speakers)
+        await restarted.stop()
+        await consumer.value
+        await h.stop()
+    }
+
+    @Test("a reporter confirming the restored placement before the first graph is still a plain restart: the found default holds")
+    func confirmationBeforeTheFirstGraph() async throws {
+        let h = try await H()
+        await h.connect(H.graph(sessionManager: true))
+        _ = await h.place("on-head", register: true)
+        await h.daemon.stop()
+        let restarted = try Daemon(options: h.daemon.environment.options, logger: h.daemon.environment.logger, clock: TestClock())
+        let log = EffectLog()
+        let consumer = Task { await restarted.restoreState(); await restarted.takeInputs() }
+        _ = await restarted.perform(.update(Self.identity, AccessoryUpdate(placement: .set(.onHead))))
+        // The user had picked the speakers while the daemon was away.
+        _ = await restarted.submit(.connected(FakePipeWire(log: log), H.graph(sessionManager: true)))
+        #expect(await restarted.status().decision?.defaultSink == H.speakers)
+        #expect(log.all.isEmpty, "nothing written: \(log.all)")
+        await restarted.stop()
+        await consumer.value
+        await h.stop()
+    }
+
     @Test("a registration is on disk when its reply comes; a restart restores it as stale and moves nothing")
     func persistence() async throws {
         let h = try await H()
