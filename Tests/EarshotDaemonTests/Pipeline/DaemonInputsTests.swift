@@ -186,6 +186,17 @@ struct DaemonInputsTests {
         await h.stop()
     }
 
+    /// `h`'s daemon started again over the same state (it was stopped): restored, taking inputs.
+    static func restart(_ h: H) throws -> (Daemon, Task<Void, Never>) {
+        let restarted = try Daemon(options: h.daemon.environment.options, logger: h.daemon.environment.logger, clock: TestClock())
+        return (restarted, Task { await restarted.restoreState(); await restarted.takeInputs() })
+    }
+
+    static func stop(_ daemon: Daemon, _ consumer: Task<Void, Never>) async {
+        await daemon.stop()
+        await consumer.value
+    }
+
     @Test("a restart never moves audio: restored worn headphones do not take the output from speakers picked while the daemon was away")
     func restartKeepsTheUsersPick() async throws {
         let h = try await H()
@@ -194,9 +205,8 @@ struct DaemonInputsTests {
         await h.echo()
         await h.daemon.stop()
         // The user picks the speakers while the daemon is away; it starts again.
-        let restarted = try Daemon(options: h.daemon.environment.options, logger: h.daemon.environment.logger, clock: TestClock())
+        let (restarted, consumer) = try Self.restart(h)
         let log = EffectLog()
-        let consumer = Task { await restarted.restoreState(); await restarted.takeInputs() }
         _ = await restarted.submit(.connected(FakePipeWire(log: log), H.graph(sessionManager: true)))
         let decision = await restarted.decisions.last
         #expect(decision?.defaultSink == H.speakers)
@@ -207,8 +217,7 @@ struct DaemonInputsTests {
         _ = await restarted.perform(.register(Self.identity, reporter: "org.earshot.test", AccessoryConfiguration(capabilities: [.audioSwitching, .placement], placement: .onHead)))
         #expect(await restarted.status().decision?.defaultSink == H.speakers)
         #expect(await restarted.decisions.history.allSatisfy { $0.reason != "user-override" })
-        await restarted.stop()
-        await consumer.value
+        await Self.stop(restarted, consumer)
         await h.stop()
     }
 
@@ -218,14 +227,12 @@ struct DaemonInputsTests {
         await h.connect(H.graph(sessionManager: true))
         _ = await h.place("off-head", register: true)
         await h.daemon.stop()
-        let restarted = try Daemon(options: h.daemon.environment.options, logger: h.daemon.environment.logger, clock: TestClock())
-        let consumer = Task { await restarted.restoreState(); await restarted.takeInputs() }
+        let (restarted, consumer) = try Self.restart(h)
         // The reporter puts it on while the daemon has no graph yet.
         _ = await restarted.perform(.update(Self.identity, AccessoryUpdate(placement: .set(.inEar))))
         _ = await restarted.submit(.connected(FakePipeWire(log: EffectLog()), H.graph(sessionManager: true)))
         #expect(await restarted.status().decision?.defaultSink == H.headphones)
-        await restarted.stop()
-        await consumer.value
+        await Self.stop(restarted, consumer)
         await h.stop()
     }
 
@@ -235,8 +242,7 @@ struct DaemonInputsTests {
         await h.connect(H.graph(sessionManager: true))
         _ = await h.place("on-head", register: true)
         await h.daemon.stop()
-        let restarted = try Daemon(options: h.daemon.environment.options, logger: h.daemon.environment.logger, clock: TestClock())
-        let consumer = Task { await restarted.restoreState(); await restarted.takeInputs() }
+        let (restarted, consumer) = try Self.restart(h)
         // Taken off while the daemon has no graph yet: the off-head is within its grace, so no
         // transition has taken effect when the graph comes (whose default is the headphones).
         _ = await restarted.perform(.update(Self.identity, AccessoryUpdate(placement: .set(.offHead))))
@@ -244,8 +250,7 @@ struct DaemonInputsTests {
         graph.apply(H.defaultWritten(H.headphones))
         _ = await restarted.submit(.connected(FakePipeWire(log: EffectLog()), graph))
         #expect(await restarted.status().decision?.defaultSink == H.speakers)
-        await restarted.stop()
-        await consumer.value
+        await Self.stop(restarted, consumer)
         await h.stop()
     }
 
@@ -255,16 +260,14 @@ struct DaemonInputsTests {
         await h.connect(H.graph(sessionManager: true))
         _ = await h.place("on-head", register: true)
         await h.daemon.stop()
-        let restarted = try Daemon(options: h.daemon.environment.options, logger: h.daemon.environment.logger, clock: TestClock())
+        let (restarted, consumer) = try Self.restart(h)
         let log = EffectLog()
-        let consumer = Task { await restarted.restoreState(); await restarted.takeInputs() }
         _ = await restarted.perform(.update(Self.identity, AccessoryUpdate(placement: .set(.onHead))))
         // The user had picked the speakers while the daemon was away.
         _ = await restarted.submit(.connected(FakePipeWire(log: log), H.graph(sessionManager: true)))
         #expect(await restarted.status().decision?.defaultSink == H.speakers)
         #expect(log.all.isEmpty, "nothing written: \(log.all)")
-        await restarted.stop()
-        await consumer.value
+        await Self.stop(restarted, consumer)
         await h.stop()
     }
 
@@ -277,16 +280,14 @@ struct DaemonInputsTests {
         #expect(saved.registrations.map(\.identity) == [Self.identity])
         #expect(saved.history.last?.current == H.headphones)
 
-        let restarted = try Daemon(options: h.daemon.environment.options, logger: h.daemon.environment.logger, clock: TestClock())
+        let (restarted, consumer) = try Self.restart(h)
         let log = EffectLog()
-        let consumer = Task { await restarted.restoreState(); await restarted.takeInputs() }
         var graph = H.graph(sessionManager: true)
         graph.apply(H.defaultWritten(H.headphones))
         _ = await restarted.submit(.connected(FakePipeWire(log: log), graph))
         #expect(log.all.isEmpty, "a restart never moves audio")
         #expect(await restarted.list().first?.isStale == true)
-        await restarted.stop()
-        await consumer.value
+        await Self.stop(restarted, consumer)
         await h.stop()
     }
 }
