@@ -19,6 +19,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <pipewire/pipewire.h>
 #include <pipewire/extensions/metadata.h>
@@ -39,23 +40,30 @@ static _Atomic(void *) late_handles[2];
 // The exit status of a client that cannot reach PipeWire (README: exit codes).
 enum { LATE_UNAVAILABLE = 3 };
 
+// Says why on stderr and ends the process at once: _exit, not exit, as other threads (the
+// PipeWire loop's, the Swift runtime's) may be running and must not see atexit handlers run.
+__attribute__((noreturn)) static void late_fail(enum late_library library, const char *what, const char *name) {
+    const char *reason = dlerror();
+    if (name != NULL) {
+        fprintf(stderr, "earshot: %s %s %s: %s\n", late_sonames[library], what, name, reason != NULL ? reason : "not found");
+    } else {
+        fprintf(stderr, "earshot: %s %s: %s\n", what, late_sonames[library], reason != NULL ? reason : "not found");
+    }
+    fflush(stderr);
+    _exit(LATE_UNAVAILABLE);
+}
+
 static void *late_symbol(enum late_library library, const char *name) {
     void *handle = atomic_load_explicit(&late_handles[library], memory_order_acquire);
     if (handle == NULL) {
         // Two threads may both open it: dlopen counts references, and either handle is the
         // same library.
         handle = dlopen(late_sonames[library], RTLD_NOW | RTLD_LOCAL);
-        if (handle == NULL) {
-            fprintf(stderr, "earshot: cannot load %s: %s\n", late_sonames[library], dlerror());
-            exit(LATE_UNAVAILABLE);
-        }
+        if (handle == NULL) late_fail(library, "cannot load", NULL);
         atomic_store_explicit(&late_handles[library], handle, memory_order_release);
     }
     void *symbol = dlsym(handle, name);
-    if (symbol == NULL) {
-        fprintf(stderr, "earshot: %s has no %s: %s\n", late_sonames[library], name, dlerror());
-        exit(LATE_UNAVAILABLE);
-    }
+    if (symbol == NULL) late_fail(library, "has no", name);
     return symbol;
 }
 

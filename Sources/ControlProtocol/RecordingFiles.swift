@@ -72,14 +72,25 @@ public enum RecordingFiles {
 
 public struct RecordingError: Error, CustomStringConvertible {
     public let description: String
-    init(_ description: String) { self.description = description }
+    public init(_ description: String) { self.description = description }
 }
 
 
 /// The segments of a rolling recording, read by the daemon (pruning) and `earshot record --since`.
 public enum RollingRecordingSegments {
+    /// In a segment that does not follow on from the one before it (the daemon was stopped, or
+    /// a segment could not be written): inputs between them are missing, so a replay must not
+    /// join the two. Its text says why. Segments of a daemon older than the marker have none.
+    public static let gapMarker = "gap-before"
+
     /// The segments' starts (ms since the epoch), oldest first.
     public static func list(in directory: String) -> [Int64] {
         ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).compactMap { Int64($0) }.sorted()
+    }
+
+    /// Why inputs are missing before the segment that started at `start`, if they are.
+    public static func gap(before start: Int64, in directory: String) -> String? {
+        guard let text = try? String(contentsOfFile: "\(directory)/\(start)/\(gapMarker)", encoding: .utf8) else { return nil }
+        return text.trimmingWhitespace.isEmpty ? "inputs are missing" : String(text.trimmingWhitespace)
     }
 }

@@ -104,7 +104,16 @@ extension RecordActions {
                 exitCode: 1)
         }
         let cutoff = now - Int64(since.components.seconds) * 1000
-        let first = starts.lastIndex { $0 <= cutoff } ?? starts.startIndex
+        var first = starts.lastIndex { $0 <= cutoff } ?? starts.startIndex
+        // A segment after a gap (the daemon stopped, a segment not written) does not follow on
+        // from the ones before it: the replay starts there, never joining across the gap.
+        var gapNote = ""
+        if let gap = starts[first...].dropFirst().last(where: { RollingRecordingSegments.gap(before: $0, in: recordings) != nil }),
+            let reason = RollingRecordingSegments.gap(before: gap, in: recordings)
+        {
+            first = starts.firstIndex(of: gap)!
+            gapNote = "; inputs from \((now - gap) / 1000) s ago only: a gap before them (\(reason))"
+        }
         let segments = starts[first...]
         let origin = segments.first!
         do {
@@ -127,7 +136,8 @@ extension RecordActions {
                     lines += 1
                 }
             }
-            return CommandOutcome(standardError: "earshot record: \(lines) input(s) from \(segments.count) segment(s) of \(recordings), the first from \(since) ago or earlier, in \(directory)\n")
+            return CommandOutcome(
+                standardError: "earshot record: \(lines) input(s) from \(segments.count) segment(s) of \(recordings), the first from \(since) ago or earlier\(gapNote), in \(directory)\n")
         } catch {
             return CommandOutcome(standardError: "earshot record: \(error)\n", exitCode: 1)
         }

@@ -233,16 +233,18 @@ extension Daemon {
 
     // MARK: State
 
-    /// A reporter said a placement other than the restored one before the first graph (a
-    /// registration that is new counts when it says worn, as a transition would): the start is
-    /// then no plain restart, and the first decision follows it. An off-head still within its
-    /// off-grace has not taken effect, so it is no transition yet, but the engine is rebuilt over
-    /// the first graph and its grace with it; held, the old default would stay for good.
+    /// A reporter said the headset went on or off — worn against not worn (no placement is not
+    /// worn), as a transition counts it — relative to the restored registration before the first
+    /// graph (a new registration counts when it says worn): the start is then no plain restart,
+    /// and the first decision follows it. An off-head still within its off-grace has not taken
+    /// effect, so it is no transition yet, but the engine is rebuilt over the first graph and its
+    /// grace with it; held, the old default would stay for good. `in-ear` after a restored
+    /// `on-head` is no change: the found default holds.
     var placementReportedSinceRestore: Bool {
         engine.accessories.entries.values.contains { entry in
-            let placement = entry.registration.configuration.placement
-            guard let restored = persister.placementsAfterRestore[entry.registration.identity] else { return placement?.isWorn == true }
-            return placement != restored
+            let worn = entry.registration.configuration.placement?.isWorn ?? false
+            guard let restored = persister.placementsAfterRestore[entry.registration.identity] else { return worn }
+            return worn != (restored?.isWorn ?? false)
         }
     }
 

@@ -113,6 +113,7 @@ struct StatePersistenceFailureTests {
         #expect(log.all.last == "notice: state saved to \(path) again", "\(log.all)")
     }
 
+    #if DEBUG  // FaultInjection exists in debug builds only (the tests').
     /// A full disk, a failing disk, a read-only one, a rename refused: made to happen at the
     /// call (FaultInjection), not staged.
     static let diskFaults: [(call: String, errno: Errno, text: String)] = [
@@ -169,6 +170,7 @@ struct StatePersistenceFailureTests {
         #expect(try StateStore(path: path).load() == Self.state)
         #expect(!log.all.contains { $0.hasPrefix("error") }, "\(log.all)")
     }
+    #endif
 
     @Test("status says state: not saved (reason): the socket's field, the text, D-Bus Status")
     func statusShowsIt() async throws {

@@ -6,7 +6,11 @@
 // appends the page's offset from the load address to FILE (8 bytes, native order) and gives the
 // page back. The result is exact at page granularity, unlike RSS, where the kernel's fault-around
 // maps 64 KiB around every fault. Run the program with SWIFT_BACKTRACE=enable=no: the Swift
-// runtime's crash handler would take SIGSEGV over.
+// runtime's crash handler would take SIGSEGV over. Limits: a system call that reads a page not
+// yet touched (a write() of read-only data straight from the segment) fails with EFAULT instead
+// of faulting (gold puts .rodata in the writable segment, so Earshot's programs do not meet it);
+// LD_PRELOAD and TEXTPROF_OUT pass to the program's children, whose pages would land in the same
+// file (earshotd starts none).
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <link.h>

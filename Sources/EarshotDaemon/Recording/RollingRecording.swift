@@ -89,7 +89,7 @@ actor RollingRecording {
             // A segment that cannot be opened or written is not retried until the next one, an
             // hour later: its inputs go by unrecorded (a full disk is not hammered, and makes
             // no directory or warning per input). Said once until a segment is written again.
-            let file = openSegment(start: start, graph: recording.graph)
+            let file = openSegment(start: start, graph: recording.graph, gap: continuous ? nil : gapReason)
             let (logger, segmentLength) = (logger, segmentLength)
             let wasFailing = failing
             let failure: String? = await withTaskGroup(of: String?.self) { group in
@@ -104,14 +104,27 @@ actor RollingRecording {
                 for await other in group where failure == nil { failure = other }
                 return failure
             }
-            if file == nil || failure != nil {
+            if let failure {
                 failing = true
-            } else if failing {
-                failing = false
-                logger.notice("rolling recording: segment \(start) written; recording again")
+                (continuous, gapReason) = (false, "the segment before could not be written (\(failure))")
+            } else if file == nil {
+                failing = true
+                (continuous, gapReason) = (false, "a segment could not be started")
+            } else if !Task.isCancelled {
+                (continuous, gapReason) = (true, "")
+                if failing {
+                    failing = false
+                    logger.notice("rolling recording: segment \(start) written; recording again")
+                }
             }
         }
     }
+
+    /// The segment before the next one was written whole, in this run: the next one follows on
+    /// from it. False at the start of a run (the daemon was not recording before it).
+    private var continuous = false
+    /// Why the next segment does not follow on, for its gap marker.
+    private var gapReason = "the daemon was not recording before this segment (stopped, or keep-hours was 0)"
 
     /// A segment could not be opened or written, and was said: said again only after a segment
     /// is written whole.
@@ -146,15 +159,28 @@ actor RollingRecording {
         return failure
     }
 
-    private func openSegment(start: Int64, graph: JSONValue) -> AppendingFile? {
+    /// Starts the segment `start`; `gap`: why it does not follow on from an older segment (said
+    /// in its gap marker, when there is an older one to not join).
+    private func openSegment(start: Int64, graph: JSONValue, gap: String?) -> AppendingFile? {
         let segment = "\(directory)/\(start)"
+        let existed = FileManager.default.fileExists(atPath: segment)
         do {
-            return try RecordingFiles.start(in: segment, graph: graph)
+            let file = try RecordingFiles.start(in: segment, graph: graph)
+            if let gap, RollingRecordingSegments.list(in: directory).contains(where: { $0 < start }) {
+                do {
+                    try FileSystem.atomicWrite(Array((gap + "\n").utf8), to: "\(segment)/\(RollingRecordingSegments.gapMarker)")
+                } catch {
+                    // Without its marker the segment would be joined to the one before: drop it.
+                    try? file.close()
+                    throw RecordingError("\(error)")
+                }
+            }
+            return file
         } catch {
             if !failing { logger.warning("rolling recording: \(error); not recording until the next segment, in an hour") }
-            // What the failed start left (the directory, part of graph.json) goes: an empty
-            // segment replays nothing.
-            try? FileManager.default.removeItem(atPath: segment)
+            // What this failed start made (the directory, part of graph.json) goes, never a
+            // segment that was there before it (RecordingFiles.start refuses to reuse one).
+            if !existed { try? FileManager.default.removeItem(atPath: segment) }
             return nil
         }
     }

@@ -25,11 +25,15 @@ public enum FaultInjection {
     private static let faults = Mutex<(next: UInt64, active: [UInt64: Fault])>((0, [:]))
 
     /// From now on, the next `times` calls named `call` (as its manual page names it: `write`,
-    /// `fsync`, `open`, `rename`) on a path containing `pathContaining` fail with `errno`. An
-    /// `EINTR` is retried by the door as a real one is, so give it a finite `times`.
+    /// `fsync`, `open`, `rename`) on a path containing `pathContaining` fail with `errno`, in
+    /// place of the call (a failed `close` injected this way leaves the descriptor open).
+    /// `EINTR` is for the calls the doors retry themselves (`fsync`): each one is retried as a
+    /// real one is, so it needs a finite `times`; swift-system's calls (`write`, `open`) retry
+    /// EINTR inside, where no fault reaches, so one injected there goes through unseen.
     @discardableResult
     public static func inject(_ errno: Errno, into call: String, onPathsContaining pathContaining: String, times: Int = .max) -> Token {
-        faults.withLock { state in
+        precondition(errno != .interrupted || times < .max, "an EINTR retried for ever: give it a finite count")
+        return faults.withLock { state in
             state.next += 1
             state.active[state.next] = Fault(call: call, pathContaining: pathContaining, errno: errno, remaining: times)
             return Token(id: state.next)

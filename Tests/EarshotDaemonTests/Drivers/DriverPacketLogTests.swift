@@ -108,6 +108,7 @@ struct DriverPacketLogTests {
         #expect(problems.all.first?.contains("EACCES") == true)
     }
 
+    #if DEBUG  // FaultInjection exists in debug builds only (the tests').
     @Test("a disk that fills up mid-log (ENOSPC at write, injected): said once with the path and errno, the lines before stay whole, later ones are dropped without a word")
     func diskFillsUp() throws {
         let directory = try Self.directory()
@@ -138,6 +139,7 @@ struct DriverPacketLogTests {
         #expect(problems.all.first?.contains("open \(directory)/packets.log: Read-only file system (EROFS)") == true, "\(problems.all)")
         #expect(!FileManager.default.fileExists(atPath: directory + "/packets.log"))
     }
+    #endif
 
     @Test("lines from many threads are whole and all there")
     func concurrentWriters() async throws {

@@ -271,6 +271,23 @@ struct DaemonInputsTests {
         await h.stop()
     }
 
+    @Test("in-ear said before the first graph after a restored on-head is no transition (worn either way): the found default holds")
+    func wornToWornBeforeTheFirstGraph() async throws {
+        let h = try await H()
+        await h.connect(H.graph(sessionManager: true))
+        _ = await h.place("on-head", register: true)
+        await h.daemon.stop()
+        let (restarted, consumer) = try Self.restart(h)
+        let log = EffectLog()
+        _ = await restarted.perform(.update(Self.identity, AccessoryUpdate(placement: .set(.inEar))))
+        // The user had picked the speakers while the daemon was away.
+        _ = await restarted.submit(.connected(FakePipeWire(log: log), H.graph(sessionManager: true)))
+        #expect(await restarted.status().decision?.defaultSink == H.speakers)
+        #expect(log.all.isEmpty, "nothing written: \(log.all)")
+        await Self.stop(restarted, consumer)
+        await h.stop()
+    }
+
     @Test("a registration is on disk when its reply comes; a restart restores it as stale and moves nothing")
     func persistence() async throws {
         let h = try await H()

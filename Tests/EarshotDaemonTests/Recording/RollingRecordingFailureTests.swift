@@ -1,3 +1,6 @@
+// FaultInjection exists in debug builds only (the tests').
+#if DEBUG
+import ControlProtocol
 import Foundation
 import SystemBridge
 import SystemPackage
@@ -67,6 +70,39 @@ struct RollingRecordingFailureTests {
             events += (try? String(contentsOfFile: "\(directory)/\(segment)/events.jsonl", encoding: .utf8)) ?? ""
         }
         #expect(events.contains("on-head"), "\(events)")
+        // Segments after the first that could be written follow on without a marker, but the
+        // daemon marks one that does not follow on (here the first: nothing before it failed,
+        // yet the one before it was never written, so there is none to join).
+        for segment in segments.dropFirst() {
+            #expect(RollingRecordingSegments.gap(before: Int64(segment)!, in: directory) == nil, "\(segment)")
+        }
+        await h.stop()
+    }
+
+    @Test("after a segment whose writes failed (ENOSPC, once), the next segment is marked as following a gap, so a replay never joins the two")
+    func gapMarkedAfterAFailedSegment() async throws {
+        let h = try await DaemonHarness()
+        let log = CapturedLog()
+        let directory = h.directory.appendingPathComponent("recordings").path
+        let recording = RollingRecording(directory: directory, daemon: h.daemon, logger: log.logger, segmentLength: .milliseconds(300))
+        await recording.apply(keepHours: 1)
+        await h.connect(DaemonHarness.graph(sessionManager: true))
+        // The first segment opens; its events file then fails at the next write.
+        FaultInjection.inject(.noSpace, into: "write", onPathsContaining: "events.jsonl", times: 1)
+        await h.place("on-head", register: true)
+        let recovered = await log.waitUntil(timeout: .seconds(30)) { lines in
+            lines.contains { $0.hasPrefix("notice: rolling recording: segment") }
+        }
+        #expect(recovered, "\(log.all)")
+        await h.daemon.stop()
+        await h.consumer.value
+        await recording.stop()
+        let marked = Self.segments(directory).compactMap(Int64.init).filter { RollingRecordingSegments.gap(before: $0, in: directory) != nil }
+        #expect(marked.count == 1, "\(Self.segments(directory))")
+        if let first = marked.first {
+            #expect(RollingRecordingSegments.gap(before: first, in: directory)?.contains("No space left on device (ENOSPC)") == true)
+        }
         await h.stop()
     }
 }
+#endif
