@@ -75,6 +75,9 @@ actor RollingRecording {
     }
 
     private func record() async {
+        // A run's first segment never follows on from an older one: the inputs in between (the
+        // daemon stopped, or keep-hours was 0) were not recorded.
+        (continuous, gapReason) = (false, Self.notRecordingBefore)
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
@@ -124,7 +127,8 @@ actor RollingRecording {
     /// from it. False at the start of a run (the daemon was not recording before it).
     private var continuous = false
     /// Why the next segment does not follow on, for its gap marker.
-    private var gapReason = "the daemon was not recording before this segment (stopped, or keep-hours was 0)"
+    private var gapReason = RollingRecording.notRecordingBefore
+    static let notRecordingBefore = "the daemon was not recording before this segment (stopped, or keep-hours was 0)"
 
     /// A segment could not be opened or written, and was said: said again only after a segment
     /// is written whole.
@@ -175,6 +179,7 @@ actor RollingRecording {
                     throw RecordingError("\(error)")
                 }
             }
+            logger.debug("rolling recording: segment \(start)\(gap != nil ? " (after a gap)" : "")")
             return file
         } catch {
             if !failing { logger.warning("rolling recording: \(error); not recording until the next segment, in an hour") }

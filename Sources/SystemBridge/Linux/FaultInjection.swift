@@ -18,6 +18,7 @@ public enum FaultInjection {
     struct Fault {
         var call: String
         var pathContaining: String
+        var pathSuffix: String
         var errno: Errno
         var remaining: Int
     }
@@ -31,11 +32,14 @@ public enum FaultInjection {
     /// real one is, so it needs a finite `times`; swift-system's calls (`write`, `open`) retry
     /// EINTR inside, where no fault reaches, so one injected there goes through unseen.
     @discardableResult
-    public static func inject(_ errno: Errno, into call: String, onPathsContaining pathContaining: String, times: Int = .max) -> Token {
+    /// `endingWith` narrows it to one file of the test's directory (`events.jsonl`).
+    public static func inject(
+        _ errno: Errno, into call: String, onPathsContaining pathContaining: String, endingWith pathSuffix: String = "", times: Int = .max
+    ) -> Token {
         precondition(errno != .interrupted || times < .max, "an EINTR retried for ever: give it a finite count")
         return faults.withLock { state in
             state.next += 1
-            state.active[state.next] = Fault(call: call, pathContaining: pathContaining, errno: errno, remaining: times)
+            state.active[state.next] = Fault(call: call, pathContaining: pathContaining, pathSuffix: pathSuffix, errno: errno, remaining: times)
             return Token(id: state.next)
         }
     }
@@ -49,7 +53,11 @@ public enum FaultInjection {
     static func failure(of call: String, path: String?) -> Errno? {
         guard let path else { return nil }
         return faults.withLock { state in
-            guard let (id, fault) = state.active.first(where: { $0.value.call == call && path.contains($0.value.pathContaining) }) else { return nil }
+            let matching = state.active.filter { _, fault in
+                fault.call == call && path.contains(fault.pathContaining) && path.hasSuffix(fault.pathSuffix)
+            }
+            // The oldest fault first, when two match.
+            guard let (id, fault) = matching.min(by: { $0.key < $1.key }) else { return nil }
             if fault.remaining <= 1 { state.active[id] = nil } else { state.active[id]?.remaining -= 1 }
             return fault.errno
         }

@@ -88,7 +88,7 @@ struct RollingRecordingFailureTests {
         await recording.apply(keepHours: 1)
         await h.connect(DaemonHarness.graph(sessionManager: true))
         // The first segment opens; its events file then fails at the next write.
-        FaultInjection.inject(.noSpace, into: "write", onPathsContaining: "events.jsonl", times: 1)
+        FaultInjection.inject(.noSpace, into: "write", onPathsContaining: directory + "/", endingWith: "/events.jsonl", times: 1)
         await h.place("on-head", register: true)
         let recovered = await log.waitUntil(timeout: .seconds(30)) { lines in
             lines.contains { $0.hasPrefix("notice: rolling recording: segment") }
@@ -101,6 +101,37 @@ struct RollingRecordingFailureTests {
         #expect(marked.count == 1, "\(Self.segments(directory))")
         if let first = marked.first {
             #expect(RollingRecordingSegments.gap(before: first, in: directory)?.contains("No space left on device (ENOSPC)") == true)
+        }
+        await h.stop()
+    }
+
+    @Test("recording stopped (keep-hours = 0) and started again: the new run's first segment is marked as following a gap")
+    func restartedRunIsMarked() async throws {
+        let h = try await DaemonHarness()
+        let log = CapturedLog()
+        let directory = h.directory.appendingPathComponent("recordings").path
+        let recording = RollingRecording(directory: directory, daemon: h.daemon, logger: log.logger, segmentLength: .milliseconds(200))
+        await recording.apply(keepHours: 1)
+        await h.connect(DaemonHarness.graph(sessionManager: true))
+        // A first segment written whole (the next one then follows on), then the recording off.
+        @Sendable func segmentLines(_ lines: [String]) -> Int { lines.count { $0.hasPrefix("debug: rolling recording: segment ") } }
+        let started = await log.waitUntil(timeout: .seconds(30)) { segmentLines($0) >= 2 }
+        #expect(started, "\(log.all)")
+        await recording.apply(keepHours: 0)
+        let before = Set(Self.segments(directory))
+        let linesBefore = segmentLines(log.all)
+        await recording.apply(keepHours: 1)
+        let restarted = await log.waitUntil(timeout: .seconds(30)) { segmentLines($0) > linesBefore }
+        #expect(restarted, "\(log.all)")
+        await h.place("on-head", register: true)
+        await h.settle()
+        await h.daemon.stop()
+        await h.consumer.value
+        await recording.stop()
+        let new = Self.segments(directory).filter { !before.contains($0) }.compactMap(Int64.init).sorted()
+        #expect(!new.isEmpty, "\(Self.segments(directory))")
+        if let first = new.first {
+            #expect(RollingRecordingSegments.gap(before: first, in: directory)?.contains("not recording before") == true, "\(first)")
         }
         await h.stop()
     }
