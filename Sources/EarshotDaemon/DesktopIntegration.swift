@@ -54,7 +54,7 @@ final class DesktopIntegration: Sendable {
             onHostAddresses: { adapters in await daemon.adapterAddressesChanged(adapters) },
             onDevices: { deviceInput.yield($0) })
         let packetLog = options.driverPacketLog.map { path in
-            DriverPacketLog(path: path) { problem in logger.warning("driver packet log \(path): \(problem); no more packets are logged") }
+            DriverPacketLog(path: path, problem: { logger.warning("driver \($0)") }, resumed: { logger.notice("driver \($0)") })
         }
         if let packetLog { logger.info("logging every headset driver packet to \(packetLog.path) (rotated at \(DriverPacketLog.defaultCap >> 20) MiB)") }
         let drivers = await DriverIntegration.start(

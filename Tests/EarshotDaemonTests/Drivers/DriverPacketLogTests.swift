@@ -109,21 +109,44 @@ struct DriverPacketLogTests {
     }
 
     #if DEBUG  // FaultInjection exists in debug builds only (the tests').
-    @Test("a disk that fills up mid-log (ENOSPC at write, injected): said once with the path and errno, the lines before stay whole, later ones are dropped without a word")
+    /// A clock a test moves (ms).
+    final class ManualClock: Sendable {
+        let now = Mutex<Int64>(1_795_388_645_123)
+        func advance(by milliseconds: Int64) { now.withLock { $0 += milliseconds } }
+        var read: @Sendable () -> Int64 { { self.now.withLock { $0 } } }
+    }
+
+    @Test("a disk that fills up mid-log (ENOSPC at write, injected): said once with the path and errno, the lines before stay whole; lines are dropped, retried after a minute, then after two, four…; writing again is said with the count dropped")
     func diskFillsUp() throws {
         let directory = try Self.directory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/packets.log"
         let problems = Problems()
-        let log = DriverPacketLog(path: path, problem: problems.report, clock: { 1_795_388_645_123 })
+        let resumed = Problems()
+        let clock = ManualClock()
+        let log = DriverPacketLog(path: path, problem: problems.report, resumed: resumed.report, clock: clock.read)
         log.record(.received, [0x01, 0x02], device: Self.device)
         let token = FaultInjection.inject(.noSpace, into: "write", onPathsContaining: directory)
-        defer { FaultInjection.remove(token) }
         for _ in 0..<5 { log.record(.received, [0x03], device: Self.device) }
+        #expect(problems.all == [
+            "packet log \(path): write \(path): No space left on device (ENOSPC); lines are dropped and writing is tried again in a minute (then less often, at most hourly)"
+        ])
+        // Still full a minute later: tried once more, failed without a word; the next try waits
+        // two minutes.
+        clock.advance(by: 60_000)
+        log.record(.received, [0x04], device: Self.device)
+        clock.advance(by: 60_000)
+        log.record(.received, [0x05], device: Self.device)
         #expect(problems.all.count == 1, "\(problems.all)")
-        #expect(problems.all.first == "packet log \(path): write \(path): No space left on device (ENOSPC); no more packets are logged")
-        #expect(Self.lines(path).count == 1)
-        #expect(Self.lines(path).first?.hasSuffix(" 01 02") == true, "\(Self.lines(path))")
+        // Space again: the try after the two minutes writes.
+        FaultInjection.remove(token)
+        clock.advance(by: 60_000)
+        log.record(.received, [0x06], device: Self.device)
+        #expect(resumed.all == ["packet log \(path): writing again (7 line(s) dropped)"], "\(resumed.all)")
+        let lines = Self.lines(path)
+        #expect(lines.count == 2, "\(lines)")
+        #expect(lines.first?.hasSuffix(" 01 02") == true && lines.last?.hasSuffix(" 06") == true, "\(lines)")
+        #expect(problems.all.count == 1)
     }
 
     @Test("a read-only file system (EROFS at open, injected, so also as root): reported once, nothing written")
