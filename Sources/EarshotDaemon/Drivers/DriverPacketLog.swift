@@ -32,8 +32,10 @@ public final class DriverPacketLog: Sendable {
 
     private struct State: ~Copyable {
         var file: AppendingFile?
-        /// While failing: when writing is tried again (ms on `clock`).
+        /// While failing: when writing is tried again, and when it failed (ms on `clock`; a
+        /// clock set back before the failure makes the retry due at once).
         var retryAt: Int64?
+        var failedAt: Int64 = 0
         var nextWait = DriverPacketLog.firstRetry
         var dropped = 0
         var closed = false
@@ -65,13 +67,17 @@ public final class DriverPacketLog: Sendable {
     /// Logs one line as given (its time, if any, is the caller's).
     public func record(_ line: PacketLogLine) {
         let bytes = Array((line.rendered + "\n").utf8)
+        let now = clock()
         enum Said { case nothing, failed(String), resumed(String) }
         let said: Said = state.withLock { state in
             guard !state.closed else { return .nothing }
-            if let retryAt = state.retryAt, clock() < retryAt {
+            if let retryAt = state.retryAt, now < retryAt, now >= state.failedAt {
                 state.dropped += 1
                 return .nothing
             }
+            // The write that failed may have left part of its line: the first line after a
+            // failure starts on a line of its own (decode skips the blank line this may leave).
+            let bytes = state.retryAt == nil ? bytes : [UInt8(ascii: "\n")] + bytes
             do throws(SystemError) {
                 var file: AppendingFile
                 if let open = state.file {
@@ -89,14 +95,16 @@ public final class DriverPacketLog: Sendable {
                 try file.write(bytes)
                 state.file = file
                 guard state.retryAt != nil else { return .nothing }
-                defer { (state.retryAt, state.nextWait, state.dropped) = (nil, Self.firstRetry, 0) }
-                return .resumed("packet log \(path): writing again (\(state.dropped) line(s) dropped)")
+                let dropped = state.dropped
+                (state.retryAt, state.nextWait, state.dropped) = (nil, Self.firstRetry, 0)
+                return .resumed("packet log \(path): writing again (\(dropped) line(s) dropped)")
             } catch {
                 if let file = state.file { try? file.close() }
                 state.file = nil
                 state.dropped += 1
                 let first = state.retryAt == nil
-                state.retryAt = clock() + state.nextWait
+                state.failedAt = now
+                state.retryAt = now + state.nextWait
                 state.nextWait = min(state.nextWait * 2, Self.longestRetry)
                 return first ? .failed("packet log \(path): \(error); lines are dropped and writing is tried again in a minute (then less often, at most hourly)") : .nothing
             }

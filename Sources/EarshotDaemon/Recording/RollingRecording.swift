@@ -46,6 +46,9 @@ actor RollingRecording {
         keepHours = hours
         if hours == 0 {
             task?.cancel()
+            // The next run waits for this one to end: a cancelled run must not touch the state
+            // of the next (its gap marker, its failure said once).
+            stopping = task
             task = nil
             if was > 0 { logger.info("rolling recording stopped ([record] keep-hours = 0)") }
             return
@@ -59,8 +62,16 @@ actor RollingRecording {
             return
         }
         logger.info("keeping the last \(hours) h of inputs in \(directory) (earshot record --since)")
-        task = Task { await self.record() }
+        let previous = stopping
+        stopping = nil
+        task = Task {
+            await previous?.value
+            await self.record()
+        }
     }
+
+    /// A run cancelled by keep-hours = 0, until the next run has waited for it.
+    private var stopping: Task<Void, Never>?
 
     private func firstGraphCame() async {
         graphCame = true
@@ -77,7 +88,7 @@ actor RollingRecording {
     private func record() async {
         // A run's first segment never follows on from an older one: the inputs in between (the
         // daemon stopped, or keep-hours was 0) were not recorded.
-        (continuous, gapReason) = (false, Self.notRecordingBefore)
+        (continuous, gapReason, failing) = (false, Self.notRecordingBefore, false)
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
@@ -87,6 +98,12 @@ actor RollingRecording {
         while !Task.isCancelled {
             // nil: the daemon stopped, or runs too many recordings (eight `earshot record`s).
             guard let recording = await daemon.startRecording() else { return }
+            if Task.isCancelled {
+                // Iterating in a cancelled task ends the recording at once (the daemon's slot
+                // for it is freed), and this run opens nothing.
+                for await _ in recording.lines {}
+                return
+            }
             let start = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
             prune(before: start - Int64(keepHours) * 3_600_000)
             // A segment that cannot be opened or written is not retried until the next one, an
@@ -107,13 +124,15 @@ actor RollingRecording {
                 for await other in group where failure == nil { failure = other }
                 return failure
             }
+            // Cancelled (keep-hours = 0, the daemon stopping): the segment's outcome is no one's.
+            guard !Task.isCancelled else { return }
             if let failure {
                 failing = true
                 (continuous, gapReason) = (false, "the segment before could not be written (\(failure))")
             } else if file == nil {
                 failing = true
                 (continuous, gapReason) = (false, "a segment could not be started")
-            } else if !Task.isCancelled {
+            } else {
                 (continuous, gapReason) = (true, "")
                 if failing {
                     failing = false

@@ -31,8 +31,8 @@ public enum FaultInjection {
     /// `EINTR` is for the calls the doors retry themselves (`fsync`): each one is retried as a
     /// real one is, so it needs a finite `times`; swift-system's calls (`write`, `open`) retry
     /// EINTR inside, where no fault reaches, so one injected there goes through unseen.
-    @discardableResult
     /// `endingWith` narrows it to one file of the test's directory (`events.jsonl`).
+    @discardableResult
     public static func inject(
         _ errno: Errno, into call: String, onPathsContaining pathContaining: String, endingWith pathSuffix: String = "", times: Int = .max
     ) -> Token {

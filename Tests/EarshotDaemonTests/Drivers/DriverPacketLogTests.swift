@@ -127,6 +127,7 @@ struct DriverPacketLogTests {
         let log = DriverPacketLog(path: path, problem: problems.report, resumed: resumed.report, clock: clock.read)
         log.record(.received, [0x01, 0x02], device: Self.device)
         let token = FaultInjection.inject(.noSpace, into: "write", onPathsContaining: directory)
+        defer { FaultInjection.remove(token) }
         for _ in 0..<5 { log.record(.received, [0x03], device: Self.device) }
         #expect(problems.all == [
             "packet log \(path): write \(path): No space left on device (ENOSPC); lines are dropped and writing is tried again in a minute (then less often, at most hourly)"
@@ -143,10 +144,31 @@ struct DriverPacketLogTests {
         clock.advance(by: 60_000)
         log.record(.received, [0x06], device: Self.device)
         #expect(resumed.all == ["packet log \(path): writing again (7 line(s) dropped)"], "\(resumed.all)")
+        // The line after the failure starts on a line of its own (a write that failed may have
+        // left part of one; the blank line this leaves is skipped by decode).
         let lines = Self.lines(path)
         #expect(lines.count == 2, "\(lines)")
         #expect(lines.first?.hasSuffix(" 01 02") == true && lines.last?.hasSuffix(" 06") == true, "\(lines)")
         #expect(problems.all.count == 1)
+    }
+
+    @Test("a clock set back after a failure (before the failure's own time) makes the retry due at once, not after the jump")
+    func clockSetBack() throws {
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/packets.log"
+        let problems = Problems()
+        let resumed = Problems()
+        let clock = ManualClock()
+        let log = DriverPacketLog(path: path, problem: problems.report, resumed: resumed.report, clock: clock.read)
+        let token = FaultInjection.inject(.noSpace, into: "write", onPathsContaining: directory, times: 1)
+        defer { FaultInjection.remove(token) }
+        log.record(.received, [0x01], device: Self.device)
+        #expect(problems.all.count == 1)
+        clock.advance(by: -86_400_000)  // a day back: NTP, a wrong RTC, a user
+        log.record(.received, [0x02], device: Self.device)
+        #expect(resumed.all.count == 1, "\(resumed.all)")
+        #expect(Self.lines(path).last?.hasSuffix(" 02") == true, "\(Self.lines(path))")
     }
 
     @Test("a read-only file system (EROFS at open, injected, so also as root): reported once, nothing written")
