@@ -116,15 +116,19 @@ struct DriverPacketLogTests {
         var read: @Sendable () -> Int64 { { self.now.withLock { $0 } } }
     }
 
+    /// A log in a fresh directory on a clock the test moves, telling what it says.
+    static func loggedOnManualClock() throws -> (log: DriverPacketLog, directory: String, path: String, problems: Problems, resumed: Problems, clock: ManualClock) {
+        let directory = try Self.directory()
+        let path = directory + "/packets.log"
+        let (problems, resumed, clock) = (Problems(), Problems(), ManualClock())
+        let log = DriverPacketLog(path: path, problem: problems.report, resumed: resumed.report, clock: clock.read)
+        return (log, directory, path, problems, resumed, clock)
+    }
+
     @Test("a disk that fills up mid-log (ENOSPC at write, injected): said once with the path and errno, the lines before stay whole; lines are dropped, retried after a minute, then after two, four…; writing again is said with the count dropped")
     func diskFillsUp() throws {
-        let directory = try Self.directory()
+        let (log, directory, path, problems, resumed, clock) = try Self.loggedOnManualClock()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let path = directory + "/packets.log"
-        let problems = Problems()
-        let resumed = Problems()
-        let clock = ManualClock()
-        let log = DriverPacketLog(path: path, problem: problems.report, resumed: resumed.report, clock: clock.read)
         log.record(.received, [0x01, 0x02], device: Self.device)
         let token = FaultInjection.inject(.noSpace, into: "write", onPathsContaining: directory)
         defer { FaultInjection.remove(token) }
@@ -154,13 +158,8 @@ struct DriverPacketLogTests {
 
     @Test("a clock set back after a failure (before the failure's own time) makes the retry due at once, not after the jump")
     func clockSetBack() throws {
-        let directory = try Self.directory()
+        let (log, directory, path, problems, resumed, clock) = try Self.loggedOnManualClock()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let path = directory + "/packets.log"
-        let problems = Problems()
-        let resumed = Problems()
-        let clock = ManualClock()
-        let log = DriverPacketLog(path: path, problem: problems.report, resumed: resumed.report, clock: clock.read)
         let token = FaultInjection.inject(.noSpace, into: "write", onPathsContaining: directory, times: 1)
         defer { FaultInjection.remove(token) }
         log.record(.received, [0x01], device: Self.device)

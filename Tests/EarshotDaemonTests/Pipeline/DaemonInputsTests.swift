@@ -236,54 +236,36 @@ struct DaemonInputsTests {
         await h.stop()
     }
 
-    @Test("a start follows a reporter that took the headset off before the first graph, though the off-grace had not run out (found by ReportCLITests under load: the old default was held for good)")
-    func offHeadBeforeTheFirstGraph() async throws {
+    /// Placements said after a restart (restored on-head) but before the first graph: whether
+    /// the start follows them (§5), and what the start then writes.
+    static let beforeTheFirstGraph: [(placement: Placement, graphDefault: String?, expected: String, writesNothing: Bool)] = [
+        // Taken off within its off-grace: no transition has taken effect when the graph comes
+        // (whose default is the headphones); the start follows it anyway. Found by ReportCLITests
+        // under load: the old default was held for good.
+        (.offHead, H.headphones, H.speakers, false),
+        // The restored placement confirmed, or another worn one: a plain restart, the speakers
+        // the user picked while the daemon was away hold and nothing is written.
+        (.onHead, nil, H.speakers, true),
+        (.inEar, nil, H.speakers, true),
+    ]
+
+    @Test(
+        "a placement said before the first graph after a restart: taken off (even within the off-grace) is followed; the restored one confirmed, or in-ear after on-head (worn either way), holds the found default",
+        arguments: beforeTheFirstGraph.indices)
+    func placementBeforeTheFirstGraph(_ index: Int) async throws {
+        let case_ = Self.beforeTheFirstGraph[index]
         let h = try await H()
         await h.connect(H.graph(sessionManager: true))
         _ = await h.place("on-head", register: true)
         await h.daemon.stop()
         let (restarted, consumer) = try Self.restart(h)
-        // Taken off while the daemon has no graph yet: the off-head is within its grace, so no
-        // transition has taken effect when the graph comes (whose default is the headphones).
-        _ = await restarted.perform(.update(Self.identity, AccessoryUpdate(placement: .set(.offHead))))
+        let log = EffectLog()
+        _ = await restarted.perform(.update(Self.identity, AccessoryUpdate(placement: .set(case_.placement))))
         var graph = H.graph(sessionManager: true)
-        graph.apply(H.defaultWritten(H.headphones))
-        _ = await restarted.submit(.connected(FakePipeWire(log: EffectLog()), graph))
-        #expect(await restarted.status().decision?.defaultSink == H.speakers)
-        await Self.stop(restarted, consumer)
-        await h.stop()
-    }
-
-    @Test("a reporter confirming the restored placement before the first graph is still a plain restart: the found default holds")
-    func confirmationBeforeTheFirstGraph() async throws {
-        let h = try await H()
-        await h.connect(H.graph(sessionManager: true))
-        _ = await h.place("on-head", register: true)
-        await h.daemon.stop()
-        let (restarted, consumer) = try Self.restart(h)
-        let log = EffectLog()
-        _ = await restarted.perform(.update(Self.identity, AccessoryUpdate(placement: .set(.onHead))))
-        // The user had picked the speakers while the daemon was away.
-        _ = await restarted.submit(.connected(FakePipeWire(log: log), H.graph(sessionManager: true)))
-        #expect(await restarted.status().decision?.defaultSink == H.speakers)
-        #expect(log.all.isEmpty, "nothing written: \(log.all)")
-        await Self.stop(restarted, consumer)
-        await h.stop()
-    }
-
-    @Test("in-ear said before the first graph after a restored on-head is no transition (worn either way): the found default holds")
-    func wornToWornBeforeTheFirstGraph() async throws {
-        let h = try await H()
-        await h.connect(H.graph(sessionManager: true))
-        _ = await h.place("on-head", register: true)
-        await h.daemon.stop()
-        let (restarted, consumer) = try Self.restart(h)
-        let log = EffectLog()
-        _ = await restarted.perform(.update(Self.identity, AccessoryUpdate(placement: .set(.inEar))))
-        // The user had picked the speakers while the daemon was away.
-        _ = await restarted.submit(.connected(FakePipeWire(log: log), H.graph(sessionManager: true)))
-        #expect(await restarted.status().decision?.defaultSink == H.speakers)
-        #expect(log.all.isEmpty, "nothing written: \(log.all)")
+        if let configured = case_.graphDefault { graph.apply(H.defaultWritten(configured)) }
+        _ = await restarted.submit(.connected(FakePipeWire(log: log), graph))
+        #expect(await restarted.status().decision?.defaultSink == case_.expected)
+        if case_.writesNothing { #expect(log.all.isEmpty, "nothing written: \(log.all)") }
         await Self.stop(restarted, consumer)
         await h.stop()
     }

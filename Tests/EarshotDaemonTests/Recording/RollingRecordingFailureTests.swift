@@ -16,21 +16,35 @@ struct RollingRecordingFailureTests {
         ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
     }
 
-    @Test("a full disk (ENOSPC at every write): the segment stops, said once; no new segment per input, no warning per input")
-    func diskFull() async throws {
-        let h = try await DaemonHarness()
+    /// Where the rolling recording of `h`'s daemon goes (a fault can name it before it starts).
+    static func directory(_ h: DaemonHarness) -> String { h.directory.appendingPathComponent("recordings").path }
+
+    /// A rolling recording over `h`'s daemon, running from the first graph on.
+    static func start(_ h: DaemonHarness, segmentLength: Duration = RollingRecording.segmentLength) async -> (RollingRecording, CapturedLog) {
         let log = CapturedLog()
-        let directory = h.directory.appendingPathComponent("recordings").path
-        let token = FaultInjection.inject(.noSpace, into: "write", onPathsContaining: directory)
-        defer { FaultInjection.remove(token) }
-        let recording = RollingRecording(directory: directory, daemon: h.daemon, logger: log.logger)
+        let recording = RollingRecording(directory: directory(h), daemon: h.daemon, logger: log.logger, segmentLength: segmentLength)
         await recording.apply(keepHours: 1)
         await h.connect(DaemonHarness.graph(sessionManager: true))
-        for index in 0..<40 { await h.place(index % 2 == 0 ? "on-head" : "off-head", register: index == 0) }
-        await h.settle()
+        return (recording, log)
+    }
+
+    /// The daemon stopped (its recordings end) and the recording's last lines on disk.
+    static func finish(_ h: DaemonHarness, _ recording: RollingRecording) async {
         await h.daemon.stop()
         await h.consumer.value
         await recording.stop()
+    }
+
+    @Test("a full disk (ENOSPC at every write): the segment stops, said once; no new segment per input, no warning per input")
+    func diskFull() async throws {
+        let h = try await DaemonHarness()
+        let directory = Self.directory(h)
+        let token = FaultInjection.inject(.noSpace, into: "write", onPathsContaining: directory)
+        defer { FaultInjection.remove(token) }
+        let (recording, log) = await Self.start(h)
+        for index in 0..<40 { await h.place(index % 2 == 0 ? "on-head" : "off-head", register: index == 0) }
+        await h.settle()
+        await Self.finish(h, recording)
         let warnings = log.all.filter { $0.hasPrefix("warning") }
         #expect(Self.segments(directory).count <= 1, "\(Self.segments(directory))")
         #expect(warnings.count == 1, "\(warnings)")
@@ -41,13 +55,10 @@ struct RollingRecordingFailureTests {
     @Test("a segment that cannot start (EIO writing its graph, once): said once, its hour's inputs go by; the next segment records again and says so")
     func startFailsThenRecovers() async throws {
         let h = try await DaemonHarness()
-        let log = CapturedLog()
-        let directory = h.directory.appendingPathComponent("recordings").path
+        let directory = Self.directory(h)
         FaultInjection.inject(.ioError, into: "write", onPathsContaining: directory + "/", times: 1)
         // Short segments, so the next one comes within the test.
-        let recording = RollingRecording(directory: directory, daemon: h.daemon, logger: log.logger, segmentLength: .milliseconds(300))
-        await recording.apply(keepHours: 1)
-        await h.connect(DaemonHarness.graph(sessionManager: true))
+        let (recording, log) = await Self.start(h, segmentLength: .milliseconds(300))
         let recovered = await log.waitUntil(timeout: .seconds(30)) { lines in
             lines.contains { $0.hasPrefix("notice: rolling recording: segment") }
         }
@@ -57,9 +68,7 @@ struct RollingRecordingFailureTests {
         #expect(warnings.first?.contains("write \(directory)/") == true && warnings.first?.contains("Input/output error (EIO)") == true, "\(warnings)")
         await h.place("on-head", register: true)
         await h.settle()
-        await h.daemon.stop()
-        await h.consumer.value
-        await recording.stop()
+        await Self.finish(h, recording)
         // The segment that could not start left nothing; the later ones are whole, and one
         // holds the placement.
         let segments = Self.segments(directory)
@@ -82,11 +91,8 @@ struct RollingRecordingFailureTests {
     @Test("after a segment whose writes failed (ENOSPC, once), the next segment is marked as following a gap, so a replay never joins the two")
     func gapMarkedAfterAFailedSegment() async throws {
         let h = try await DaemonHarness()
-        let log = CapturedLog()
-        let directory = h.directory.appendingPathComponent("recordings").path
-        let recording = RollingRecording(directory: directory, daemon: h.daemon, logger: log.logger, segmentLength: .milliseconds(300))
-        await recording.apply(keepHours: 1)
-        await h.connect(DaemonHarness.graph(sessionManager: true))
+        let directory = Self.directory(h)
+        let (recording, log) = await Self.start(h, segmentLength: .milliseconds(300))
         // The first segment opens; its events file then fails at the next write.
         FaultInjection.inject(.noSpace, into: "write", onPathsContaining: directory + "/", endingWith: "/events.jsonl", times: 1)
         await h.place("on-head", register: true)
@@ -94,9 +100,7 @@ struct RollingRecordingFailureTests {
             lines.contains { $0.hasPrefix("notice: rolling recording: segment") }
         }
         #expect(recovered, "\(log.all)")
-        await h.daemon.stop()
-        await h.consumer.value
-        await recording.stop()
+        await Self.finish(h, recording)
         let marked = Self.segments(directory).compactMap(Int64.init).filter { RollingRecordingSegments.gap(before: $0, in: directory) != nil }
         #expect(marked.count == 1, "\(Self.segments(directory))")
         if let first = marked.first {
@@ -108,11 +112,8 @@ struct RollingRecordingFailureTests {
     @Test("recording stopped (keep-hours = 0) and started again: the new run's first segment is marked as following a gap")
     func restartedRunIsMarked() async throws {
         let h = try await DaemonHarness()
-        let log = CapturedLog()
-        let directory = h.directory.appendingPathComponent("recordings").path
-        let recording = RollingRecording(directory: directory, daemon: h.daemon, logger: log.logger, segmentLength: .milliseconds(200))
-        await recording.apply(keepHours: 1)
-        await h.connect(DaemonHarness.graph(sessionManager: true))
+        let directory = Self.directory(h)
+        let (recording, log) = await Self.start(h, segmentLength: .milliseconds(200))
         // A first segment written whole (the next one then follows on), then the recording off.
         @Sendable func segmentLines(_ lines: [String]) -> Int { lines.count { $0.hasPrefix("debug: rolling recording: segment ") } }
         let started = await log.waitUntil(timeout: .seconds(30)) { segmentLines($0) >= 2 }
@@ -125,9 +126,7 @@ struct RollingRecordingFailureTests {
         #expect(restarted, "\(log.all)")
         await h.place("on-head", register: true)
         await h.settle()
-        await h.daemon.stop()
-        await h.consumer.value
-        await recording.stop()
+        await Self.finish(h, recording)
         let new = Self.segments(directory).filter { !before.contains($0) }.compactMap(Int64.init).sorted()
         #expect(!new.isEmpty, "\(Self.segments(directory))")
         if let first = new.first {
