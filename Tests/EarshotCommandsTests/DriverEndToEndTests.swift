@@ -284,7 +284,11 @@ struct RealFirmwareDriverTests {
             _ = try await sandbox.observer.waitUntil("the speakers after the flood", timeout: .seconds(10)) { $0.isDefault(D.speakers) }
             let late = ContinuousClock.now - done
             #expect(late < .seconds(5), "the output came back \(late) after the last packet")
-            #expect(routes.value <= 3, "\(routes.value) route changes for one burst")
+            // A few, never one per toggle (before issue 21: hundreds). The flood itself is one
+            // on-head; a stall of the loaded machine longer than the off-grace mid-flood lets an
+            // off-head take effect and the next on-head take the output back (two more each):
+            // 4 was seen once in a full run of both stacks side by side.
+            #expect(routes.value <= 5, "\(routes.value) route changes for one burst")
             // The channel ending is seen at once, not behind a backlog.
             try await bluez.run("aap close \(D.address)")
             try await daemon.process.waitForLog(containing: "channel closed", timeout: .seconds(5))
