@@ -16,11 +16,7 @@ public enum UsageExit {
             }
             type.exit()
         } catch {
-            if type.exitCode(for: error) == .validationFailure {
-                _ = try? FileDescriptor.standardError.writeAll(Array((type.fullMessage(for: error) + "\n").utf8))
-                type.exit(withError: ExitCode(2))
-            }
-            type.exit(withError: error)
+            exit(type, failingWith: error)
         }
     }
 
@@ -38,12 +34,17 @@ public enum UsageExit {
             }
             type.exit()
         } catch {
-            if type.exitCode(for: error) == .validationFailure {
-                _ = try? FileDescriptor.standardError.writeAll(Array((type.fullMessage(for: error) + "\n").utf8))
-                type.exit(withError: ExitCode(2))
-            }
-            type.exit(withError: error)
+            exit(type, failingWith: error)
         }
+    }
+
+    /// Ends the process for `error` as ArgumentParser would, but a usage error with status 2.
+    private static func exit<Command: ParsableCommand>(_ type: Command.Type, failingWith error: any Error) -> Never {
+        if type.exitCode(for: error) == .validationFailure {
+            _ = try? FileDescriptor.standardError.writeAll(Array((type.fullMessage(for: error) + "\n").utf8))
+            type.exit(withError: ExitCode(2))
+        }
+        type.exit(withError: error)
     }
 
     /// Runs `command` on a detached task and blocks this thread until it ends.

@@ -14,7 +14,13 @@ import Testing
 final class CapturedLog: Sendable {
     let lines = Mutex<[String]>([])
     /// Tests waiting for a line: each with what it waits for, answered at the line's append.
-    private let waiters = Mutex<[UInt64: (predicate: @Sendable ([String]) -> Bool, continuation: CheckedContinuation<Bool, Never>)]>([:])
+    private let waiters = Mutex<[UInt64: Waiter]>([:])
+    private struct Waiter {
+        var predicate: @Sendable ([String]) -> Bool
+        var continuation: CheckedContinuation<Bool, Never>
+        /// The deadline's arm, cancelled when a line answers first.
+        var deadline: Task<Void, Never>?
+    }
     private let nextWaiter = Atomic<UInt64>(0)
 
     var all: [String] { lines.withLock { $0 } }
@@ -26,9 +32,12 @@ final class CapturedLog: Sendable {
         }
         let ready = waiters.withLock { waiters in
             let ids = waiters.filter { $0.value.predicate(all) }.map(\.key)
-            return ids.compactMap { waiters.removeValue(forKey: $0)?.continuation }
+            return ids.compactMap { waiters.removeValue(forKey: $0) }
         }
-        for continuation in ready { continuation.resume(returning: true) }
+        for waiter in ready {
+            waiter.deadline?.cancel()
+            waiter.continuation.resume(returning: true)
+        }
     }
 
     /// Waits until the lines logged so far satisfy `predicate` (true), or `timeout` passes
@@ -38,15 +47,17 @@ final class CapturedLog: Sendable {
         return await withCheckedContinuation { continuation in
             let now = lines.withLock { lines in
                 if predicate(lines) { return true }
-                waiters.withLock { $0[id] = (predicate, continuation) }
+                waiters.withLock { $0[id] = Waiter(predicate: predicate, continuation: continuation) }
                 return false
             }
             if now { return continuation.resume(returning: true) }
-            // The deadline's arm: the only sleep, and it ends the wait, never starts work.
-            Task { [weak self] in
-                try? await Task.sleep(for: timeout)
+            // The deadline's arm: the only sleep, and it ends the wait, never starts work; a
+            // line that answers first cancels it.
+            let deadline = Task { [weak self] in
+                guard (try? await Task.sleep(for: timeout)) != nil else { return }
                 self?.waiters.withLock { $0.removeValue(forKey: id) }?.continuation.resume(returning: false)
             }
+            waiters.withLock { $0[id]?.deadline = deadline }
         }
     }
 
