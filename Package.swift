@@ -35,7 +35,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
-        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         // FileDescriptor, Errno, Stat: typed doors to the POSIX calls SystemBridge makes.
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
     ],
@@ -78,9 +77,6 @@ let package = Package(
                 "AudioGraph", "SystemBridge", "RoutingPolicy", "AccessoryDrivers", "ControlProtocol",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
-                // The control socket (Unix domain, JSON Lines).
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),

@@ -35,9 +35,7 @@ int CEarshotLinux_peer_credentials(int fd, struct CEarshotLinux_ucred *credentia
     return 0;
 }
 
-int CEarshotLinux_SOL_SOCKET(void) { return SOL_SOCKET; }
-
-int CEarshotLinux_SO_PEERCRED(void) { return SO_PEERCRED; }
+int CEarshotLinux_accept_nonblocking(int fd) { return accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC); }
 
 int CEarshotLinux_inotify_init(void) { return inotify_init1(IN_CLOEXEC | IN_NONBLOCK); }
 

@@ -1,6 +1,5 @@
 import AudioGraph
 import FoundationEssentials
-import NIOCore
 import RoutingPolicy
 
 /// The control API (socket and D-Bus) and the other sources' ways in. Requests that change
@@ -85,7 +84,7 @@ extension Daemon: DaemonControl {
         events.subscribe()
     }
 
-    public nonisolated func subscribeLines() async -> AsyncStream<ByteBuffer> {
+    public nonisolated func subscribeLines() async -> AsyncStream<[UInt8]> {
         events.subscribeLines()
     }
 

@@ -1,6 +1,5 @@
 import ControlProtocol
 import AudioGraph
-import NIOCore
 import RoutingPolicy
 
 /// What the control API (the socket, and D-Bus) asks of the running daemon. The transport
@@ -21,7 +20,7 @@ public protocol DaemonControl: Sendable {
     /// The same events for the daemon's own D-Bus signalling: never cut off.
     func subscribeForSignals() async -> AsyncStream<DaemonEvent>
     /// The same events for the control socket, each as its wire line.
-    func subscribeLines() async -> AsyncStream<ByteBuffer>
+    func subscribeLines() async -> AsyncStream<[UInt8]>
     /// What a successful request's reply warns about (a register naming a node.name no sink
     /// has now): the request stands, but may not do what its sender meant.
     func warnings(after request: AccessoryRequest) async -> [String]
@@ -48,11 +47,11 @@ extension DaemonControl {
     public func startRecording() async -> InputRecording? { nil }
     public func subscribeForSignals() async -> AsyncStream<DaemonEvent> { await subscribe() }
 
-    public func subscribeLines() async -> AsyncStream<ByteBuffer> {
+    public func subscribeLines() async -> AsyncStream<[UInt8]> {
         let events = await subscribe()
         return AsyncStream { continuation in
             let task = Task {
-                for await event in events { continuation.yield(ByteBuffer(bytes: ControlWire.line(ControlWire.event(event)))) }
+                for await event in events { continuation.yield(Array(ControlWire.line(ControlWire.event(event)))) }
                 continuation.finish()
             }
             continuation.onTermination = { _ in task.cancel() }

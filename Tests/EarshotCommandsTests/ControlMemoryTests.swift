@@ -250,7 +250,8 @@ struct ControlMemoryTests {
 }
 
 /// Descriptors closed exactly once. A second close(2) of a number closes whatever it names by
-/// then: in this process, another test's socket (a NIO channel, which then traps).
+/// then: in this process, another test's socket (whose server then fails on a descriptor it no
+/// longer owns).
 final class OwnedDescriptors: Sendable {
     private let descriptors: Mutex<[Int32]>
 

@@ -68,6 +68,9 @@ final class RawControlSocket: @unchecked Sendable {
 
     func shutdownWrite() { shutdown(fd, Int32(SHUT_WR)) }
 
+    /// Leaves as a process that exits does: the server sees both directions end.
+    func shutdownBoth() { shutdown(fd, Int32(SHUT_RDWR)) }
+
     private func blockingReadLine(timeout: Duration) throws -> String? {
         let deadline = ContinuousClock.now + timeout
         var chunk = [UInt8](repeating: 0, count: 65536)

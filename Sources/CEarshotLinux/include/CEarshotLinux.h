@@ -20,9 +20,9 @@ struct CEarshotLinux_ucred {
 // getsockopt(SOL_SOCKET, SO_PEERCRED): the credentials the kernel recorded for the peer of a
 // connected Unix socket. 0, or -1 with errno set.
 int CEarshotLinux_peer_credentials(int fd, struct CEarshotLinux_ucred *credentials);
-// SOL_SOCKET and SO_PEERCRED, for a getsockopt made elsewhere (NIO's socket options).
-int CEarshotLinux_SOL_SOCKET(void);
-int CEarshotLinux_SO_PEERCRED(void);
+// accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC): accept4 is GNU-only. The new
+// descriptor, or -1 with errno set.
+int CEarshotLinux_accept_nonblocking(int fd);
 
 // --- inotify ---------------------------------------------------------------------------
 // inotify_init1(IN_CLOEXEC | IN_NONBLOCK): the flags are macros.

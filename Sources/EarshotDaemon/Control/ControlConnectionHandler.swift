@@ -1,122 +1,73 @@
 import ControlProtocol
-import NIOCore
+import Dispatch
 import RoutingPolicy
 import SystemBridge
 
-/// One connection on the event loop: admits only the daemon's own uid, hands complete lines
-/// to the connection's session, stops reading while the session is behind, and drops a client
-/// whose unread output passes the bound.
-final class ControlConnectionHandler: ChannelDuplexHandler {
-    typealias InboundIn = ControlFrame
-    typealias OutboundIn = ByteBuffer
-    typealias OutboundOut = ByteBuffer
-
+/// One connection's admission and flow, on the control queue: admits only the daemon's own
+/// uid, hands complete lines to the connection's session, and stops reading while the session
+/// has `maximumQueuedRequests` unanswered (a flood waits in the client's socket).
+final class ControlConnectionHandler: @unchecked Sendable {
+    private let connection: ControlConnection
+    private let queue: DispatchQueue
     private let control: any DaemonControl
     private let limits: ControlLimits
-    private let allowedUID: UInt32
-    private let admitted: (ControlSession) -> Void
-    private var context: ChannelHandlerContext?
+    // On `queue` only:
     private var session: ControlSession?
-    /// Nothing is read before the peer's uid is checked.
-    private var isAdmitted = false
     private var queued = 0
-    /// A read the pipeline asked for while reading was held back.
-    private var readHeld = false
 
-    /// `admitted` receives the session of a connection that passed the uid check.
-    init(control: any DaemonControl, limits: ControlLimits, allowedUID: UInt32, admitted: @escaping (ControlSession) -> Void) {
+    init(connection: ControlConnection, queue: DispatchQueue, control: any DaemonControl, limits: ControlLimits) {
+        self.connection = connection
+        self.queue = queue
         self.control = control
         self.limits = limits
-        self.allowedUID = allowedUID
-        self.admitted = admitted
     }
 
-    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
-
-    func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
-
-    func channelActive(context: ChannelHandlerContext) {
-        context.channel.peerCredentials().hop(to: context.eventLoop).assumeIsolated().whenComplete { result in
-            self.admit(result)
+    /// Checks who connected and starts serving, or refuses with the reason; `admitted`
+    /// receives the session of an admitted connection, `closed` runs when it closes. On `queue`.
+    func start(allowedUID: UInt32, admitted: (ControlSession) -> Void, closed: @escaping () -> Void) {
+        connection.start(ControlConnection.Handlers(
+            frame: { [self] frame in received(frame) },
+            inputEnded: { [self] in
+                // Half-closed (e.g. socat after its stdin ends): the session answers, then closes.
+                self.session?.inputEnded()
+            },
+            closed: { [self] in
+                self.session?.end()
+                self.session = nil
+                closed()
+            }))
+        let peer: PeerCredentials
+        do {
+            peer = try PeerCredentials.of(socket: connection.descriptor)
+        } catch {
+            return refuse("cannot tell who is connecting (SO_PEERCRED: \(error)): connection refused")
         }
-        context.fireChannelActive()
-    }
-
-    private func admit(_ result: Result<PeerCredentials, any Error>) {
-        guard let context else { return }
-        switch result {
-        case .success(let peer) where peer.uid == allowedUID:
-            isAdmitted = true
-            let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
-            let loop = context.eventLoop
-            let session = ControlSession(channel: context.channel, control: control, limits: limits) {
-                loop.execute { bound.value.requestAnswered() }
-            }
-            self.session = session
-            admitted(session)
-            if readHeld {
-                readHeld = false
-                context.read()
-            }
-        case .success(let peer):
-            refuse(context, "this daemon serves uid \(allowedUID) only and uid \(peer.uid) connected: run earshot as the user whose daemon it is")
-        case .failure(let error):
-            refuse(context, "cannot tell who is connecting (SO_PEERCRED: \(error)): connection refused")
+        guard peer.uid == allowedUID else {
+            return refuse("this daemon serves uid \(allowedUID) only and uid \(peer.uid) connected: run earshot as the user whose daemon it is")
         }
-    }
-
-    private func refuse(_ context: ChannelHandlerContext, _ message: String) {
-        let reply = ControlWire.line(ControlWire.failure(id: nil, AccessoryError(.invalidRequest, message)))
-        let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: reply))).assumeIsolated().whenComplete { _ in
-            channel.close(promise: nil)
+        let session = ControlSession(connection: connection, control: control, limits: limits) { [self] in
+            queue.async { [self] in requestAnswered() }
         }
+        self.session = session
+        admitted(session)
+        connection.resumeReading()
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard isAdmitted, let session else { return }
+    /// Nothing is read from a refused peer: it gets the reason, then the connection closes.
+    private func refuse(_ message: String) {
+        connection.send(ControlWire.line(ControlWire.failure(id: nil, AccessoryError(.invalidRequest, message))))
+        connection.closeWhenFlushed()
+    }
+
+    private func received(_ frame: ControlFrame) {
+        guard let session else { return }
         queued += 1
-        session.receive(unwrapInboundIn(data))
-    }
-
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if case .inputClosed? = event as? ChannelEvent {
-            // Half-closed (e.g. socat after its stdin ends): the session answers, then closes.
-            // Without a session the peer was refused, and the refusal closes once written.
-            session?.inputEnded()
-        }
-        context.fireUserInboundEventTriggered(event)
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        session?.end()
-        session = nil
-        context.fireChannelInactive()
-    }
-
-    /// Writability drops when unread output passes the high water mark (maximumPendingOutputBytes):
-    /// the client is not reading, so it is cut off rather than buffered for without end.
-    func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if !context.channel.isWritable { context.close(promise: nil) }
-        context.fireChannelWritabilityChanged()
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        context.close(promise: nil)
-    }
-
-    func read(context: ChannelHandlerContext) {
-        if isAdmitted, queued < limits.maximumQueuedRequests {
-            context.read()
-        } else {
-            readHeld = true
-        }
+        session.receive(frame)
+        if queued >= limits.maximumQueuedRequests { connection.holdReading() }
     }
 
     private func requestAnswered() {
         queued -= 1
-        guard let context, readHeld, isAdmitted, queued < limits.maximumQueuedRequests else { return }
-        readHeld = false
-        context.read()
+        if queued < limits.maximumQueuedRequests { connection.resumeReading() }
     }
 }

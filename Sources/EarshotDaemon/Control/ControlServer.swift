@@ -1,26 +1,29 @@
 import ControlProtocol
+import Dispatch
 import FoundationEssentials
-import NIOCore
-import NIOPosix
 import Synchronization
 import SystemBridge
 import SystemPackage
 
 /// The control API: a Unix socket speaking JSON Lines (docs/control-protocol.md), answering
-/// through a `DaemonControl`. Only the daemon's own uid may connect.
+/// through a `DaemonControl`. Only the daemon's own uid may connect. The socket's work (accept,
+/// read, frame, write) runs on one serial dispatch queue, woken by dispatch sources; the
+/// answers are the sessions' tasks.
 public final class ControlServer: Sendable {
     public let path: String
     public let limits: ControlLimits
-    private let listener: any Channel
+    private let listener: UnixListener
+    private let acceptor: Acceptor
     private let connections: ConnectionRegistry
     private let socketIdentity: FileSystem.Identity?
     private let closed = Mutex(false)
 
-    private init(path: String, limits: ControlLimits, listener: any Channel,
+    private init(path: String, limits: ControlLimits, listener: UnixListener, acceptor: Acceptor,
                  connections: ConnectionRegistry, socketIdentity: FileSystem.Identity?) {
         self.path = path
         self.limits = limits
         self.listener = listener
+        self.acceptor = acceptor
         self.connections = connections
         self.socketIdentity = socketIdentity
     }
@@ -32,57 +35,33 @@ public final class ControlServer: Sendable {
     ) async throws(ControlServerError) -> ControlServer {
         try ControlSocketFile.prepareDirectory(for: path)
         try ControlSocketFile.clearStale(at: path)
-        // NIO's process-wide group, never shut down: a request the daemon answers after close
-        // then fails its write on a closed channel instead of scheduling on a dead loop.
-        let group = MultiThreadedEventLoopGroup.singleton
-        let connections = ConnectionRegistry(maximum: limits.maximumConnections)
-        let allowedUID = CurrentProcess.userID
-        let bootstrap = ServerBootstrap(group: group)
-            .serverChannelOption(ChannelOptions.backlog, value: 64)
-            .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
-            // Each read into a buffer of at most 16 KiB (a line longer than that arrives in
-            // several): a connection holds little more than its unanswered line.
-            .childChannelOption(
-                ChannelOptions.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 1024, maximum: 16 * 1024))
-            .childChannelOption(
-                ChannelOptions.writeBufferWaterMark,
-                value: ChannelOptions.Types.WriteBufferWaterMark(
-                    low: limits.maximumPendingOutputBytes / 2, high: limits.maximumPendingOutputBytes))
-            .childChannelInitializer { channel in
-                guard connections.add(channel) else { return channel.close() }
-                channel.closeFuture.whenComplete { _ in connections.remove(channel) }
-                return channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandlers([
-                        ByteToMessageHandler(ControlLineDecoder(maximumLineBytes: limits.maximumLineBytes)),
-                        ControlConnectionHandler(control: control, limits: limits, allowedUID: allowedUID) { session in
-                            connections.attach(session, to: channel)
-                        },
-                    ])
-                }
-            }
         // Listen on a temporary name, restrict it, then rename it into place: a client that
         // sees `path` can connect (a socket file appears at bind, before listen) and it is 0600.
         let temporary = "\(path).tmp-\(CurrentProcess.id)"
         _ = try? FileSystem.remove(temporary)
-        let listener: any Channel
+        var listener: UnixListener
         do {
-            listener = try await bootstrap.bind(unixDomainSocketPath: temporary).get()
+            listener = try UnixListener.listen(path: temporary, backlog: 64)
         } catch {
-            throw .socket(path, "cannot listen: \(error)")
+            throw .socket(path, "cannot listen: \(error.reason)")
         }
         do throws(ControlServerError) {
             try ControlSocketFile.restrictToOwner(temporary)
             do {
                 try FileSystem.rename(temporary, to: path)
+                listener = listener.moved(to: path)
             } catch {
                 throw ControlServerError.socket(path, "cannot move the socket into place: \(error.reason)")
             }
         } catch {
-            try? await listener.close()
+            listener.close()
             _ = try? FileSystem.remove(temporary)
             throw error
         }
-        return ControlServer(path: path, limits: limits, listener: listener, connections: connections,
+        let connections = ConnectionRegistry(maximum: limits.maximumConnections)
+        let acceptor = Acceptor(listener: listener, control: control, limits: limits, connections: connections)
+        acceptor.start()
+        return ControlServer(path: path, limits: limits, listener: listener, acceptor: acceptor, connections: connections,
                              socketIdentity: ControlSocketFile.identity(of: path))
     }
 
@@ -95,9 +74,9 @@ public final class ControlServer: Sendable {
             return closed
         }
         guard !wasClosed else { return }
-        try? await listener.close()
+        await acceptor.stop()
         let open = connections.closeAll()
-        for connection in open { try? await connection.channel.close() }
+        for connection in open { connection.connection.close() }
         for connection in open { await connection.session?.finished() }
         ControlSocketFile.remove(path, ifStill: socketIdentity)
     }
@@ -106,10 +85,110 @@ public final class ControlServer: Sendable {
     public var connectionCount: Int { connections.count }
 }
 
+/// Accepts connections on the control queue while the listener is readable, and admits
+/// each: the registry's cap first, then the peer's uid (ControlConnectionHandler).
+private final class Acceptor: @unchecked Sendable {
+    private let listener: UnixListener
+    private let control: any DaemonControl
+    private let limits: ControlLimits
+    private let connections: ConnectionRegistry
+    private let queue = DispatchQueue(label: "earshot.control")
+    private let source: DispatchSourceRead
+    private let readBuffer = ControlReadBuffer()
+    private let allowedUID = CurrentProcess.userID
+    // On `queue` only:
+    /// Out of descriptors: accepting waits until a connection closes.
+    private var waitingForDescriptors = false
+    /// When running out of descriptors was last said: at most once a minute.
+    private var saidOutOfDescriptors: ContinuousClock.Instant?
+    private var stopped = false
+
+    /// Connections accepted in one turn at most, so a flood of them cannot hold the queue.
+    private static let acceptsPerTurn = 64
+
+    init(listener: UnixListener, control: any DaemonControl, limits: ControlLimits, connections: ConnectionRegistry) {
+        self.listener = listener
+        self.control = control
+        self.limits = limits
+        self.connections = connections
+        source = DispatchSource.makeReadSource(fileDescriptor: listener.descriptor, queue: queue)
+    }
+
+    func start() {
+        source.setEventHandler { [self] in acceptAvailable() }
+        source.setCancelHandler { [listener] in listener.close() }
+        source.activate()
+    }
+
+    /// Stops accepting; returns once the listening descriptor is closed.
+    func stop() async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            queue.async { [self] in
+                stopped = true
+                source.setCancelHandler { [listener] in
+                    listener.close()
+                    done.resume()
+                }
+                source.cancel()
+                if waitingForDescriptors { source.resume() }
+            }
+        }
+    }
+
+    private func acceptAvailable() {
+        for _ in 0..<Self.acceptsPerTurn {
+            guard !stopped, !waitingForDescriptors else { return }
+            let descriptor: Int32
+            do {
+                guard let accepted = try listener.accept() else { return }
+                descriptor = accepted
+            } catch {
+                // Out of descriptors (EMFILE, ENFILE): the connection stays in the backlog and
+                // the listener stays readable. Retrying at once would spin; a connection closing
+                // is what frees a descriptor, so accepting resumes then.
+                waitingForDescriptors = true
+                source.suspend()
+                let now = ContinuousClock.now
+                if saidOutOfDescriptors.map({ now - $0 >= .seconds(60) }) ?? true {
+                    saidOutOfDescriptors = now
+                    ConnectionRegistry.warn("control socket: cannot accept a connection (\(error)): new connections wait until one closes (said at most once a minute)")
+                }
+                return
+            }
+            admit(descriptor)
+        }
+        queue.async { [self] in acceptAvailable() }
+    }
+
+    private func admit(_ descriptor: Int32) {
+        let connection = ControlConnection(descriptor: descriptor, queue: queue, limits: limits, readBuffer: readBuffer)
+        guard connections.add(connection) else {
+            connection.start(ControlConnection.Handlers(frame: { _ in }, inputEnded: {}, closed: {}))
+            connection.close()
+            return
+        }
+        let handler = ControlConnectionHandler(connection: connection, queue: queue, control: control, limits: limits)
+        handler.start(allowedUID: allowedUID, admitted: { session in connections.attach(session, to: connection) }) { [self] in
+            connections.remove(connection)
+            connectionClosed()
+        }
+    }
+
+    /// A descriptor was freed: accepting can go on if it waited for one.
+    private func connectionClosed() {
+        queue.async { [self] in
+            guard waitingForDescriptors, !stopped else { return }
+            waitingForDescriptors = false
+            source.resume()
+            acceptAvailable()
+        }
+    }
+}
+
 /// The open connections, so close can end them; none are admitted once closing began.
 private final class ConnectionRegistry: Sendable {
     struct Connection {
-        var channel: any Channel
+        var connection: ControlConnection
         var session: ControlSession?
         /// When it was admitted, on `ControlActivity`'s count.
         var opened: UInt64 = 0
@@ -135,12 +214,12 @@ private final class ConnectionRegistry: Sendable {
 
     init(maximum: Int) { self.maximum = max(1, maximum) }
 
-    /// Admits `channel`; at the cap the oldest idle connection is closed to make room (said
-    /// once, on stderr as the daemon's log), or, with none idle, `channel` is refused.
-    func add(_ channel: any Channel) -> Bool {
-        let (admitted, evicted, say) = state.withLock { state -> (Bool, (any Channel)?, String?) in
+    /// Admits `connection`; at the cap the oldest idle connection is closed to make room (said
+    /// once, on stderr as the daemon's log), or, with none idle, `connection` is refused.
+    func add(_ connection: ControlConnection) -> Bool {
+        let (admitted, evicted, say) = state.withLock { state -> (Bool, ControlConnection?, String?) in
             guard !state.closing else { return (false, nil, nil) }
-            var evicted: (any Channel)?
+            var evicted: ControlConnection?
             var say: String?
             if state.connections.count >= maximum {
                 // Idle the longest: the last request answered (or the admission, for one that
@@ -152,37 +231,37 @@ private final class ConnectionRegistry: Sendable {
                     return (false, nil, say)
                 }
                 state.connections.removeValue(forKey: idle.key)
-                evicted = idle.value.channel
+                evicted = idle.value.connection
                 if !state.saidCapped { say = "control socket: \(maximum) connections open: closing the oldest idle ones to make room (said once)" }
                 state.saidCapped = true
             }
-            state.connections[ObjectIdentifier(channel)] = Connection(channel: channel, opened: ControlActivity.next())
+            state.connections[ObjectIdentifier(connection)] = Connection(connection: connection, opened: ControlActivity.next())
             state.peak = max(state.peak, state.connections.count)
             return (true, evicted, say)
         }
-        evicted?.close(promise: nil)
+        evicted?.close()
         if let say { ConnectionRegistry.warn(say) }
         return admitted
     }
 
     /// The daemon's log is its stderr (swift-log's stream handler).
-    private static func warn(_ line: String) {
+    static func warn(_ line: String) {
         _ = try? FileDescriptor.standardError.writeAll(Array("earshot: \(line)\n".utf8))
     }
 
     /// The session of an admitted connection, so close can wait for its requests.
-    func attach(_ session: ControlSession, to channel: any Channel) {
-        state.withLock { $0.connections[ObjectIdentifier(channel)]?.session = session }
+    func attach(_ session: ControlSession, to connection: ControlConnection) {
+        state.withLock { $0.connections[ObjectIdentifier(connection)]?.session = session }
     }
 
-    func remove(_ channel: any Channel) {
+    func remove(_ connection: ControlConnection) {
         let trim = state.withLock { state -> Bool in
-            state.connections.removeValue(forKey: ObjectIdentifier(channel))
+            state.connections.removeValue(forKey: ObjectIdentifier(connection))
             guard state.peak >= Self.burstWorthTrimming, state.connections.count <= state.peak / 4 else { return false }
             state.peak = state.connections.count
             return true
         }
-        // Off the event loop: trimming a large heap takes milliseconds.
+        // Off the control queue: trimming a large heap takes milliseconds.
         if trim { Task.detached(priority: .background) { CurrentProcess.returnFreedMemory() } }
     }
 

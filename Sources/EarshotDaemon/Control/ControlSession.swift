@@ -1,16 +1,15 @@
 import ControlProtocol
 import AudioGraph
 import FoundationEssentials
-import NIOCore
 import RoutingPolicy
 import Synchronization
 
 /// One connection's async side: answers its requests one at a time and in order through the
 /// daemon, and streams its subscription. Writes never wait for the client to read: a client
-/// that falls behind is cut off by the write-buffer bound (ControlConnectionHandler), so
-/// neither the daemon nor other clients ever wait on it.
+/// that falls behind is cut off by the output bound (ControlConnection), so neither the
+/// daemon nor other clients ever wait on it.
 final class ControlSession: Sendable {
-    private let channel: any Channel
+    private let connection: ControlConnection
     private let control: any DaemonControl
     private let limits: ControlLimits
     private let frames: AsyncStream<ControlFrame>.Continuation
@@ -37,8 +36,8 @@ final class ControlSession: Sendable {
     }
 
     /// `answered` runs after each request is answered, so the handler can read more.
-    init(channel: any Channel, control: any DaemonControl, limits: ControlLimits, answered: @escaping @Sendable () -> Void) {
-        self.channel = channel
+    init(connection: ControlConnection, control: any DaemonControl, limits: ControlLimits, answered: @escaping @Sendable () -> Void) {
+        self.connection = connection
         self.control = control
         self.limits = limits
         // Unbounded here because the handler bounds it: it stops reading at maximumQueuedRequests.
@@ -97,7 +96,6 @@ final class ControlSession: Sendable {
     }
 
     private func serve(_ frames: AsyncStream<ControlFrame>, answered: @escaping @Sendable () -> Void) async {
-        var lastWrite: EventLoopFuture<Void>?
         var subscribed = false
         /// The connection streams a recording (`record`): no events may mix into it.
         var streamsRecording = false
@@ -114,7 +112,7 @@ final class ControlSession: Sendable {
             // must never be taken for busy (at the connection cap, the idle ones make room).
             guard saved != nil || pending != nil else {
                 answered()
-                lastWrite = write(line: line)
+                write(line: line)
                 return
             }
             let previous = pending
@@ -122,13 +120,13 @@ final class ControlSession: Sendable {
                 await previous?.value
                 await saved?()
                 answered()
-                _ = write(line: line)
+                write(line: line)
             }
         }
         for await frame in frames {
             switch frame {
-            case .line(let buffer):
-                let line = Data(buffer.readableBytesView)
+            case .line(let bytes):
+                let line = Data(bytes)
                 // Blank lines (a stray Enter in socat) are not requests.
                 guard !line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) else {
                     answered()
@@ -155,7 +153,7 @@ final class ControlSession: Sendable {
                         streams.store(true, ordering: .relaxed)
                     }
                     answered()
-                    lastWrite = write(ControlWire.success(id: request.id, ControlWire.SubscribeResult()))
+                    write(ControlWire.success(id: request.id, ControlWire.SubscribeResult()))
                     if let events { forward(events) }
                 case .success(let request) where request.command == .record:
                     await pending?.value
@@ -169,7 +167,7 @@ final class ControlSession: Sendable {
                     streamsRecording = true
                     streams.store(true, ordering: .relaxed)
                     answered()
-                    lastWrite = write(ControlWire.success(id: request.id, ControlWire.RecordResult(graph: recording.graph)))
+                    write(ControlWire.success(id: request.id, ControlWire.RecordResult(graph: recording.graph)))
                     startRecording(recording)
                 case .success(let request):
                     let (reply, saved) = await answer(request, reporter: &reporter)
@@ -179,15 +177,14 @@ final class ControlSession: Sendable {
                 await pending?.value
                 let kib = limits.maximumLineBytes / 1024
                 let error = AccessoryError(.invalidRequest, "line longer than \(limits.maximumLineBytes) bytes: send each request as one line of JSON under \(kib) KiB; closing the connection")
-                try? await write(ControlWire.failure(id: nil, error)).get()
-                try? await channel.close()
+                write(ControlWire.failure(id: nil, error))
+                connection.closeWhenFlushed()
                 return
             }
         }
         await pending?.value
         guard !Task.isCancelled, !subscribed else { return }
-        try? await lastWrite?.get()
-        try? await channel.close()
+        connection.closeWhenFlushed()
     }
 
     /// The reply line to `request`.
@@ -254,47 +251,40 @@ final class ControlSession: Sendable {
     }
 
     /// Writes each event of `events` to the client until the stream ends. A subscriber that
-    /// does not read is cut off once its unwritten events pass `maximumPendingEventBytes`.
-    private func forward(_ lines: AsyncStream<ByteBuffer>) {
-        let channel = channel
+    /// does not read is cut off once what it has not taken passes `maximumPendingEventBytes`.
+    private func forward(_ lines: AsyncStream<[UInt8]>) {
+        let connection = connection
         let cap = limits.maximumPendingEventBytes
-        let unwritten = Atomic<Int>(0)
         run {
             for await line in lines {
-                let size = line.readableBytes
-                guard unwritten.load(ordering: .relaxed) + size <= cap else {
-                    try? await channel.close()
+                guard connection.unsentBytes + line.count <= cap else {
+                    connection.close()
                     return
                 }
-                unwritten.add(size, ordering: .relaxed)
-                let promise = channel.eventLoop.makePromise(of: Void.self)
-                promise.futureResult.whenComplete { _ in unwritten.subtract(size, ordering: .relaxed) }
-                channel.writeAndFlush(line, promise: promise)
+                connection.send(line)
             }
             // The daemon ended the stream (it is stopping): tell the subscriber by closing.
-            if !Task.isCancelled { try? await channel.close() }
+            if !Task.isCancelled { connection.close() }
         }
     }
 
     private func startRecording(_ recording: InputRecording) {
-        let channel = channel
+        let connection = connection
         run {
             for await line in recording.lines {
-                channel.writeAndFlush(ByteBuffer(bytes: ControlWire.line(ControlWire.RecordLine(line))), promise: nil)
+                connection.send(ControlWire.line(ControlWire.RecordLine(line)))
             }
             // The daemon stopped, or the reader fell too far behind: closing ends the recording.
-            if !Task.isCancelled { try? await channel.close() }
+            if !Task.isCancelled { connection.close() }
         }
     }
 
-    @discardableResult
-    private func write(_ value: some Encodable) -> EventLoopFuture<Void> {
+    private func write(_ value: some Encodable) {
         write(line: ControlWire.line(value))
     }
 
-    @discardableResult
-    private func write(line: Data) -> EventLoopFuture<Void> {
-        channel.writeAndFlush(ByteBuffer(bytes: line))
+    private func write(line: Data) {
+        connection.send(line)
     }
 }
 

@@ -1,5 +1,4 @@
 import ControlProtocol
-import NIOCore
 import RoutingPolicy
 import Synchronization
 
@@ -11,7 +10,7 @@ final class EventHub: Sendable {
     private struct State {
         var subscribers: [UInt64: AsyncStream<DaemonEvent>.Continuation] = [:]
         /// The socket's subscribers: each event's line is encoded once and shared by all.
-        var lineSubscribers: [UInt64: AsyncStream<ByteBuffer>.Continuation] = [:]
+        var lineSubscribers: [UInt64: AsyncStream<[UInt8]>.Continuation] = [:]
         var nextToken: UInt64 = 0
         var closed = false
         /// The host addresses subscribers were last told about (at start, the config's).
@@ -39,7 +38,7 @@ final class EventHub: Sendable {
         }
         guard !lineSubscribers.isEmpty else { return }
         // One encoding, one buffer: 300 subscribers queue 300 references to it, not 300 copies.
-        let line = ByteBuffer(bytes: ControlWire.line(ControlWire.event(event)))
+        let line = Array(ControlWire.line(ControlWire.event(event)))
         for subscriber in lineSubscribers {
             if case .dropped = subscriber.yield(line) { subscriber.finish() }
         }
@@ -48,8 +47,8 @@ final class EventHub: Sendable {
     /// A subscription for the control socket: each event as its wire line (ending in a
     /// newline), shared by every subscriber; at most `maximumQueuedEvents` waiting, past which
     /// the subscriber is cut off.
-    func subscribeLines() -> AsyncStream<ByteBuffer> {
-        let (stream, continuation) = AsyncStream.makeStream(of: ByteBuffer.self, bufferingPolicy: .bufferingOldest(Self.maximumQueuedEvents))
+    func subscribeLines() -> AsyncStream<[UInt8]> {
+        let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .bufferingOldest(Self.maximumQueuedEvents))
         let token = state.withLock { state -> UInt64? in
             guard !state.closed else { return nil }
             state.nextToken += 1

@@ -7,8 +7,7 @@ import Glibc
 /// (SO_PEERCRED): the uid cannot be forged by the peer, unlike anything it sends.
 ///
 /// Its only stored property is C's `struct ucred` (redeclared in CEarshotLinux, where
-/// `_Static_assert`s hold it to glibc's layout), so a getsockopt made by someone else (NIO's
-/// `unsafeGetSocketOption`) can fill a `PeerCredentials` directly.
+/// `_Static_assert`s hold it to glibc's layout).
 public struct PeerCredentials: Sendable, Hashable, CustomStringConvertible {
     private var raw: CEarshotLinux_ucred
 
@@ -19,10 +18,6 @@ public struct PeerCredentials: Sendable, Hashable, CustomStringConvertible {
     public var pid: Int32 { raw.pid }
     public var uid: UInt32 { raw.uid }
     public var gid: UInt32 { raw.gid }
-
-    /// SOL_SOCKET and SO_PEERCRED: the option to read a `PeerCredentials` with.
-    public static var socketOptionLevel: Int32 { CEarshotLinux_SOL_SOCKET() }
-    public static var socketOptionName: Int32 { CEarshotLinux_SO_PEERCRED() }
 
     /// The credentials of the peer of the connected Unix socket `descriptor`.
     public static func of(socket descriptor: Int32) throws(SystemError) -> PeerCredentials {

@@ -1,0 +1,257 @@
+import Dispatch
+import Synchronization
+import SystemBridge
+
+/// One control connection's socket, driven by dispatch sources on the control queue: reads
+/// become lines (ControlLineFramer), writes are buffered while the socket is full, and a client
+/// whose unread output passes `maximumPendingOutputBytes` is cut off rather than buffered for
+/// without end. Reading starts only when the owner allows it (`resumeReading`) and stops while
+/// it holds it back, so a client that floods waits in its own socket, not in the daemon.
+///
+/// Every mutable property is touched only on `queue`; other threads send, close and wait for
+/// the output through it. The descriptor is closed once both sources are cancelled.
+final class ControlConnection: @unchecked Sendable {
+    let descriptor: Int32
+    private let queue: DispatchQueue
+    private let maximumPendingOutputBytes: Int
+    private let readSource: DispatchSourceRead
+    private let writeSource: DispatchSourceWrite
+    /// Bytes passed to `send` and not yet taken by the socket, readable from any thread.
+    private let unsent = Atomic<Int>(0)
+
+    // On `queue` only:
+    private var framer: ControlLineFramer
+    private var handlers: Handlers?
+    private var reading = SourceState.inactive
+    private var writing = SourceState.inactive
+    private var readingHeld = true
+    private var inputEnded = false
+    private var isClosed = false
+    private var sourcesCancelled = 0
+    private var output: [UInt8] = []
+    /// Where the unsent part of `output` starts (what was sent is dropped in one go, not per write).
+    private var outputStart = 0
+    private var flushWaiters: [CheckedContinuation<Void, Never>] = []
+    private var closesWhenFlushed = false
+
+    private enum SourceState { case inactive, running, suspended }
+
+    /// What the connection tells its owner, on the control queue.
+    struct Handlers {
+        /// A complete line, or the news that one was too long.
+        var frame: (ControlFrame) -> Void
+        /// The client shut its sending side (the connection stays open for the answers).
+        var inputEnded: () -> Void
+        /// The connection closed (either side, or cut off); nothing more comes.
+        var closed: () -> Void
+    }
+
+    private let readBuffer: ControlReadBuffer
+
+    init(descriptor: Int32, queue: DispatchQueue, limits: ControlLimits, readBuffer: ControlReadBuffer) {
+        self.descriptor = descriptor
+        self.queue = queue
+        self.readBuffer = readBuffer
+        maximumPendingOutputBytes = limits.maximumPendingOutputBytes
+        framer = ControlLineFramer(maximumLineBytes: limits.maximumLineBytes)
+        readSource = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
+        writeSource = DispatchSource.makeWriteSource(fileDescriptor: descriptor, queue: queue)
+    }
+
+    /// Sets what the connection reports to, and starts it (reading still held). On `queue`.
+    func start(_ handlers: Handlers) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        self.handlers = handlers
+        readSource.setEventHandler { [self] in readAvailable() }
+        readSource.setCancelHandler { [self] in sourceCancelled() }
+        writeSource.setEventHandler { [self] in flushOutput() }
+        writeSource.setCancelHandler { [self] in sourceCancelled() }
+    }
+
+    // MARK: Reading
+
+    /// Lets reading go on (at the start, and after `holdReading`). On `queue`.
+    func resumeReading() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard readingHeld, !isClosed, !inputEnded else { return }
+        readingHeld = false
+        run(readSource, &reading)
+        // What is already waiting is read now: a source may report only new arrivals.
+        readAvailable()
+    }
+
+    /// Stops reading until `resumeReading`: what the client sends waits in its socket. On `queue`.
+    func holdReading() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !readingHeld, !isClosed else { return }
+        readingHeld = true
+        pause(readSource, &reading)
+    }
+
+    /// At most this much is read in one turn, so one flooding client cannot hold the queue.
+    private static let bytesPerTurn = 64 * 1024
+
+    private func readAvailable() {
+        var taken = 0
+        while !readingHeld, !isClosed, !inputEnded {
+            guard taken < Self.bytesPerTurn else {
+                // The rest in a later turn, after the other connections' events.
+                queue.async { [self] in readAvailable() }
+                return
+            }
+            let received: NonblockingSocket.Received
+            do {
+                received = try NonblockingSocket.receive(descriptor, into: readBuffer.bytes)
+            } catch {
+                return closeNow()
+            }
+            switch received {
+            case .wouldBlock:
+                return
+            case .end:
+                return endOfInput()
+            case .bytes(let count):
+                taken += count
+                framer.take(UnsafeRawBufferPointer(rebasing: readBuffer.bytes[..<count])) { frame in handlers?.frame(frame) }
+            }
+        }
+    }
+
+    /// The client's input ended. One that only shut down its sending side still reads the
+    /// answers (socat after its stdin ends); one that is gone altogether is closed now.
+    private func endOfInput() {
+        framer.end()
+        inputEnded = true
+        pause(readSource, &reading)
+        if NonblockingSocket.peerHungUp(descriptor) { return closeNow() }
+        handlers?.inputEnded()
+    }
+
+    // MARK: Writing
+
+    /// Bytes passed to `send` and not yet taken by the socket, from any thread.
+    var unsentBytes: Int { unsent.load(ordering: .relaxed) }
+
+    /// Writes `bytes` after everything sent before, from any thread. A connection already
+    /// closed drops them.
+    func send(_ bytes: some Collection<UInt8> & Sendable) {
+        unsent.add(bytes.count, ordering: .relaxed)
+        queue.async { [self] in
+            guard !isClosed else {
+                unsent.subtract(bytes.count, ordering: .relaxed)
+                return
+            }
+            output.append(contentsOf: bytes)
+            guard output.count - outputStart <= maximumPendingOutputBytes else {
+                // The client does not read: cut off.
+                return closeNow()
+            }
+            if writing != .running { flushOutput() }
+        }
+    }
+
+    /// Returns once everything sent before it is taken by the socket, or the connection closed.
+    func flushed() async {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            queue.async { [self] in
+                if isClosed || outputStart == output.count { waiter.resume() } else { flushWaiters.append(waiter) }
+            }
+        }
+    }
+
+    private func flushOutput() {
+        guard !isClosed else { return }
+        while outputStart < output.count {
+            let written: Int
+            do {
+                written = try output.withUnsafeBytes { try NonblockingSocket.send(descriptor, UnsafeRawBufferPointer(rebasing: $0[outputStart...])) }
+            } catch {
+                return closeNow()
+            }
+            guard written > 0 else {
+                // The socket is full: the write source says when it takes more.
+                run(writeSource, &writing)
+                return
+            }
+            outputStart += written
+            unsent.subtract(written, ordering: .relaxed)
+        }
+        output.removeAll(keepingCapacity: output.capacity <= 64 * 1024)
+        outputStart = 0
+        pause(writeSource, &writing)
+        resumeFlushWaiters()
+        if closesWhenFlushed { closeNow() }
+    }
+
+    /// Closes the connection once everything sent before is written (a refusal, the last
+    /// answer), from any thread.
+    func closeWhenFlushed() {
+        queue.async { [self] in
+            if outputStart == output.count { closeNow() } else { closesWhenFlushed = true }
+        }
+    }
+
+    private func resumeFlushWaiters() {
+        let waiters = flushWaiters
+        flushWaiters = []
+        for waiter in waiters { waiter.resume() }
+    }
+
+    // MARK: Closing
+
+    /// Closes the connection, from any thread; what is not yet written is dropped.
+    func close() {
+        queue.async { [self] in closeNow() }
+    }
+
+    private func closeNow() {
+        guard !isClosed else { return }
+        isClosed = true
+        unsent.subtract(output.count - outputStart, ordering: .relaxed)
+        output = []
+        outputStart = 0
+        cancel(readSource, &reading)
+        cancel(writeSource, &writing)
+        resumeFlushWaiters()
+        let closed = handlers?.closed
+        handlers = nil
+        closed?()
+    }
+
+    /// Both sources are done with the descriptor: it can go.
+    private func sourceCancelled() {
+        sourcesCancelled += 1
+        if sourcesCancelled == 2 { NonblockingSocket.close(descriptor) }
+    }
+
+    // MARK: Sources
+
+    private func run(_ source: some DispatchSourceProtocol, _ state: inout SourceState) {
+        switch state {
+        case .inactive: source.activate()
+        case .suspended: source.resume()
+        case .running: return
+        }
+        state = .running
+    }
+
+    private func pause(_ source: some DispatchSourceProtocol, _ state: inout SourceState) {
+        guard state == .running else { return }
+        source.suspend()
+        state = .suspended
+    }
+
+    /// A source runs its cancel handler only once it runs: a suspended or never started one
+    /// is started first (its event handler does nothing once `isClosed` is set).
+    private func cancel(_ source: some DispatchSourceProtocol, _ state: inout SourceState) {
+        source.cancel()
+        run(source, &state)
+    }
+}
+
+/// The read buffer the connections of one server share: all of them read on its one serial
+/// queue, so 512 connections hold 16 KiB for reading, not 512 times that. Never freed: a
+/// server's connections may outlive it by a turn of the queue.
+final class ControlReadBuffer: @unchecked Sendable {
+    let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: 16 * 1024, alignment: 8)
+}
