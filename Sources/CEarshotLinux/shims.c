@@ -4,6 +4,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -169,4 +171,55 @@ int CEarshotLinux_rfcomm_connect(int fd, const uint8_t *address, uint8_t channel
 
 int CEarshotLinux_malloc_trim(void) {
     return malloc_trim(0);
+}
+
+// --- The relocation table ---------------------------------------------------------------
+
+struct relocation_table {
+    uintptr_t start, end;  // the table, as mapped
+    int found;             // the main program was seen
+    int read_only;         // the table lies inside one of its read-only segments
+};
+
+static int find_relocation_table(struct dl_phdr_info *info, size_t size, void *context) {
+    (void)size;
+    struct relocation_table *table = context;
+    if (info->dlpi_name != NULL && info->dlpi_name[0] != '\0') return 0;  // the program has no name
+    table->found = 1;
+    const ElfW(Dyn) *dynamic = NULL;
+    for (int index = 0; index < info->dlpi_phnum; index++) {
+        if (info->dlpi_phdr[index].p_type == PT_DYNAMIC) dynamic = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[index].p_vaddr);
+    }
+    if (dynamic == NULL) return 1;
+    uintptr_t address = 0, bytes = 0;
+    for (const ElfW(Dyn) *entry = dynamic; entry->d_tag != DT_NULL; entry++) {
+        if (entry->d_tag == DT_RELA) address = entry->d_un.d_ptr;
+        if (entry->d_tag == DT_RELASZ) bytes = entry->d_un.d_val;
+    }
+    if (address == 0 || bytes == 0) return 1;
+    // The loader rewrites the table's address as loaded on most targets; where it does not,
+    // it is still relative to the load address.
+    if (address < info->dlpi_addr) address += info->dlpi_addr;
+    table->start = address;
+    table->end = address + bytes;
+    for (int index = 0; index < info->dlpi_phnum; index++) {
+        const ElfW(Phdr) *header = &info->dlpi_phdr[index];
+        uintptr_t segment = info->dlpi_addr + header->p_vaddr;
+        if (header->p_type == PT_LOAD && !(header->p_flags & PF_W) && table->start >= segment && table->end <= segment + header->p_memsz) {
+            table->read_only = 1;
+        }
+    }
+    return 1;
+}
+
+long CEarshotLinux_release_relocation_table(void) {
+    struct relocation_table table = {0};
+    dl_iterate_phdr(find_relocation_table, &table);
+    if (!table.found || !table.read_only) return 0;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t first = (table.start + page - 1) & ~(page - 1);
+    uintptr_t last = table.end & ~(page - 1);
+    if (last <= first) return 0;
+    if (madvise((void *)first, last - first, MADV_DONTNEED) != 0) return -1;
+    return (long)(last - first);
 }

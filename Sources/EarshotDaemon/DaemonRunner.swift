@@ -13,6 +13,13 @@ public enum DaemonRunner {
     public static let configInvalidStatus: Int32 = 78
 
     public static func run(_ options: DaemonOptions, logger: Logger) async -> Int32 {
+        // The loader is done with the program's relocation table: its pages need not stay.
+        do {
+            let released = try CurrentProcess.releaseRelocationTable()
+            logger.debug("relocation table: \(released / 1024) KiB given back")
+        } catch {
+            logger.debug("relocation table kept: \(error)")
+        }
         let daemon: Daemon
         do {
             daemon = try Daemon(options: options, logger: logger)

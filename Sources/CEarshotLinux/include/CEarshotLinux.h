@@ -114,3 +114,11 @@ int CEarshotLinux_rfcomm_connect(int fd, const uint8_t *address, uint8_t channel
 // burst of clients has left. <malloc.h> is not in Swift's Glibc module. Returns 1 when memory
 // was released, 0 when there was none to give back.
 int CEarshotLinux_malloc_trim(void);
+
+// The program's own relocation table (DT_RELA: 1.4 MB in earshotd, one entry per absolute
+// pointer in the Swift metadata) is read once, by the loader, before main, and never again;
+// yet its pages stay mapped for the life of a daemon. This gives back the whole pages it fills
+// (madvise MADV_DONTNEED; a page it shares with other sections stays), as a kernel frees its
+// init memory. Only a table in a read-only segment of the main program is touched. Returns the
+// bytes given back (0: none, or a table too small for a whole page), or -1 with errno set.
+long CEarshotLinux_release_relocation_table(void);
