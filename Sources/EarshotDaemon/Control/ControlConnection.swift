@@ -28,9 +28,7 @@ final class ControlConnection: @unchecked Sendable {
     private var inputEnded = false
     private var isClosed = false
     private var sourcesCancelled = 0
-    private var output: [UInt8] = []
-    /// Where the unsent part of `output` starts (what was sent is dropped in one go, not per write).
-    private var outputStart = 0
+    private var output = ControlOutputBuffer()
     private var flushWaiters: [CheckedContinuation<Void, Never>] = []
     private var closesWhenFlushed = false
 
@@ -141,8 +139,8 @@ final class ControlConnection: @unchecked Sendable {
                 unsent.subtract(bytes.count, ordering: .relaxed)
                 return
             }
-            output.append(contentsOf: bytes)
-            guard output.count - outputStart <= maximumPendingOutputBytes else {
+            output.append(bytes)
+            guard output.unsentCount <= maximumPendingOutputBytes else {
                 // The client does not read: cut off.
                 return closeNow()
             }
@@ -154,17 +152,17 @@ final class ControlConnection: @unchecked Sendable {
     func flushed() async {
         await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
             queue.async { [self] in
-                if isClosed || outputStart == output.count { waiter.resume() } else { flushWaiters.append(waiter) }
+                if isClosed || output.isEmpty { waiter.resume() } else { flushWaiters.append(waiter) }
             }
         }
     }
 
     private func flushOutput() {
         guard !isClosed else { return }
-        while outputStart < output.count {
+        while !output.isEmpty {
             let written: Int
             do {
-                written = try output.withUnsafeBytes { try NonblockingSocket.send(descriptor, UnsafeRawBufferPointer(rebasing: $0[outputStart...])) }
+                written = try output.withUnsent { try NonblockingSocket.send(descriptor, $0) }
             } catch {
                 return closeNow()
             }
@@ -173,11 +171,9 @@ final class ControlConnection: @unchecked Sendable {
                 run(writeSource, &writing)
                 return
             }
-            outputStart += written
+            output.consume(written)
             unsent.subtract(written, ordering: .relaxed)
         }
-        output.removeAll(keepingCapacity: output.capacity <= 64 * 1024)
-        outputStart = 0
         pause(writeSource, &writing)
         resumeFlushWaiters()
         if closesWhenFlushed { closeNow() }
@@ -187,7 +183,7 @@ final class ControlConnection: @unchecked Sendable {
     /// answer), from any thread.
     func closeWhenFlushed() {
         queue.async { [self] in
-            if outputStart == output.count { closeNow() } else { closesWhenFlushed = true }
+            if output.isEmpty { closeNow() } else { closesWhenFlushed = true }
         }
     }
 
@@ -207,9 +203,8 @@ final class ControlConnection: @unchecked Sendable {
     private func closeNow() {
         guard !isClosed else { return }
         isClosed = true
-        unsent.subtract(output.count - outputStart, ordering: .relaxed)
-        output = []
-        outputStart = 0
+        unsent.subtract(output.unsentCount, ordering: .relaxed)
+        output = ControlOutputBuffer()
         cancel(readSource, &reading)
         cancel(writeSource, &writing)
         resumeFlushWaiters()
