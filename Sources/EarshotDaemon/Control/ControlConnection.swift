@@ -8,8 +8,8 @@ import SystemBridge
 /// without end. Reading starts only when the owner allows it (`resumeReading`) and stops while
 /// it holds it back, so a client that floods waits in its own socket, not in the daemon.
 ///
-/// Every mutable property is touched only on `queue`; other threads send, close and wait for
-/// the output through it. The descriptor is closed once both sources are cancelled.
+/// Every mutable property is touched only on `queue`; other threads send and close through
+/// it. The descriptor is closed once both sources are cancelled.
 final class ControlConnection: @unchecked Sendable {
     let descriptor: Int32
     private let queue: DispatchQueue
@@ -29,7 +29,6 @@ final class ControlConnection: @unchecked Sendable {
     private var isClosed = false
     private var sourcesCancelled = 0
     private var output = ControlOutputBuffer()
-    private var flushWaiters: [CheckedContinuation<Void, Never>] = []
     private var closesWhenFlushed = false
 
     private enum SourceState { case inactive, running, suspended }
@@ -148,15 +147,6 @@ final class ControlConnection: @unchecked Sendable {
         }
     }
 
-    /// Returns once everything sent before it is taken by the socket, or the connection closed.
-    func flushed() async {
-        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-            queue.async { [self] in
-                if isClosed || output.isEmpty { waiter.resume() } else { flushWaiters.append(waiter) }
-            }
-        }
-    }
-
     private func flushOutput() {
         guard !isClosed else { return }
         while !output.isEmpty {
@@ -175,7 +165,6 @@ final class ControlConnection: @unchecked Sendable {
             unsent.subtract(written, ordering: .relaxed)
         }
         pause(writeSource, &writing)
-        resumeFlushWaiters()
         if closesWhenFlushed { closeNow() }
     }
 
@@ -185,12 +174,6 @@ final class ControlConnection: @unchecked Sendable {
         queue.async { [self] in
             if output.isEmpty { closeNow() } else { closesWhenFlushed = true }
         }
-    }
-
-    private func resumeFlushWaiters() {
-        let waiters = flushWaiters
-        flushWaiters = []
-        for waiter in waiters { waiter.resume() }
     }
 
     // MARK: Closing
@@ -207,7 +190,6 @@ final class ControlConnection: @unchecked Sendable {
         output = ControlOutputBuffer()
         cancel(readSource, &reading)
         cancel(writeSource, &writing)
-        resumeFlushWaiters()
         let closed = handlers?.closed
         handlers = nil
         closed?()
@@ -245,8 +227,10 @@ final class ControlConnection: @unchecked Sendable {
 }
 
 /// The read buffer the connections of one server share: all of them read on its one serial
-/// queue, so 512 connections hold 16 KiB for reading, not 512 times that. Never freed: a
-/// server's connections may outlive it by a turn of the queue.
+/// queue, so 512 connections hold 16 KiB for reading, not 512 times that. Each connection holds
+/// it, so it goes with the last of them (they may outlive their server by a turn of the queue).
 final class ControlReadBuffer: @unchecked Sendable {
     let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: 16 * 1024, alignment: 8)
+
+    deinit { bytes.deallocate() }
 }
