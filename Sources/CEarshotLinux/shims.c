@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/mman.h>
@@ -38,6 +39,29 @@ int CEarshotLinux_peer_credentials(int fd, struct CEarshotLinux_ucred *credentia
 }
 
 int CEarshotLinux_accept_nonblocking(int fd) { return accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC); }
+
+int CEarshotLinux_hangup_watch_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
+
+int CEarshotLinux_hangup_watch_add(int watch, int fd, uint64_t token) {
+    struct epoll_event event = {.events = 0, .data.u64 = token};
+    return epoll_ctl(watch, EPOLL_CTL_ADD, fd, &event);
+}
+
+int CEarshotLinux_hangup_watch_remove(int watch, int fd) {
+    struct epoll_event unused = {0};
+    return epoll_ctl(watch, EPOLL_CTL_DEL, fd, &unused);
+}
+
+int CEarshotLinux_hangup_watch_gone(int watch, uint64_t *tokens, int capacity) {
+    struct epoll_event events[64];
+    if (capacity > 64) capacity = 64;
+    int count;
+    do {
+        count = epoll_wait(watch, events, capacity, 0);
+    } while (count < 0 && errno == EINTR);
+    for (int index = 0; index < count; index++) tokens[index] = events[index].data.u64;
+    return count;
+}
 
 int CEarshotLinux_inotify_init(void) { return inotify_init1(IN_CLOEXEC | IN_NONBLOCK); }
 
@@ -198,15 +222,20 @@ static int find_relocation_table(struct dl_phdr_info *info, size_t size, void *c
     }
     if (address == 0 || bytes == 0) return 1;
     // The loader rewrites the table's address as loaded on most targets; where it does not,
-    // it is still relative to the load address.
-    if (address < info->dlpi_addr) address += info->dlpi_addr;
-    table->start = address;
-    table->end = address + bytes;
-    for (int index = 0; index < info->dlpi_phnum; index++) {
-        const ElfW(Phdr) *header = &info->dlpi_phdr[index];
-        uintptr_t segment = info->dlpi_addr + header->p_vaddr;
-        if (header->p_type == PT_LOAD && !(header->p_flags & PF_W) && table->start >= segment && table->end <= segment + header->p_memsz) {
-            table->read_only = 1;
+    // it is still relative to the load address. Whichever of the two lies inside a read-only
+    // segment of the program is the table; neither: it is left alone.
+    uintptr_t candidates[2] = {address, address + info->dlpi_addr};
+    for (int candidate = 0; candidate < 2 && !table->read_only; candidate++) {
+        for (int index = 0; index < info->dlpi_phnum; index++) {
+            const ElfW(Phdr) *header = &info->dlpi_phdr[index];
+            uintptr_t segment = info->dlpi_addr + header->p_vaddr;
+            if (header->p_type == PT_LOAD && !(header->p_flags & PF_W) && candidates[candidate] >= segment
+                && candidates[candidate] + bytes <= segment + header->p_memsz) {
+                table->start = candidates[candidate];
+                table->end = candidates[candidate] + bytes;
+                table->read_only = 1;
+                break;
+            }
         }
     }
     return 1;

@@ -10,6 +10,7 @@ public actor InMemoryDaemonControl: DaemonControl {
     private var subscribers: [Int: AsyncStream<DaemonEvent>.Continuation] = [:]
     private var nextSubscriber = 0
     private var waitingForSubscriber: [CheckedContinuation<Void, Never>] = []
+    private var waitingForNoSubscriber: [CheckedContinuation<Void, Never>] = []
     private let reportedStatus: DaemonStatus
     /// Every accessory request performed, as the transport handed it over.
     public private(set) var performed: [AccessoryRequest] = []
@@ -94,6 +95,38 @@ public actor InMemoryDaemonControl: DaemonControl {
 
     public var subscriberCount: Int { subscribers.count }
 
+    /// Returns once every subscription has ended (the server dropped its subscribers), failing
+    /// after `timeout`.
+    public func waitForNoSubscribers(timeout: Duration) async throws {
+        guard !subscribers.isEmpty else { return }
+        let ended = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await self.untilNoSubscribers()
+                return await self.subscribers.isEmpty
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)  // the deadline
+                // Ends the wait above, whichever way it went.
+                await self.answerNoSubscriberWaiters()
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+        if !ended { throw FixtureError("\(subscribers.count) subscriptions still open after \(timeout)") }
+    }
+
+    private func untilNoSubscribers() async {
+        guard !subscribers.isEmpty else { return }
+        await withCheckedContinuation { waitingForNoSubscriber.append($0) }
+    }
+
+    private func answerNoSubscriberWaiters() {
+        for waiter in waitingForNoSubscriber { waiter.resume() }
+        waitingForNoSubscriber = []
+    }
+
     public func emit(_ event: DaemonEvent) {
         for continuation in subscribers.values { continuation.yield(event) }
     }
@@ -103,7 +136,10 @@ public actor InMemoryDaemonControl: DaemonControl {
         subscribers = [:]
     }
 
-    private func drop(_ id: Int) { subscribers[id] = nil }
+    private func drop(_ id: Int) {
+        subscribers[id] = nil
+        if subscribers.isEmpty { answerNoSubscriberWaiters() }
+    }
 }
 
 extension DaemonEvent {

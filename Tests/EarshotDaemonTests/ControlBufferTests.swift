@@ -63,4 +63,21 @@ struct ControlBufferTests {
         #expect(buffer.unsentCount == 100_000)
         #expect(most <= 2 * buffer.unsentCount + 4096 + line.count, "held \(most) bytes for \(buffer.unsentCount) unsent")
     }
+
+    @Test("tagged bytes (events) are counted apart: a tagged append counts until it is wholly taken, untagged ones never")
+    func taggedCount() {
+        var buffer = ControlOutputBuffer()
+        buffer.append([UInt8](repeating: 1, count: 10))
+        buffer.append([UInt8](repeating: 2, count: 5), tagged: true)
+        buffer.append([UInt8](repeating: 3, count: 7))
+        buffer.append([UInt8](repeating: 4, count: 3), tagged: true)
+        #expect(buffer.unsentTaggedCount == 8)
+        #expect(buffer.consume(12) == 0)
+        #expect(buffer.unsentTaggedCount == 8)
+        #expect(buffer.consume(3) == 5)
+        #expect(buffer.unsentTaggedCount == 3)
+        #expect(buffer.consume(9) == 0)
+        #expect(buffer.consume(1) == 3)
+        #expect(buffer.unsentTaggedCount == 0 && buffer.isEmpty)
+    }
 }

@@ -1,4 +1,5 @@
-import EarshotDaemon
+@testable import EarshotDaemon
+import Dispatch
 import Foundation
 import SystemBridge
 import Testing
@@ -48,6 +49,88 @@ struct ControlSocketIOTests {
         }
     }
 
+    @Test("a subscriber that shuts its sending side, then goes away altogether, is dropped at once, not at the next event")
+    func halfClosedThenGone() async throws {
+        try await ControlFixture.with { fixture in
+            let client = try RawControlSocket(path: fixture.socketPath)
+            #expect(try await client.request(#"{"id":1,"op":"subscribe"}"#)["ok"] == .bool(true))
+            client.shutdownWrite()
+            client.shutdownBoth()
+            try await fixture.control.waitForNoSubscribers(timeout: .seconds(30))
+        }
+    }
+
+    @Test("a connection whose client shut its sending side stays open for its answers, and closes as soon as the client goes altogether (the hang-up watch: its read source stopped at the end of input)")
+    func hangUpWatch() async throws {
+        var pair: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0)
+        let (server, client) = (pair[0], pair[1])
+        defer { close(client) }
+        _ = fcntl(server, F_SETFL, O_NONBLOCK)
+        let queue = DispatchQueue(label: "test.control")
+        let connection = ControlConnection(
+            descriptor: server, queue: queue, limits: ControlLimits(), readBuffer: ControlReadBuffer(), hangUps: ControlHangUpWatcher(queue: queue))
+        let (events, continuation) = AsyncStream<String>.makeStream()
+        queue.sync {
+            connection.start(ControlConnection.Handlers(
+                frame: { _ in continuation.yield("frame") }, inputEnded: { continuation.yield("input ended") },
+                closed: { continuation.yield("closed") }, released: { continuation.yield("released") }))
+            connection.resumeReading()
+        }
+        // The deadline: past it the stream ends, and the expectations below fail instead of hanging.
+        let deadline = Task {
+            try? await Task.sleep(for: .seconds(30))
+            continuation.finish()
+        }
+        defer { deadline.cancel() }
+        var seen = events.makeAsyncIterator()
+        _ = send(client, "{}\n", 3, Int32(MSG_NOSIGNAL))
+        #expect(await seen.next() == "frame")
+        shutdown(client, Int32(SHUT_WR))
+        #expect(await seen.next() == "input ended")
+        // Half-closed: it still takes answers.
+        connection.send(Array("answer\n".utf8))
+        var answer = [UInt8](repeating: 0, count: 16)
+        #expect(recv(client, &answer, answer.count, 0) == 7)
+        // Gone altogether: closed without anything written to it, and its descriptor freed.
+        shutdown(client, Int32(SHUT_RDWR))
+        #expect(await seen.next() == "closed")
+        // (Released once the descriptor is closed; its number may be another test's by now.)
+        #expect(await seen.next() == "released")
+    }
+
+    @Test("a subscriber's bound counts its events only: a large reply it asked for and has not read yet leaves its events' count at what they are, and both counts go to zero once it reads")
+    func eventBytesCountedApart() async throws {
+        var pair: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0)
+        let (server, client) = (pair[0], pair[1])
+        defer { close(client) }
+        _ = fcntl(server, F_SETFL, O_NONBLOCK)
+        let queue = DispatchQueue(label: "test.control")
+        let connection = ControlConnection(
+            descriptor: server, queue: queue, limits: ControlLimits(), readBuffer: ControlReadBuffer(), hangUps: ControlHangUpWatcher(queue: queue))
+        queue.sync { connection.start(ControlConnection.Handlers(frame: { _ in }, inputEnded: {}, closed: {})) }
+        let reply = [UInt8](repeating: 0x41, count: 900 * 1024) + [0x0A]
+        let event = [UInt8](repeating: 0x42, count: 100) + [0x0A]
+        connection.send(reply)
+        connection.send(event, event: true)
+        queue.sync {}
+        // The socket took part of the reply; the rest and the event wait.
+        #expect(connection.unsentBytes > 100 * 1024)
+        #expect(connection.unsentEventBytes == event.count)
+        var taken = 0
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while taken < reply.count + event.count {
+            let count = recv(client, &chunk, chunk.count, 0)
+            guard count > 0 else { break }
+            taken += count
+        }
+        queue.sync {}
+        #expect(taken == reply.count + event.count)
+        #expect(connection.unsentBytes == 0 && connection.unsentEventBytes == 0)
+        connection.close()
+    }
+
     #if DEBUG
     @Test("out of descriptors (EMFILE at every accept): the server waits for a connection to close before it tries again (never spins on the listener), and the waiting client is answered once a descriptor is free")
     func outOfDescriptors() async throws {
@@ -61,15 +144,26 @@ struct ControlSocketIOTests {
             let waiting = try RawControlSocket(path: fixture.socketPath)
             try await waiting.send(Self.status + "\n")
             #expect(await FaultInjection.used(fault, times: 1, within: .seconds(30)), "the server never tried to accept")
-            // One connection closes: one more try, which fails too; then it waits again.
+            // One connection closes: one more try (once its descriptor is closed), which fails too.
             first.shutdownBoth()
             #expect(await FaultInjection.used(fault, times: 2, within: .seconds(30)), "a closed connection did not make the server try again")
             FaultInjection.remove(fault)
-            // The waiting client's request before a descriptor is freed: if the server spun on
-            // the listener, the fault's count would have run far past 2 by now.
-            #expect(FaultInjection.uses(of: fault) == 2)
+            // A server spinning on the listener would have failed thousands of times by now; this
+            // one tried at the failure, at the close, and at most at its 1 s and 2 s backoffs.
+            #expect(FaultInjection.uses(of: fault) <= 4, "\(FaultInjection.uses(of: fault)) tries")
             second.shutdownBoth()
             #expect(try await waiting.readJSON()["ok"] == .bool(true))
+        }
+    }
+
+    @Test("accept fails once with no connection of its own to close (descriptors were short elsewhere): the server tries again after its backoff, and the client is answered")
+    func acceptRetriedAfterBackoff() async throws {
+        try await ControlFixture.with { fixture in
+            let fault = FaultInjection.inject(.tooManyOpenFiles, into: "accept", onPathsContaining: fixture.socketPath, times: 1)
+            defer { FaultInjection.remove(fault) }
+            let client = try RawControlSocket(path: fixture.socketPath)
+            #expect(try await client.request(Self.status)["ok"] == .bool(true))
+            #expect(FaultInjection.uses(of: fault) == 1)
         }
     }
     #endif

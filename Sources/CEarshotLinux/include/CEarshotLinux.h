@@ -24,6 +24,22 @@ int CEarshotLinux_peer_credentials(int fd, struct CEarshotLinux_ucred *credentia
 // descriptor, or -1 with errno set.
 int CEarshotLinux_accept_nonblocking(int fd);
 
+// --- Hang-up watch ---------------------------------------------------------------------
+// A dispatch read source at the end of a socket's input fires again and again (it is level
+// triggered, and the socket stays readable at its end), so a server stops reading a client that
+// shut its sending side, and then cannot see it go away altogether. An epoll instance that
+// watches such sockets for nothing but the hang-up (EPOLLHUP, EPOLLERR: events 0) becomes
+// readable once one of them is gone: one dispatch source on it watches them all.
+// epoll_create1(EPOLL_CLOEXEC): the descriptor, or -1 with errno set.
+int CEarshotLinux_hangup_watch_create(void);
+// Adds `fd` with `token` (EPOLL_CTL_ADD, events 0): 0, or -1 with errno set.
+int CEarshotLinux_hangup_watch_add(int watch, int fd, uint64_t token);
+// Removes `fd` (EPOLL_CTL_DEL): 0, or -1 with errno set.
+int CEarshotLinux_hangup_watch_remove(int watch, int fd);
+// The tokens of sockets gone now, at most `capacity` (epoll_wait, no waiting): their count, or
+// -1 with errno set.
+int CEarshotLinux_hangup_watch_gone(int watch, uint64_t *tokens, int capacity);
+
 // --- inotify ---------------------------------------------------------------------------
 // inotify_init1(IN_CLOEXEC | IN_NONBLOCK): the flags are macros.
 int CEarshotLinux_inotify_init(void);

@@ -16,8 +16,11 @@ final class ControlConnection: @unchecked Sendable {
     private let maximumPendingOutputBytes: Int
     private let readSource: DispatchSourceRead
     private let writeSource: DispatchSourceWrite
+    private let hangUps: ControlHangUpWatcher
     /// Bytes passed to `send` and not yet taken by the socket, readable from any thread.
     private let unsent = Atomic<Int>(0)
+    /// Of those, the events' (`send(_:event:)`): a subscriber's own bound.
+    private let unsentEvents = Atomic<Int>(0)
 
     // On `queue` only:
     private var framer: ControlLineFramer
@@ -30,6 +33,10 @@ final class ControlConnection: @unchecked Sendable {
     private var sourcesCancelled = 0
     private var output = ControlOutputBuffer()
     private var closesWhenFlushed = false
+    /// Watched for the client going away after it shut its sending side.
+    private var hangUpToken: UInt64?
+    /// Told once the descriptor is closed (a descriptor is free again).
+    private var released: (() -> Void)?
 
     private enum SourceState { case inactive, running, suspended }
 
@@ -41,14 +48,17 @@ final class ControlConnection: @unchecked Sendable {
         var inputEnded: () -> Void
         /// The connection closed (either side, or cut off); nothing more comes.
         var closed: () -> Void
+        /// Its descriptor is closed: one is free again.
+        var released: () -> Void = {}
     }
 
     private let readBuffer: ControlReadBuffer
 
-    init(descriptor: Int32, queue: DispatchQueue, limits: ControlLimits, readBuffer: ControlReadBuffer) {
+    init(descriptor: Int32, queue: DispatchQueue, limits: ControlLimits, readBuffer: ControlReadBuffer, hangUps: ControlHangUpWatcher) {
         self.descriptor = descriptor
         self.queue = queue
         self.readBuffer = readBuffer
+        self.hangUps = hangUps
         maximumPendingOutputBytes = limits.maximumPendingOutputBytes
         framer = ControlLineFramer(maximumLineBytes: limits.maximumLineBytes)
         readSource = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
@@ -59,6 +69,7 @@ final class ControlConnection: @unchecked Sendable {
     func start(_ handlers: Handlers) {
         dispatchPrecondition(condition: .onQueue(queue))
         self.handlers = handlers
+        released = handlers.released
         readSource.setEventHandler { [self] in readAvailable() }
         readSource.setCancelHandler { [self] in sourceCancelled() }
         writeSource.setEventHandler { [self] in flushOutput() }
@@ -85,17 +96,13 @@ final class ControlConnection: @unchecked Sendable {
         pause(readSource, &reading)
     }
 
-    /// At most this much is read in one turn, so one flooding client cannot hold the queue.
+    /// At most this much is read in one turn, so one flooding client cannot hold the queue: the
+    /// source fires again for the rest (it is level triggered), after the other connections.
     private static let bytesPerTurn = 64 * 1024
 
     private func readAvailable() {
         var taken = 0
-        while !readingHeld, !isClosed, !inputEnded {
-            guard taken < Self.bytesPerTurn else {
-                // The rest in a later turn, after the other connections' events.
-                queue.async { [self] in readAvailable() }
-                return
-            }
+        while !readingHeld, !isClosed, !inputEnded, taken < Self.bytesPerTurn {
             let received: NonblockingSocket.Received
             do {
                 received = try NonblockingSocket.receive(descriptor, into: readBuffer.bytes)
@@ -115,12 +122,14 @@ final class ControlConnection: @unchecked Sendable {
     }
 
     /// The client's input ended. One that only shut down its sending side still reads the
-    /// answers (socat after its stdin ends); one that is gone altogether is closed now.
+    /// answers (socat after its stdin ends), and is watched for going away altogether (the read
+    /// source, which would fire at the end for ever, stops); one that is gone is closed now.
     private func endOfInput() {
         framer.end()
         inputEnded = true
         pause(readSource, &reading)
         if NonblockingSocket.peerHungUp(descriptor) { return closeNow() }
+        hangUpToken = hangUps.watch(self)
         handlers?.inputEnded()
     }
 
@@ -128,17 +137,22 @@ final class ControlConnection: @unchecked Sendable {
 
     /// Bytes passed to `send` and not yet taken by the socket, from any thread.
     var unsentBytes: Int { unsent.load(ordering: .relaxed) }
+    /// Of those, the events', from any thread (an event partly written counts whole).
+    var unsentEventBytes: Int { unsentEvents.load(ordering: .relaxed) }
 
-    /// Writes `bytes` after everything sent before, from any thread. A connection already
-    /// closed drops them.
-    func send(_ bytes: some Collection<UInt8> & Sendable) {
-        unsent.add(bytes.count, ordering: .relaxed)
+    /// Writes `bytes` after everything sent before, from any thread; `event`: counted in
+    /// `unsentEventBytes` too. A connection already closed drops them.
+    func send(_ bytes: some Collection<UInt8> & Sendable, event: Bool = false) {
+        let count = bytes.count
+        unsent.add(count, ordering: .relaxed)
+        if event { unsentEvents.add(count, ordering: .relaxed) }
         queue.async { [self] in
             guard !isClosed else {
-                unsent.subtract(bytes.count, ordering: .relaxed)
+                unsent.subtract(count, ordering: .relaxed)
+                if event { unsentEvents.subtract(count, ordering: .relaxed) }
                 return
             }
-            output.append(bytes)
+            output.append(bytes, tagged: event)
             guard output.unsentCount <= maximumPendingOutputBytes else {
                 // The client does not read: cut off.
                 return closeNow()
@@ -161,8 +175,9 @@ final class ControlConnection: @unchecked Sendable {
                 run(writeSource, &writing)
                 return
             }
-            output.consume(written)
+            let events = output.consume(written)
             unsent.subtract(written, ordering: .relaxed)
+            if events > 0 { unsentEvents.subtract(events, ordering: .relaxed) }
         }
         pause(writeSource, &writing)
         if closesWhenFlushed { closeNow() }
@@ -183,10 +198,18 @@ final class ControlConnection: @unchecked Sendable {
         queue.async { [self] in closeNow() }
     }
 
+    /// `close`, already on the queue.
+    func closeOnQueue() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        closeNow()
+    }
+
     private func closeNow() {
         guard !isClosed else { return }
         isClosed = true
+        if let hangUpToken { hangUps.forget(hangUpToken) }
         unsent.subtract(output.unsentCount, ordering: .relaxed)
+        unsentEvents.subtract(output.unsentTaggedCount, ordering: .relaxed)
         output = ControlOutputBuffer()
         cancel(readSource, &reading)
         cancel(writeSource, &writing)
@@ -198,7 +221,11 @@ final class ControlConnection: @unchecked Sendable {
     /// Both sources are done with the descriptor: it can go.
     private func sourceCancelled() {
         sourcesCancelled += 1
-        if sourcesCancelled == 2 { NonblockingSocket.close(descriptor) }
+        guard sourcesCancelled == 2 else { return }
+        NonblockingSocket.close(descriptor)
+        let released = released
+        self.released = nil
+        released?()
     }
 
     // MARK: Sources

@@ -23,8 +23,9 @@ final class ControlConnectionHandler: @unchecked Sendable {
     }
 
     /// Checks who connected and starts serving, or refuses with the reason; `admitted`
-    /// receives the session of an admitted connection, `closed` runs when it closes. On `queue`.
-    func start(allowedUID: UInt32, admitted: (ControlSession) -> Void, closed: @escaping () -> Void) {
+    /// receives the session of an admitted connection, `closed` runs when it closes, `released`
+    /// once its descriptor is closed. On `queue`.
+    func start(allowedUID: UInt32, admitted: (ControlSession) -> Void, closed: @escaping () -> Void, released: @escaping () -> Void) {
         connection.start(ControlConnection.Handlers(
             frame: { [self] frame in received(frame) },
             inputEnded: { [self] in
@@ -35,7 +36,8 @@ final class ControlConnectionHandler: @unchecked Sendable {
                 self.session?.end()
                 self.session = nil
                 closed()
-            }))
+            },
+            released: released))
         let peer: PeerCredentials
         do {
             peer = try PeerCredentials.of(socket: connection.descriptor)

@@ -95,16 +95,25 @@ private final class Acceptor: @unchecked Sendable {
     private let queue = DispatchQueue(label: "earshot.control")
     private let source: DispatchSourceRead
     private let readBuffer = ControlReadBuffer()
+    private let hangUps: ControlHangUpWatcher
     private let allowedUID = CurrentProcess.userID
     // On `queue` only:
-    /// Out of descriptors: accepting waits until a connection closes.
+    /// Accepting failed (out of descriptors): it waits until a connection closes, or the
+    /// backoff's time has passed (descriptors may be freed elsewhere in the daemon).
     private var waitingForDescriptors = false
+    /// The next retry's delay while accepting fails: 1 s, doubling to 32 s.
+    private var retryDelay = Acceptor.firstRetryDelay
+    /// Which wait a retry timer belongs to: a timer of an earlier wait does nothing.
+    private var waits: UInt64 = 0
     /// When running out of descriptors was last said: at most once a minute.
     private var saidOutOfDescriptors: ContinuousClock.Instant?
     private var stopped = false
 
-    /// Connections accepted in one turn at most, so a flood of them cannot hold the queue.
+    /// Connections accepted in one turn at most, so a flood of them cannot hold the queue: the
+    /// source fires again for the rest (it is level triggered).
     private static let acceptsPerTurn = 64
+    private static let firstRetryDelay = Duration.seconds(1)
+    private static let longestRetryDelay = Duration.seconds(32)
 
     init(listener: UnixListener, control: any DaemonControl, limits: ControlLimits, connections: ConnectionRegistry) {
         self.listener = listener
@@ -112,6 +121,7 @@ private final class Acceptor: @unchecked Sendable {
         self.limits = limits
         self.connections = connections
         source = DispatchSource.makeReadSource(fileDescriptor: listener.descriptor, queue: queue)
+        hangUps = ControlHangUpWatcher(queue: queue)
     }
 
     func start() {
@@ -133,6 +143,7 @@ private final class Acceptor: @unchecked Sendable {
                 if waitingForDescriptors { source.resume() }
             }
         }
+        hangUps.stop()
     }
 
     private func acceptAvailable() {
@@ -143,45 +154,57 @@ private final class Acceptor: @unchecked Sendable {
                 guard let accepted = try listener.accept() else { return }
                 descriptor = accepted
             } catch {
-                // Out of descriptors (EMFILE, ENFILE): the connection stays in the backlog and
-                // the listener stays readable. Retrying at once would spin; a connection closing
-                // is what frees a descriptor, so accepting resumes then.
-                waitingForDescriptors = true
-                source.suspend()
-                let now = ContinuousClock.now
-                if saidOutOfDescriptors.map({ now - $0 >= .seconds(60) }) ?? true {
-                    saidOutOfDescriptors = now
-                    ConnectionRegistry.warn("control socket: cannot accept a connection (\(error)): new connections wait until one closes (said at most once a minute)")
-                }
-                return
+                return acceptFailed(error)
             }
+            retryDelay = Self.firstRetryDelay
             admit(descriptor)
         }
-        queue.async { [self] in acceptAvailable() }
+    }
+
+    /// Out of descriptors (EMFILE, ENFILE), or another failure of accept: the connection stays
+    /// in the backlog and the listener stays readable, so retrying at once would spin. Accepting
+    /// waits for a connection of its own to close (which frees a descriptor), or for the
+    /// backoff's delay (descriptors freed elsewhere, a passing ENOBUFS), whichever comes first.
+    private func acceptFailed(_ error: SystemError) {
+        waitingForDescriptors = true
+        source.suspend()
+        waits += 1
+        let wait = waits
+        let delay = retryDelay
+        retryDelay = min(retryDelay * 2, Self.longestRetryDelay)
+        let now = ContinuousClock.now
+        if saidOutOfDescriptors.map({ now - $0 >= .seconds(60) }) ?? true {
+            saidOutOfDescriptors = now
+            ConnectionRegistry.warn("control socket: cannot accept a connection (\(error)): new connections wait until one closes, or \(delay) at most (said at most once a minute)")
+        }
+        let (seconds, attoseconds) = delay.components
+        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))) { [self] in
+            guard wait == waits else { return }
+            resumeAccepting()
+        }
+    }
+
+    /// Accepting again after a failure: at once, then as the listener says.
+    private func resumeAccepting() {
+        guard waitingForDescriptors, !stopped else { return }
+        waitingForDescriptors = false
+        source.resume()
+        acceptAvailable()
     }
 
     private func admit(_ descriptor: Int32) {
-        let connection = ControlConnection(descriptor: descriptor, queue: queue, limits: limits, readBuffer: readBuffer)
+        let connection = ControlConnection(descriptor: descriptor, queue: queue, limits: limits, readBuffer: readBuffer, hangUps: hangUps)
         guard connections.add(connection) else {
-            connection.start(ControlConnection.Handlers(frame: { _ in }, inputEnded: {}, closed: {}))
+            connection.start(ControlConnection.Handlers(frame: { _ in }, inputEnded: {}, closed: {}, released: { [self] in resumeAccepting() }))
             connection.close()
             return
         }
         let handler = ControlConnectionHandler(connection: connection, queue: queue, control: control, limits: limits)
-        handler.start(allowedUID: allowedUID, admitted: { session in connections.attach(session, to: connection) }) { [self] in
-            connections.remove(connection)
-            connectionClosed()
-        }
-    }
-
-    /// A descriptor was freed: accepting can go on if it waited for one.
-    private func connectionClosed() {
-        queue.async { [self] in
-            guard waitingForDescriptors, !stopped else { return }
-            waitingForDescriptors = false
-            source.resume()
-            acceptAvailable()
-        }
+        handler.start(
+            allowedUID: allowedUID, admitted: { session in connections.attach(session, to: connection) },
+            closed: { [connections] in connections.remove(connection) },
+            // Once its descriptor is really closed: accepting can go on if it waited for one.
+            released: { [self] in resumeAccepting() })
     }
 }
 

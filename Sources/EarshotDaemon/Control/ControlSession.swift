@@ -251,17 +251,19 @@ final class ControlSession: Sendable {
     }
 
     /// Writes each event of `events` to the client until the stream ends. A subscriber that
-    /// does not read is cut off once what it has not taken passes `maximumPendingEventBytes`.
+    /// does not read is cut off once the events it has not taken pass `maximumPendingEventBytes`
+    /// (a large reply it asked for meanwhile does not count: `maximumPendingOutputBytes` bounds
+    /// everything).
     private func forward(_ lines: AsyncStream<[UInt8]>) {
         let connection = connection
         let cap = limits.maximumPendingEventBytes
         run {
             for await line in lines {
-                guard connection.unsentBytes + line.count <= cap else {
+                guard connection.unsentEventBytes + line.count <= cap else {
                     connection.close()
                     return
                 }
-                connection.send(line)
+                connection.send(line, event: true)
             }
             // The daemon ended the stream (it is stopping): tell the subscriber by closing.
             if !Task.isCancelled { connection.close() }

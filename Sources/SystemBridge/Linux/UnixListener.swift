@@ -118,3 +118,36 @@ public enum NonblockingSocket {
     /// Closes `descriptor`, once no dispatch source watches it any more.
     public static func close(_ descriptor: Int32) { _ = Glibc.close(descriptor) }
 }
+
+/// Sockets watched for nothing but their peer going away altogether: the descriptor becomes
+/// readable once one of them is gone (CEarshotLinux_hangup_watch_create says why a server needs
+/// it). Its owner waits on `descriptor` (a dispatch source) and asks `gone()`.
+public struct HangUpWatch: Sendable {
+    public let descriptor: Int32
+
+    public static func create() throws(SystemError) -> HangUpWatch {
+        let raw = CEarshotLinux_hangup_watch_create()
+        guard raw >= 0 else { throw SystemError("epoll_create1", errno: .current) }
+        return HangUpWatch(descriptor: raw)
+    }
+
+    /// Watches `socket`, reported as `token` once it is gone.
+    public func add(_ socket: Int32, token: UInt64) throws(SystemError) {
+        guard CEarshotLinux_hangup_watch_add(descriptor, socket, token) == 0 else { throw SystemError("epoll_ctl ADD", errno: .current) }
+    }
+
+    /// Stops watching `socket` (before it is closed).
+    public func remove(_ socket: Int32) {
+        _ = CEarshotLinux_hangup_watch_remove(descriptor, socket)
+    }
+
+    /// The tokens of the watched sockets whose peers are gone now (at most 64 at a time).
+    public func gone() -> [UInt64] {
+        var tokens = [UInt64](repeating: 0, count: 64)
+        let count = CEarshotLinux_hangup_watch_gone(descriptor, &tokens, Int32(tokens.count))
+        return count > 0 ? Array(tokens[..<Int(count)]) : []
+    }
+
+    /// Closes the watch, once no dispatch source watches it any more.
+    public func close() { _ = Glibc.close(descriptor) }
+}
