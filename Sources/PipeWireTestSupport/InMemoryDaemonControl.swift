@@ -68,8 +68,7 @@ public actor InMemoryDaemonControl: DaemonControl {
         let (stream, continuation) = AsyncStream<DaemonEvent>.makeStream()
         continuation.onTermination = { _ in Task { await self.drop(id) } }
         subscribers[id] = continuation
-        for waiter in waitingForSubscriber { waiter.resume() }
-        waitingForSubscriber = []
+        answerSubscriberWaiters()
         return stream
     }
 
@@ -79,18 +78,29 @@ public actor InMemoryDaemonControl: DaemonControl {
         await withCheckedContinuation { waitingForSubscriber.append($0) }
     }
 
-    /// The same, failing after `timeout`.
+    /// The same, failing after `timeout` (the wait is answered then, so nothing is left behind).
     public func waitForSubscriber(timeout: Duration) async throws {
         guard subscribers.isEmpty else { return }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await self.waitForSubscriber() }
+        let subscribed = await withTaskGroup(of: Bool.self) { group in
             group.addTask {
-                try await Task.sleep(for: timeout)  // the deadline
-                throw FixtureError("no subscriber within \(timeout)")
+                await self.waitForSubscriber()
+                return await !self.subscribers.isEmpty
             }
-            try await group.next()
+            group.addTask {
+                try? await Task.sleep(for: timeout)  // the deadline
+                await self.answerSubscriberWaiters()
+                return false
+            }
+            let first = await group.next() ?? false
             group.cancelAll()
+            return first
         }
+        if !subscribed { throw FixtureError("no subscriber within \(timeout)") }
+    }
+
+    private func answerSubscriberWaiters() {
+        for waiter in waitingForSubscriber { waiter.resume() }
+        waitingForSubscriber = []
     }
 
     public var subscriberCount: Int { subscribers.count }
