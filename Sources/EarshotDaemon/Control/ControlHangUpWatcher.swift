@@ -13,6 +13,8 @@ final class ControlHangUpWatcher: @unchecked Sendable {
     // On `queue` only:
     private var watched: [UInt64: (connection: ControlConnection, descriptor: Int32)] = [:]
     private var nextToken: UInt64 = 0
+    /// After `stop` the watch's descriptor is closed (and its number may be another's).
+    private var stopped = false
 
     init(queue: DispatchQueue) {
         self.queue = queue
@@ -28,7 +30,7 @@ final class ControlHangUpWatcher: @unchecked Sendable {
 
     /// Watches `connection` until it closes; its token, for `forget`. On `queue`.
     func watch(_ connection: ControlConnection) -> UInt64? {
-        guard let watch else { return nil }
+        guard let watch, !stopped else { return nil }
         nextToken += 1
         do {
             try watch.add(connection.descriptor, token: nextToken)
@@ -48,6 +50,8 @@ final class ControlHangUpWatcher: @unchecked Sendable {
     /// Stops watching anything (the server closes).
     func stop() {
         queue.async { [self] in
+            guard !stopped else { return }
+            stopped = true
             for entry in watched.values { watch?.remove(entry.descriptor) }
             watched = [:]
             source?.cancel()
