@@ -68,8 +68,10 @@ struct ControlSocketIOTests {
         defer { close(client) }
         _ = fcntl(server, F_SETFL, O_NONBLOCK)
         let queue = DispatchQueue(label: "test.control")
+        let hangUps = ControlHangUpWatcher(queue: queue)
+        defer { hangUps.stop() }
         let connection = ControlConnection(
-            descriptor: server, queue: queue, limits: ControlLimits(), readBuffer: ControlReadBuffer(), hangUps: ControlHangUpWatcher(queue: queue))
+            descriptor: server, queue: queue, limits: ControlLimits(), readBuffer: ControlReadBuffer(), hangUps: hangUps)
         let (events, continuation) = AsyncStream<String>.makeStream()
         queue.sync {
             connection.start(ControlConnection.Handlers(
@@ -107,8 +109,10 @@ struct ControlSocketIOTests {
         defer { close(client) }
         _ = fcntl(server, F_SETFL, O_NONBLOCK)
         let queue = DispatchQueue(label: "test.control")
+        let hangUps = ControlHangUpWatcher(queue: queue)
+        defer { hangUps.stop() }
         let connection = ControlConnection(
-            descriptor: server, queue: queue, limits: ControlLimits(), readBuffer: ControlReadBuffer(), hangUps: ControlHangUpWatcher(queue: queue))
+            descriptor: server, queue: queue, limits: ControlLimits(), readBuffer: ControlReadBuffer(), hangUps: hangUps)
         queue.sync { connection.start(ControlConnection.Handlers(frame: { _ in }, inputEnded: {}, closed: {})) }
         let reply = [UInt8](repeating: 0x41, count: 900 * 1024) + [0x0A]
         let event = [UInt8](repeating: 0x42, count: 100) + [0x0A]
