@@ -80,22 +80,10 @@ public actor InMemoryDaemonControl: DaemonControl {
 
     /// The same, failing after `timeout` (the wait is answered then, so nothing is left behind).
     public func waitForSubscriber(timeout: Duration) async throws {
-        guard subscribers.isEmpty else { return }
-        let subscribed = await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                await self.waitForSubscriber()
-                return await !self.subscribers.isEmpty
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)  // the deadline
-                await self.answerSubscriberWaiters()
-                return false
-            }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first
+        guard try await until({ !$0.subscribers.isEmpty }, wait: { await $0.waitForSubscriber() },
+                              answer: { $0.answerSubscriberWaiters() }, timeout: timeout) else {
+            throw FixtureError("no subscriber within \(timeout)")
         }
-        if !subscribed { throw FixtureError("no subscriber within \(timeout)") }
     }
 
     private func answerSubscriberWaiters() {
@@ -108,23 +96,33 @@ public actor InMemoryDaemonControl: DaemonControl {
     /// Returns once every subscription has ended (the server dropped its subscribers), failing
     /// after `timeout`.
     public func waitForNoSubscribers(timeout: Duration) async throws {
-        guard !subscribers.isEmpty else { return }
-        let ended = await withTaskGroup(of: Bool.self) { group in
+        guard try await until({ $0.subscribers.isEmpty }, wait: { await $0.untilNoSubscribers() },
+                              answer: { $0.answerNoSubscriberWaiters() }, timeout: timeout) else {
+            throw FixtureError("\(subscribers.count) subscriptions still open after \(timeout)")
+        }
+    }
+
+    /// Whether `holds` came true within `timeout`: `wait` returns when it may have, `answer`
+    /// ends a `wait` still waiting at the deadline (so no task is left behind).
+    private func until(
+        _ holds: @escaping @Sendable (isolated InMemoryDaemonControl) -> Bool, wait: @escaping @Sendable (isolated InMemoryDaemonControl) async -> Void,
+        answer: @escaping @Sendable (isolated InMemoryDaemonControl) -> Void, timeout: Duration
+    ) async throws -> Bool {
+        guard !holds(self) else { return true }
+        return await withTaskGroup(of: Bool.self) { group in
             group.addTask {
-                await self.untilNoSubscribers()
-                return await self.subscribers.isEmpty
+                await wait(self)
+                return await holds(self)
             }
             group.addTask {
                 try? await Task.sleep(for: timeout)  // the deadline
-                // Ends the wait above, whichever way it went.
-                await self.answerNoSubscriberWaiters()
+                await answer(self)
                 return false
             }
             let first = await group.next() ?? false
             group.cancelAll()
             return first
         }
-        if !ended { throw FixtureError("\(subscribers.count) subscriptions still open after \(timeout)") }
     }
 
     private func untilNoSubscribers() async {

@@ -62,16 +62,9 @@ struct ControlSocketIOTests {
 
     @Test("a connection whose client shut its sending side stays open for its answers, and closes as soon as the client goes altogether (the hang-up watch: its read source stopped at the end of input)")
     func hangUpWatch() async throws {
-        var pair: [Int32] = [0, 0]
-        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0)
-        let (server, client) = (pair[0], pair[1])
-        defer { close(client) }
-        _ = fcntl(server, F_SETFL, O_NONBLOCK)
-        let queue = DispatchQueue(label: "test.control")
-        let hangUps = ControlHangUpWatcher(queue: queue)
-        defer { hangUps.stop() }
-        let connection = ControlConnection(
-            descriptor: server, queue: queue, limits: ControlLimits(), readBuffer: ControlReadBuffer(), hangUps: hangUps)
+        let pair = try SocketPairConnection()
+        defer { withExtendedLifetime(pair) {} }
+        let (connection, client, queue) = (pair.connection, pair.client, pair.queue)
         let (events, continuation) = AsyncStream<String>.makeStream()
         queue.sync {
             connection.start(ControlConnection.Handlers(
@@ -103,16 +96,9 @@ struct ControlSocketIOTests {
 
     @Test("a subscriber's bound counts its events only: a large reply it asked for and has not read yet leaves its events' count at what they are, and both counts go to zero once it reads")
     func eventBytesCountedApart() async throws {
-        var pair: [Int32] = [0, 0]
-        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0)
-        let (server, client) = (pair[0], pair[1])
-        defer { close(client) }
-        _ = fcntl(server, F_SETFL, O_NONBLOCK)
-        let queue = DispatchQueue(label: "test.control")
-        let hangUps = ControlHangUpWatcher(queue: queue)
-        defer { hangUps.stop() }
-        let connection = ControlConnection(
-            descriptor: server, queue: queue, limits: ControlLimits(), readBuffer: ControlReadBuffer(), hangUps: hangUps)
+        let pair = try SocketPairConnection()
+        defer { withExtendedLifetime(pair) {} }
+        let (connection, client, queue) = (pair.connection, pair.client, pair.queue)
         queue.sync { connection.start(ControlConnection.Handlers(frame: { _ in }, inputEnded: {}, closed: {})) }
         let reply = [UInt8](repeating: 0x41, count: 900 * 1024) + [0x0A]
         let event = [UInt8](repeating: 0x42, count: 100) + [0x0A]
@@ -171,6 +157,32 @@ struct ControlSocketIOTests {
         }
     }
     #endif
+}
+
+/// A `ControlConnection` over one end of a socket pair, on a queue of its own, the other end
+/// the test's client; both ends and the hang-up watch go with it.
+final class SocketPairConnection {
+    let connection: ControlConnection
+    let client: Int32
+    let queue = DispatchQueue(label: "test.control")
+    private let hangUps: ControlHangUpWatcher
+
+    init() throws {
+        var pair: [Int32] = [0, 0]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+            throw SystemError("socketpair", code: errno)
+        }
+        client = pair[1]
+        _ = fcntl(pair[0], F_SETFL, O_NONBLOCK)
+        hangUps = ControlHangUpWatcher(queue: queue)
+        connection = ControlConnection(descriptor: pair[0], queue: queue, limits: ControlLimits(), readBuffer: ControlReadBuffer(), hangUps: hangUps)
+    }
+
+    deinit {
+        connection.close()
+        hangUps.stop()
+        close(client)
+    }
 }
 
 extension FaultInjection {

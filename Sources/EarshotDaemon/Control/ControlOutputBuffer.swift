@@ -52,21 +52,22 @@ struct ControlOutputBuffer {
             firstTagged += 1
         }
         unsentTaggedCount -= done
-        if firstTagged == tagged.count {
-            tagged.removeAll(keepingCapacity: tagged.capacity <= 64)
-            firstTagged = 0
-        } else if firstTagged >= 64, firstTagged * 2 >= tagged.count {
-            tagged.removeFirst(firstTagged)
-            firstTagged = 0
-        }
-        if start == storage.count {
-            // Drained: keep a small buffer's memory for the next reply, give a large one back.
-            storage.removeAll(keepingCapacity: storage.capacity <= 4096)
-            start = 0
-        } else if start >= 4096, start * 2 >= storage.count {
-            storage.removeFirst(start)
-            start = 0
-        }
+        Self.dropTaken(&tagged, before: &firstTagged, smallest: 64)
+        // Drained, a small buffer's memory is kept for the next reply; a large one goes back.
+        Self.dropTaken(&storage, before: &start, smallest: 4096)
         return done
+    }
+
+    /// Drops `elements` before `index` once they are all of them, or at least `smallest` and
+    /// half: the work is paid for by the appends that made them. Emptied, the array keeps its
+    /// capacity only up to `smallest`.
+    private static func dropTaken<Element>(_ elements: inout [Element], before index: inout Int, smallest: Int) {
+        if index == elements.count {
+            elements.removeAll(keepingCapacity: elements.capacity <= smallest)
+            index = 0
+        } else if index >= smallest, index * 2 >= elements.count {
+            elements.removeFirst(index)
+            index = 0
+        }
     }
 }
