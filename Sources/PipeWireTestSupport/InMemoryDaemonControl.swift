@@ -9,8 +9,9 @@ public actor InMemoryDaemonControl: DaemonControl {
     private var registrations: [AccessoryIdentity: AccessoryRegistration] = [:]
     private var subscribers: [Int: AsyncStream<DaemonEvent>.Continuation] = [:]
     private var nextSubscriber = 0
-    private var waitingForSubscriber: [CheckedContinuation<Void, Never>] = []
-    private var waitingForNoSubscriber: [CheckedContinuation<Void, Never>] = []
+    private var awaiting: [UInt64: (awaited: Awaited, waiter: CheckedContinuation<Void, Never>)] = [:]
+    private var expired: Set<UInt64> = []
+    private var nextWait: UInt64 = 0
     private let reportedStatus: DaemonStatus
     /// Every accessory request performed, as the transport handed it over.
     public private(set) var performed: [AccessoryRequest] = []
@@ -68,27 +69,18 @@ public actor InMemoryDaemonControl: DaemonControl {
         let (stream, continuation) = AsyncStream<DaemonEvent>.makeStream()
         continuation.onTermination = { _ in Task { await self.drop(id) } }
         subscribers[id] = continuation
-        answerSubscriberWaiters()
+        subscribersChanged()
         return stream
     }
 
     /// Returns once someone subscribed (at once if someone has).
     public func waitForSubscriber() async {
-        guard subscribers.isEmpty else { return }
-        await withCheckedContinuation { waitingForSubscriber.append($0) }
+        _ = await until(.subscriber, timeout: nil)
     }
 
-    /// The same, failing after `timeout` (the wait is answered then, so nothing is left behind).
+    /// The same, failing after `timeout`.
     public func waitForSubscriber(timeout: Duration) async throws {
-        guard try await until({ !$0.subscribers.isEmpty }, wait: { await $0.waitForSubscriber() },
-                              answer: { $0.answerSubscriberWaiters() }, timeout: timeout) else {
-            throw FixtureError("no subscriber within \(timeout)")
-        }
-    }
-
-    private func answerSubscriberWaiters() {
-        for waiter in waitingForSubscriber { waiter.resume() }
-        waitingForSubscriber = []
+        guard await until(.subscriber, timeout: timeout) else { throw FixtureError("no subscriber within \(timeout)") }
     }
 
     public var subscriberCount: Int { subscribers.count }
@@ -96,27 +88,39 @@ public actor InMemoryDaemonControl: DaemonControl {
     /// Returns once every subscription has ended (the server dropped its subscribers), failing
     /// after `timeout`.
     public func waitForNoSubscribers(timeout: Duration) async throws {
-        guard try await until({ $0.subscribers.isEmpty }, wait: { await $0.untilNoSubscribers() },
-                              answer: { $0.answerNoSubscriberWaiters() }, timeout: timeout) else {
+        guard await until(.noSubscriber, timeout: timeout) else {
             throw FixtureError("\(subscribers.count) subscriptions still open after \(timeout)")
         }
     }
 
-    /// Whether `holds` came true within `timeout`: `wait` returns when it may have, `answer`
-    /// ends a `wait` still waiting at the deadline (so no task is left behind).
-    private func until(
-        _ holds: @escaping @Sendable (isolated InMemoryDaemonControl) -> Bool, wait: @escaping @Sendable (isolated InMemoryDaemonControl) async -> Void,
-        answer: @escaping @Sendable (isolated InMemoryDaemonControl) -> Void, timeout: Duration
-    ) async throws -> Bool {
-        guard !holds(self) else { return true }
+    /// What a test waits for.
+    private enum Awaited {
+        case subscriber, noSubscriber
+
+        func holds(_ subscribers: Int) -> Bool { self == .subscriber ? subscribers > 0 : subscribers == 0 }
+    }
+
+    /// Whether `awaited` came true within `timeout` (nil: no limit). Each wait has a number of
+    /// its own: the deadline ends that wait only, even one not yet begun, and a wait that was
+    /// answered leaves nothing behind.
+    private func until(_ awaited: Awaited, timeout: Duration?) async -> Bool {
+        guard !awaited.holds(subscribers.count) else { return true }
+        nextWait += 1
+        let id = nextWait
+        defer { expired.remove(id) }
+        guard let timeout else {
+            await wait(id, for: awaited)
+            return true
+        }
         return await withTaskGroup(of: Bool.self) { group in
             group.addTask {
-                await wait(self)
-                return await holds(self)
+                await self.wait(id, for: awaited)
+                return await awaited.holds(self.subscribers.count)
             }
             group.addTask {
-                try? await Task.sleep(for: timeout)  // the deadline
-                await answer(self)
+                // The deadline; cancelled, the wait above came first.
+                guard (try? await Task.sleep(for: timeout)) != nil else { return false }
+                await self.expire(id)
                 return false
             }
             let first = await group.next() ?? false
@@ -125,14 +129,22 @@ public actor InMemoryDaemonControl: DaemonControl {
         }
     }
 
-    private func untilNoSubscribers() async {
-        guard !subscribers.isEmpty else { return }
-        await withCheckedContinuation { waitingForNoSubscriber.append($0) }
+    private func wait(_ id: UInt64, for awaited: Awaited) async {
+        guard !awaited.holds(subscribers.count), !expired.contains(id) else { return }
+        await withCheckedContinuation { awaiting[id] = (awaited, $0) }
     }
 
-    private func answerNoSubscriberWaiters() {
-        for waiter in waitingForNoSubscriber { waiter.resume() }
-        waitingForNoSubscriber = []
+    private func expire(_ id: UInt64) {
+        expired.insert(id)
+        awaiting.removeValue(forKey: id)?.waiter.resume()
+    }
+
+    /// Answers the waits the subscribers' count now satisfies.
+    private func subscribersChanged() {
+        for (id, entry) in awaiting where entry.awaited.holds(subscribers.count) {
+            awaiting[id] = nil
+            entry.waiter.resume()
+        }
     }
 
     public func emit(_ event: DaemonEvent) {
@@ -142,11 +154,12 @@ public actor InMemoryDaemonControl: DaemonControl {
     public func finishSubscriptions() {
         for continuation in subscribers.values { continuation.finish() }
         subscribers = [:]
+        subscribersChanged()
     }
 
     private func drop(_ id: Int) {
         subscribers[id] = nil
-        if subscribers.isEmpty { answerNoSubscriberWaiters() }
+        subscribersChanged()
     }
 }
 

@@ -28,6 +28,8 @@ final class ControlConnection: @unchecked Sendable {
     private var reading = SourceState.inactive
     private var writing = SourceState.inactive
     private var readingHeld = true
+    /// A turn of reading is queued (more was waiting than one turn reads).
+    private var readScheduled = false
     private var inputEnded = false
     private var isClosed = false
     private var sourcesCancelled = 0
@@ -96,12 +98,23 @@ final class ControlConnection: @unchecked Sendable {
         pause(readSource, &reading)
     }
 
-    /// At most this much is read in one turn, so one flooding client cannot hold the queue: the
-    /// source fires again for the rest (it is level triggered), after the other connections.
+    /// At most this much is read in one turn, so one flooding client cannot hold the queue; the
+    /// rest in a turn of its own, after the other connections' events. Not left to the source:
+    /// libdispatch stops watching a descriptor once its peer hangs up (one last event), so what
+    /// a client wrote before it went would never be read, and its end never seen.
     private static let bytesPerTurn = 64 * 1024
 
     private func readAvailable() {
         var taken = 0
+        defer {
+            if taken >= Self.bytesPerTurn, !readingHeld, !isClosed, !inputEnded, !readScheduled {
+                readScheduled = true
+                queue.async { [self] in
+                    readScheduled = false
+                    readAvailable()
+                }
+            }
+        }
         while !readingHeld, !isClosed, !inputEnded, taken < Self.bytesPerTurn {
             let received: NonblockingSocket.Received
             do {

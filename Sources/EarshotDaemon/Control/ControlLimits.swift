@@ -17,11 +17,15 @@ public struct ControlLimits: Sendable, Hashable {
     /// kernel's socket buffer takes a few hundred KiB first, so a reader that pauses a moment
     /// loses nothing.
     public var maximumPendingEventBytes: Int
+    /// When accept fails (out of descriptors), the first retry's delay, doubling to 32 s (or to
+    /// this, if longer); a connection closing retries at once.
+    public var firstAcceptRetryDelay: Duration
 
     public init(
         maximumLineBytes: Int = 64 * 1024, maximumPendingOutputBytes: Int = 1 << 20, maximumQueuedRequests: Int = 32,
-        maximumConnections: Int = 512, maximumPendingEventBytes: Int = 64 * 1024
+        maximumConnections: Int = 512, maximumPendingEventBytes: Int = 64 * 1024, firstAcceptRetryDelay: Duration = .seconds(1)
     ) {
+        self.firstAcceptRetryDelay = firstAcceptRetryDelay
         self.maximumPendingEventBytes = maximumPendingEventBytes
         self.maximumLineBytes = maximumLineBytes
         self.maximumPendingOutputBytes = maximumPendingOutputBytes

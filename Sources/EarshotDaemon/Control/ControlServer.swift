@@ -102,7 +102,7 @@ private final class Acceptor: @unchecked Sendable {
     /// backoff's time has passed (descriptors may be freed elsewhere in the daemon).
     private var waitingForDescriptors = false
     /// The next retry's delay while accepting fails: 1 s, doubling to 32 s.
-    private var retryDelay = Acceptor.firstRetryDelay
+    private var retryDelay: Duration
     /// Which wait a retry timer belongs to: a timer of an earlier wait does nothing.
     private var waits: UInt64 = 0
     /// When running out of descriptors was last said: at most once a minute.
@@ -112,14 +112,14 @@ private final class Acceptor: @unchecked Sendable {
     /// Connections accepted in one turn at most, so a flood of them cannot hold the queue: the
     /// source fires again for the rest (it is level triggered).
     private static let acceptsPerTurn = 64
-    private static let firstRetryDelay = Duration.seconds(1)
-    private static let longestRetryDelay = Duration.seconds(32)
+    private var longestRetryDelay: Duration { max(.seconds(32), limits.firstAcceptRetryDelay) }
 
     init(listener: UnixListener, control: any DaemonControl, limits: ControlLimits, connections: ConnectionRegistry) {
         self.listener = listener
         self.control = control
         self.limits = limits
         self.connections = connections
+        retryDelay = limits.firstAcceptRetryDelay
         source = DispatchSource.makeReadSource(fileDescriptor: listener.descriptor, queue: queue)
         hangUps = ControlHangUpWatcher(queue: queue)
     }
@@ -156,7 +156,7 @@ private final class Acceptor: @unchecked Sendable {
             } catch {
                 return acceptFailed(error)
             }
-            retryDelay = Self.firstRetryDelay
+            retryDelay = limits.firstAcceptRetryDelay
             admit(descriptor)
         }
     }
@@ -171,15 +171,16 @@ private final class Acceptor: @unchecked Sendable {
         waits += 1
         let wait = waits
         let delay = retryDelay
-        retryDelay = min(retryDelay * 2, Self.longestRetryDelay)
+        retryDelay = min(retryDelay * 2, longestRetryDelay)
         let now = ContinuousClock.now
         if saidOutOfDescriptors.map({ now - $0 >= .seconds(60) }) ?? true {
             saidOutOfDescriptors = now
             ConnectionRegistry.warn("control socket: cannot accept a connection (\(error)): new connections wait until one closes, or \(delay) at most (said at most once a minute)")
         }
         let (seconds, attoseconds) = delay.components
-        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))) { [self] in
-            guard wait == waits else { return }
+        // Weak: a server stopped meanwhile is not kept for the rest of the delay.
+        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))) { [weak self] in
+            guard let self, wait == waits else { return }
             resumeAccepting()
         }
     }
