@@ -64,21 +64,8 @@ struct ControlSocketIOTests {
     func hangUpWatch() async throws {
         let pair = try SocketPairConnection()
         defer { withExtendedLifetime(pair) {} }
-        let (connection, client, queue) = (pair.connection, pair.client, pair.queue)
-        let (events, continuation) = AsyncStream<String>.makeStream()
-        queue.sync {
-            connection.start(ControlConnection.Handlers(
-                frame: { _ in continuation.yield("frame") }, inputEnded: { continuation.yield("input ended") },
-                closed: { continuation.yield("closed") }, released: { continuation.yield("released") }))
-            connection.resumeReading()
-        }
-        // The deadline: past it the stream ends, and the expectations below fail instead of hanging.
-        let deadline = Task {
-            try? await Task.sleep(for: .seconds(30))
-            continuation.finish()
-        }
-        defer { deadline.cancel() }
-        var seen = events.makeAsyncIterator()
+        let (connection, client) = (pair.connection, pair.client)
+        var seen = pair.start().makeAsyncIterator()
         _ = send(client, "{}\n", 3, Int32(MSG_NOSIGNAL))
         #expect(await seen.next() == "frame")
         shutdown(client, Int32(SHUT_WR))
@@ -98,26 +85,14 @@ struct ControlSocketIOTests {
     func everythingReadAfterHangUp() async throws {
         let pair = try SocketPairConnection()
         defer { withExtendedLifetime(pair) {} }
-        let (connection, client, queue) = (pair.connection, pair.client, pair.queue)
+        let client = pair.client
         let line = [UInt8](repeating: 0x20, count: 20 * 1024) + [0x0A]
         for _ in 0..<8 {
             #expect(line.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == line.count)
         }
         shutdown(client, Int32(SHUT_RDWR))
-        let (events, continuation) = AsyncStream<String>.makeStream()
-        let deadline = Task {
-            try? await Task.sleep(for: .seconds(30))
-            continuation.finish()
-        }
-        defer { deadline.cancel() }
-        queue.sync {
-            connection.start(ControlConnection.Handlers(
-                frame: { _ in continuation.yield("frame") }, inputEnded: { continuation.yield("input ended") },
-                closed: { continuation.yield("closed") }))
-            connection.resumeReading()
-        }
         var seen: [String] = []
-        for await event in events {
+        for await event in pair.start() {
             seen.append(event)
             if event == "closed" { break }
         }
@@ -129,7 +104,7 @@ struct ControlSocketIOTests {
         let pair = try SocketPairConnection()
         defer { withExtendedLifetime(pair) {} }
         let (connection, client, queue) = (pair.connection, pair.client, pair.queue)
-        queue.sync { connection.start(ControlConnection.Handlers(frame: { _ in }, inputEnded: {}, closed: {})) }
+        _ = pair.start()
         let reply = [UInt8](repeating: 0x41, count: 900 * 1024) + [0x0A]
         let event = [UInt8](repeating: 0x42, count: 100) + [0x0A]
         connection.send(reply)
@@ -197,6 +172,7 @@ final class SocketPairConnection {
     let client: Int32
     let queue = DispatchQueue(label: "test.control")
     private let hangUps: ControlHangUpWatcher
+    private var deadline: Task<Void, Never>?
 
     init() throws {
         var pair: [Int32] = [0, 0]
@@ -213,7 +189,26 @@ final class SocketPairConnection {
         connection = ControlConnection(descriptor: pair[0], queue: queue, limits: ControlLimits(), readBuffer: ControlReadBuffer(), hangUps: hangUps)
     }
 
+    /// Starts the connection, reading: what it reports ("frame", "input ended", "closed",
+    /// "released") as it happens. The stream ends at the deadline if the test still waits then,
+    /// so a missing report fails an expectation instead of hanging the test.
+    func start() -> AsyncStream<String> {
+        let (reports, continuation) = AsyncStream<String>.makeStream()
+        queue.sync {
+            connection.start(ControlConnection.Handlers(
+                frame: { _ in continuation.yield("frame") }, inputEnded: { continuation.yield("input ended") },
+                closed: { continuation.yield("closed") }, released: { continuation.yield("released") }))
+            connection.resumeReading()
+        }
+        deadline = Task {
+            try? await Task.sleep(for: .seconds(30))  // the deadline
+            continuation.finish()
+        }
+        return reports
+    }
+
     deinit {
+        deadline?.cancel()
         connection.close()
         hangUps.stop()
         close(client)

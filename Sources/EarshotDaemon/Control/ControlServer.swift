@@ -12,17 +12,15 @@ import SystemPackage
 public final class ControlServer: Sendable {
     public let path: String
     public let limits: ControlLimits
-    private let listener: UnixListener
     private let acceptor: Acceptor
     private let connections: ConnectionRegistry
     private let socketIdentity: FileSystem.Identity?
     private let closed = Mutex(false)
 
-    private init(path: String, limits: ControlLimits, listener: UnixListener, acceptor: Acceptor,
-                 connections: ConnectionRegistry, socketIdentity: FileSystem.Identity?) {
+    private init(path: String, limits: ControlLimits, acceptor: Acceptor, connections: ConnectionRegistry,
+                 socketIdentity: FileSystem.Identity?) {
         self.path = path
         self.limits = limits
-        self.listener = listener
         self.acceptor = acceptor
         self.connections = connections
         self.socketIdentity = socketIdentity
@@ -61,7 +59,7 @@ public final class ControlServer: Sendable {
         let connections = ConnectionRegistry(maximum: limits.maximumConnections)
         let acceptor = Acceptor(listener: listener, control: control, limits: limits, connections: connections)
         acceptor.start()
-        return ControlServer(path: path, limits: limits, listener: listener, acceptor: acceptor, connections: connections,
+        return ControlServer(path: path, limits: limits, acceptor: acceptor, connections: connections,
                              socketIdentity: ControlSocketFile.identity(of: path))
     }
 
@@ -177,9 +175,8 @@ private final class Acceptor: @unchecked Sendable {
             saidOutOfDescriptors = now
             ConnectionRegistry.warn("control socket: cannot accept a connection (\(error)): new connections wait until one closes, or \(delay) at most (said at most once a minute)")
         }
-        let (seconds, attoseconds) = delay.components
         // Weak: a server stopped meanwhile is not kept for the rest of the delay.
-        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))) { [weak self] in
+        queue.asyncAfter(deadline: .now() + .milliseconds(Int(delay / .milliseconds(1)))) { [weak self] in
             guard let self, wait == waits else { return }
             resumeAccepting()
         }

@@ -1,3 +1,4 @@
+import CEarshotLinux
 import SystemPackage
 #if canImport(Glibc)
 import Glibc
@@ -21,6 +22,16 @@ extension CurrentProcess {
         defer { for pointer in argv { free(pointer) } }
         execv(path, &argv)
         return Errno(rawValue: errno)
+    }
+
+    /// Gives back the pages of the program's relocation table, which the loader read once
+    /// before main (CEarshotLinux_release_relocation_table says why): the bytes given back.
+    /// A daemon calls it once after its start; nothing reads the table again.
+    @discardableResult
+    public static func releaseRelocationTable() throws(SystemError) -> Int {
+        let released = CEarshotLinux_release_relocation_table()
+        guard released >= 0 else { throw SystemError("madvise MADV_DONTNEED", detail: "the relocation table", errno: .current) }
+        return released
     }
 }
 

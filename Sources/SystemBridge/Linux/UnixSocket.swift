@@ -162,16 +162,6 @@ public enum CurrentProcess {
     public static func returnFreedMemory() {
         _ = CEarshotLinux_malloc_trim()
     }
-
-    /// Gives back the pages of the program's relocation table, which the loader read once
-    /// before main (CEarshotLinux_release_relocation_table says why): the bytes given back.
-    /// A daemon calls it once after its start; nothing reads the table again.
-    @discardableResult
-    public static func releaseRelocationTable() throws(SystemError) -> Int {
-        let released = CEarshotLinux_release_relocation_table()
-        guard released >= 0 else { throw SystemError("madvise MADV_DONTNEED", detail: "the relocation table", errno: .current) }
-        return released
-    }
 }
 
 /// `path` as a `sockaddr_un`; a path too long for one is refused (ENAMETOOLONG) rather than cut.
