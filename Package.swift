@@ -127,13 +127,15 @@ let package = Package(
         .target(
             name: "PipeWireTestSupport", dependencies: ["SystemBridge", "AudioGraph", "EarshotDaemon", "RoutingPolicy", "ControlProtocol"], swiftSettings: strict,
             linkerSettings: linksLibraries),
+        // The `.blockingCalls` trait: test bodies that block run off the cooperative pool.
+        .target(name: "TestScheduling", dependencies: ["PipeWireTestSupport"], swiftSettings: strict),
         .testTarget(name: "AudioGraphTests", dependencies: ["AudioGraph"], resources: [.copy("Fixtures")], swiftSettings: strict),
-        .testTarget(name: "SystemBridgeTests", dependencies: ["SystemBridge", "PipeWireTestSupport", "AudioGraph"], swiftSettings: strict),
+        .testTarget(name: "SystemBridgeTests", dependencies: ["SystemBridge", "PipeWireTestSupport", "TestScheduling", "AudioGraph"], swiftSettings: strict),
         .testTarget(name: "AccessoryDriversTests", dependencies: ["AccessoryDrivers", "RoutingPolicy"], swiftSettings: strict),
         .testTarget(name: "RoutingPolicyTests", dependencies: ["RoutingPolicy", "AudioGraph"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(
-            name: "EarshotDaemonTests", dependencies: ["EarshotDaemon", "ControlProtocol", "AccessoryDrivers", "RoutingPolicy", "AudioGraph", "PipeWireTestSupport", "SystemBridge"],
+            name: "EarshotDaemonTests", dependencies: ["EarshotDaemon", "ControlProtocol", "AccessoryDrivers", "RoutingPolicy", "AudioGraph", "PipeWireTestSupport", "TestScheduling", "SystemBridge"],
             resources: [.copy("Fixtures")], swiftSettings: strict),
-        .testTarget(name: "EarshotCommandsTests", dependencies: ["EarshotCommands", "ControlProtocol", "EarshotDaemon", "AccessoryDrivers", "RoutingPolicy", "SystemBridge", "PipeWireTestSupport", "AudioGraph"], swiftSettings: strict),
+        .testTarget(name: "EarshotCommandsTests", dependencies: ["EarshotCommands", "ControlProtocol", "EarshotDaemon", "AccessoryDrivers", "RoutingPolicy", "SystemBridge", "PipeWireTestSupport", "TestScheduling", "AudioGraph"], swiftSettings: strict),
     ]
 )

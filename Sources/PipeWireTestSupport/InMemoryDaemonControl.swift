@@ -22,6 +22,13 @@ public actor InMemoryDaemonControl: DaemonControl {
     }
 
     public func perform(_ request: AccessoryRequest) async -> Result<AccessoryConfiguration?, AccessoryError> {
+        if changesHeld {
+            await withCheckedContinuation { held in
+                heldChanges.append(held)
+                for waiter in heldWaiters { waiter.resume() }
+                heldWaiters = []
+            }
+        }
         performed.append(request)
         switch request {
         case .register(let identity, let reporter, let configuration):
@@ -48,6 +55,27 @@ public actor InMemoryDaemonControl: DaemonControl {
     }
 
     public func reporter(of identity: AccessoryIdentity) async -> String? { registrations[identity]?.reporter }
+
+    // Held changes: a test sees what a transport answers while a change is being applied.
+    private var changesHeld = false
+    private var heldChanges: [CheckedContinuation<Void, Never>] = []
+    private var heldWaiters: [CheckedContinuation<Void, Never>] = []
+
+    /// Changes (`perform`) wait from now on until `releaseChanges`.
+    public func holdChanges() { changesHeld = true }
+
+    /// Lets every held change, and those to come, go on.
+    public func releaseChanges() {
+        changesHeld = false
+        for held in heldChanges { held.resume() }
+        heldChanges = []
+    }
+
+    /// Returns once a change is waiting at the hold (at once if one is).
+    public func waitForHeldChange() async {
+        guard heldChanges.isEmpty else { return }
+        await withCheckedContinuation { heldWaiters.append($0) }
+    }
 
     public func current(_ identity: AccessoryIdentity) async -> Result<AccessoryConfiguration, AccessoryError> {
         guard let registration = registrations[identity] else {

@@ -2,12 +2,13 @@ import AudioGraph
 @testable import EarshotCommands
 import Foundation
 import PipeWireTestSupport
+import TestScheduling
 import Testing
 
 /// `earshot daemon` learning this host's Bluetooth adapters from org.bluez on a private system
 /// bus, where a stand-in BlueZ (dbus-python) plugs and unplugs adapters; the source-identifier
 /// rule (§1) follows them, and falls back to the config's host-addresses when BlueZ goes.
-@Suite("BlueZ host addresses", .serialized, .timeLimit(.minutes(3)))
+@Suite("BlueZ host addresses", .serialized, .timeLimit(.minutes(3)), .blockingCalls)
 struct BlueZHostAddressTests {
     typealias D = DaemonFixture
     static let adapterA = "11:22:33:44:55:66"

@@ -4,6 +4,7 @@ import PipeWireTestSupport
 import RoutingPolicy
 import SystemBridge
 import SystemPackage
+import TestScheduling
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -12,7 +13,7 @@ import Glibc
 /// The stand-in BlueZ itself (scripts/testing/bluez-standin), without Earshot's daemon: what a
 /// headset driver will see of it over the private system bus, read with Earshot's own D-Bus
 /// binding and decoded with Earshot's own protocol sessions (the stand-in shares no code with them).
-@Suite("BlueZ stand-in", .serialized, .timeLimit(.minutes(2)))
+@Suite("BlueZ stand-in", .serialized, .timeLimit(.minutes(2)), .blockingCalls)
 struct BlueZStandInTests {
     static let adapter = "11:22:33:44:55:66"
     static let airPods = "AA:BB:CC:DD:EE:01"

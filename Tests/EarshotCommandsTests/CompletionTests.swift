@@ -1,7 +1,9 @@
 import Foundation
+import TestScheduling
 import Testing
 
 /// Shell completions offer the values an option takes and files where it takes a file.
+@Suite(.blockingCalls)
 struct CompletionTests {
     @Test("zsh, bash and fish completions offer placements, capabilities, formats and files", arguments: ["zsh", "bash", "fish"])
     func completionValues(shell: String) throws {

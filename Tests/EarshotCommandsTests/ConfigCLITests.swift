@@ -1,10 +1,12 @@
 import Foundation
+import TestScheduling
 import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// `earshot config check|show` as a user runs them.
+@Suite(.blockingCalls)
 struct ConfigCLITests {
     @Test func shippedConfigChecksClean() throws {
         let result = try EarshotBinary.run(["config", "check", EarshotBinary.repository.appendingPathComponent("config/earshot.toml").path])

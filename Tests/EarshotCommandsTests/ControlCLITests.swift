@@ -3,11 +3,12 @@ import EarshotDaemon
 import Foundation
 import PipeWireTestSupport
 import RoutingPolicy
+import TestScheduling
 import Testing
 
 /// The control commands as a user runs them: usage mistakes (2), no daemon (3), and against a
 /// control server on a stand-in daemon, ok (0) and refused (1).
-@Suite("earshot accessory/status/watch", .timeLimit(.minutes(2)))
+@Suite("earshot accessory/status/watch", .timeLimit(.minutes(2)), .blockingCalls)
 struct ControlCLITests {
     @Test("usage mistakes exit 2 before any daemon is asked", arguments: [
         ["accessory", "register"],

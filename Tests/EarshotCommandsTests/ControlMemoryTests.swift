@@ -2,6 +2,7 @@ import Foundation
 import PipeWireTestSupport
 import SystemBridge
 import Synchronization
+import TestScheduling
 import Testing
 
 #if canImport(Glibc)
@@ -10,7 +11,7 @@ import Glibc
 
 /// Issue 12 item 4: a burst of clients costs bounded memory, and a second burst reuses what the
 /// first one freed instead of growing the daemon (measured: the daemon's VmRSS, from /proc).
-@Suite("Control memory", .serialized, .timeLimit(.minutes(3)))
+@Suite("Control memory", .serialized, .timeLimit(.minutes(3)), .blockingCalls)
 struct ControlMemoryTests {
     typealias D = DaemonFixture
     /// Below the connection cap (512): every client is answered.

@@ -1,10 +1,11 @@
 import Foundation
 import PipeWireTestSupport
+import TestScheduling
 import Testing
 
 /// Issue 21: one D-Bus client sending thousands of Updates without waiting must not hold up the
 /// others' reads, and the output must follow the newest placement, not crawl through a backlog.
-@Suite("D-Bus flood", .serialized, .timeLimit(.minutes(3)))
+@Suite("D-Bus flood", .serialized, .timeLimit(.minutes(3)), .blockingCalls)
 struct DBusFloodTests {
     typealias D = DaemonFixture
 
@@ -44,7 +45,7 @@ struct DBusFloodTests {
     print("read %.3f updates %.3f answered %d failed %d" % (state["read"] or -1, state.get("updates", -1), state["answered"], state["failed"]))
     """#
 
-    @Test("5000 Updates queued by one client: a property read answers at once, the output ends on the newest placement within the grace", arguments: [5000])
+    @Test("5000 Updates queued by one client: every one is answered, so is a property read sent after them, and the output ends on the newest placement", arguments: [5000])
     func flood(count: Int) async throws {
         try await withSandbox(.init(wirePlumber: true, sinks: [.speakers(), .headphones()])) { sandbox in
             let daemon = try D.start(in: sandbox)
@@ -61,8 +62,10 @@ struct DBusFloodTests {
             let words = result.output.split(whereSeparator: \.isWhitespace)
             let read = words.firstIndex(of: "read").flatMap { Double(words[$0 + 1]) } ?? -1
             let answered = words.firstIndex(of: "answered").flatMap { Int(words[$0 + 1]) } ?? -1
-            // Reads never wait behind changes (before: 25 s behind 5000 Updates).
-            #expect(read >= 0 && read < 2, "\(result.output)")
+            // The read is answered (before issue 21 it came 25 s behind 5000 Updates). That it
+            // does not queue behind them is checked by order, with a change held in the daemon
+            // (DBusReadOrderTests); a bound in seconds here failed on a loaded run (issue 28).
+            #expect(read >= 0, "\(result.output)")
             #expect(answered == count, "\(result.output)")
             // The newest placement (off-head) holds once the grace has run.
             _ = try await sandbox.observer.waitUntil("the speakers after the flood", timeout: .seconds(10)) { $0.isDefault(D.speakers) }

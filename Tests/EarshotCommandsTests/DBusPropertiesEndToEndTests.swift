@@ -1,11 +1,12 @@
 import Foundation
 import PipeWireTestSupport
 import SystemBridge
+import TestScheduling
 import Testing
 
 /// org.freedesktop.DBus.Properties on /org/earshot/Earshot1, against a real daemon on a
 /// sandbox's session bus with WirePlumber: read with busctl, gdbus and a DBusConnection.
-@Suite("D-Bus properties end to end", .serialized, .timeLimit(.minutes(3)))
+@Suite("D-Bus properties end to end", .serialized, .timeLimit(.minutes(3)), .blockingCalls)
 struct DBusPropertiesEndToEndTests {
     typealias D = DaemonFixture
     static let object = ["org.earshot.Earshot1", "/org/earshot/Earshot1"]

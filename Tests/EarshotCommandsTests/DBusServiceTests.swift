@@ -2,11 +2,12 @@ import AudioGraph
 import Foundation
 import PipeWireTestSupport
 import SystemBridge
+import TestScheduling
 import Testing
 
 /// `earshot daemon`'s D-Bus service (org.earshot.Earshot1) on a sandbox's private session bus,
 /// driven by real clients: busctl, gdbus, dbus-send, the Python example and a DBusConnection.
-@Suite("D-Bus service end to end", .serialized, .timeLimit(.minutes(3)))
+@Suite("D-Bus service end to end", .serialized, .timeLimit(.minutes(3)), .blockingCalls)
 struct DBusServiceTests {
     typealias D = DaemonFixture
     static let sinks: [VirtualSink] = [.speakers(), .headphones()]

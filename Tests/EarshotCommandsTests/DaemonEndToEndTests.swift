@@ -3,12 +3,13 @@ import AudioGraph
 import Foundation
 import SystemBridge
 import PipeWireTestSupport
+import TestScheduling
 import Testing
 
 /// `earshot daemon` on real PipeWire (+ WirePlumber) with real mpv, driven by the real CLI.
 // Serialized: each test runs a whole desktop stack (pipewire, WirePlumber, mpv, the daemon)
 // and the CLI blocks a thread per call; one at a time is kinder to 2 cores than all at once.
-@Suite("Daemon end to end", .serialized, .timeLimit(.minutes(3)))
+@Suite("Daemon end to end", .serialized, .timeLimit(.minutes(3)), .blockingCalls)
 struct DaemonEndToEndTests {
     typealias D = DaemonFixture
     static let sinks: [VirtualSink] = [.speakers(), .headphones()]

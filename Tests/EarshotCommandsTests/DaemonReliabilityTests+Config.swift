@@ -51,9 +51,9 @@ extension DaemonReliabilityTests {
             daemon.process.signal(SIGHUP)
             try await daemon.process.waitForLog(containing: "config not reloaded (SIGHUP): \(refusedFIFO)", timeout: .seconds(10))
             try await daemon.process.waitForLog(containing: "keeping the last good config from \(path)", occurrences: 2, timeout: .seconds(10))
-            let asked = ContinuousClock.now
+            // Answered at all: a reload that opened the FIFO would hang the daemon (by order, not
+            // a bound in seconds, issue 28).
             _ = try await session.status()
-            #expect(asked.duration(to: .now) < .seconds(2), "status took \(asked.duration(to: .now))")
             #expect(try await daemon.settle(session) == D.speakers)
 
             // 1 GiB (sparse): refused by its size, unread.

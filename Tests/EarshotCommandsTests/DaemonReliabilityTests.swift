@@ -4,6 +4,7 @@ import Foundation
 import SystemBridge
 import PipeWireTestSupport
 import RoutingPolicy
+import TestScheduling
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -11,7 +12,7 @@ import Glibc
 
 /// Faults a real `earshot daemon` must survive (docs/reliability.md). Each test is bounded;
 /// EARSHOT_LONG_TESTS=1 runs longer versions, EARSHOT_SEED picks the soak's seed.
-@Suite("Daemon reliability", .serialized, .timeLimit(.minutes(LongTests.enabled ? 60 : 3)))
+@Suite("Daemon reliability", .serialized, .timeLimit(.minutes(LongTests.enabled ? 60 : 3)), .blockingCalls)
 struct DaemonReliabilityTests {
     typealias D = DaemonFixture
     static let sinks: [VirtualSink] = [.speakers(), .headphones()]

@@ -1,12 +1,13 @@
 import Foundation
 import PipeWireTestSupport
+import TestScheduling
 import Testing
 
 /// The scripted demo `scripts/run` plays where no PipeWire runs (README's first command), played
 /// for real: scripts/sandbox starts its own PipeWire, WirePlumber, session bus and mpv, and
 /// scripts/demo drives the test build's `earshot` through a fake AirPods' wear cycle (a
 /// stand-in BlueZ, the built-in AirPods driver, no reporter).
-@Suite("scripts/demo", .timeLimit(.minutes(2)))
+@Suite("scripts/demo", .timeLimit(.minutes(2)), .blockingCalls)
 struct DemoScriptTests {
     @Test("the demo's AirPods move mpv to the headphones and back, pause it when they come out and resume it when they go back in")
     func demo() throws {

@@ -2,10 +2,11 @@ import AccessoryDrivers
 import AudioGraph
 @testable import EarshotCommands
 import Foundation
+import TestScheduling
 import Testing
 
 /// `earshot driver decode`: the line decoder, the bounded line splitter, and the binary.
-@Suite("earshot driver decode")
+@Suite("earshot driver decode", .blockingCalls)
 struct DriverDecodeTests {
     static func decode(_ lines: [String], family: AccessoryFamily?) -> [String] {
         var decoder = PacketLineDecoder(family: family)
@@ -84,7 +85,7 @@ struct DriverDecodeTests {
     }
 }
 
-@Suite("earshot driver decode: the binary")
+@Suite("earshot driver decode: the binary", .blockingCalls)
 struct DriverDecodeCLITests {
     @Test func decodesAFileAsJSONLines() throws {
         let frame = GalaxyBudsFrame.encode(id: 0x61, payload: [0x02, 0x00, 0x4B, 0x5F, 0x01, 0x00, 0x11, 0x00], framing: .legacy)

@@ -4,6 +4,7 @@ import Foundation
 import PipeWireTestSupport
 import SystemBridge
 import Synchronization
+import TestScheduling
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -14,7 +15,7 @@ import Glibc
 /// device's end of the channel played by the stand-in (AAP over a loopback socket, Galaxy Buds
 /// over the socket BlueZ hands over in Profile1.NewConnection). No `earshot accessory` command
 /// and no reporter anywhere: the wear cycle moves mpv and pauses and resumes it.
-@Suite("Built-in drivers end to end", .serialized, .timeLimit(.minutes(3)))
+@Suite("Built-in drivers end to end", .serialized, .timeLimit(.minutes(3)), .blockingCalls)
 struct DriverEndToEndTests {
     typealias D = DaemonFixture
 
@@ -187,7 +188,7 @@ enum SocketPairForTests {
 /// Issue 21: an AirPods peer that answers as real firmware does — replies to the handshake,
 /// acknowledges the feature flags, misses the first notification request, reports a bud as
 /// disconnected (0x03) — and one that floods ear toggles.
-@Suite("AirPods as real firmware speaks", .serialized, .timeLimit(.minutes(4)))
+@Suite("AirPods as real firmware speaks", .serialized, .timeLimit(.minutes(4)), .blockingCalls)
 struct RealFirmwareDriverTests {
     typealias D = DaemonFixture
 

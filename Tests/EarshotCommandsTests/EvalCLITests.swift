@@ -1,8 +1,10 @@
 import AudioGraph
 import Foundation
+import TestScheduling
 import Testing
 
 /// `earshot eval` as a user runs it, on the captured pw-dump and the fixture script.
+@Suite(.blockingCalls)
 struct EvalCLITests {
     static let graph = EarshotBinary.fixtures.appendingPathComponent("desktop.json").path
     static let events = EarshotBinary.fixtures.appendingPathComponent("headphones-on-off.jsonl").path

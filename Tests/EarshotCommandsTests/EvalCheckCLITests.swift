@@ -1,8 +1,10 @@
 import AudioGraph
 import Foundation
+import TestScheduling
 import Testing
 
 /// `earshot eval` as a check: `"expect"` lines and `--against`, by their exit codes.
+@Suite(.blockingCalls)
 struct EvalCheckCLITests {
     static let graph = EvalCLITests.graph
     static let events = EvalCLITests.events

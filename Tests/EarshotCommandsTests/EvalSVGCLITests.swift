@@ -1,8 +1,10 @@
 import Foundation
 import PipeWireTestSupport
+import TestScheduling
 import Testing
 
 /// `earshot eval --format svg` as a user runs it, and its picture through a real SVG renderer.
+@Suite(.blockingCalls)
 struct EvalSVGCLITests {
     static let graph = EvalCLITests.graph
     static let events = EvalCLITests.events

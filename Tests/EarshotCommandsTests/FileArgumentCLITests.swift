@@ -1,5 +1,6 @@
 import Foundation
 import PipeWireTestSupport
+import TestScheduling
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -7,6 +8,7 @@ import Glibc
 
 /// Issue 12 item 11: file arguments may be pipes and FIFOs (`<(pw-dump)`, `/dev/stdin`) or `-`
 /// for standard input, and a file that cannot be read is reported with the OS reason.
+@Suite(.blockingCalls)
 struct FileArgumentCLITests {
     static let graph = EarshotBinary.fixtures.appendingPathComponent("desktop.json").path
     static let events = EarshotBinary.fixtures.appendingPathComponent("headphones-on-off.jsonl").path

@@ -2,13 +2,14 @@ import AudioGraph
 @testable import EarshotCommands
 import Foundation
 import PipeWireTestSupport
+import TestScheduling
 import Testing
 
 /// The third hostile round's flapping device, live with real PipeWire + WirePlumber: a USB
 /// headset sink created and destroyed again and again (a flaky hub, a device resetting, a
 /// hostile client) took the output on every appearance. Now an arrival counts only once it has
 /// settled, and a sink that keeps flapping is said once and held back (docs/policy.md §1).
-@Suite("Flapping sinks end to end", .serialized, .timeLimit(.minutes(3)))
+@Suite("Flapping sinks end to end", .serialized, .timeLimit(.minutes(3)), .blockingCalls)
 struct FlappingEndToEndTests {
     typealias D = DaemonFixture
 

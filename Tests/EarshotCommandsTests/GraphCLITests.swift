@@ -1,10 +1,11 @@
 import AudioGraph
 import Foundation
 import PipeWireTestSupport
+import TestScheduling
 import Testing
 
 /// `earshot graph` as a user runs it, against a PipeWire it never saw before.
-@Suite("earshot graph", .timeLimit(.minutes(2)))
+@Suite("earshot graph", .timeLimit(.minutes(2)), .blockingCalls)
 struct GraphCLITests {
     @Test("--json lists sinks with names, Bluetooth addresses, form factors, streams and defaults")
     func graphJSON() async throws {

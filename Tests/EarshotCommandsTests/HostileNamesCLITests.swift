@@ -1,12 +1,13 @@
 import AudioGraph
 import Foundation
 import PipeWireTestSupport
+import TestScheduling
 import Testing
 
 /// Any PipeWire client names its nodes: a name or description with ESC, BEL, a line break or a
 /// bidi override reaches the terminal escaped (`\u{1B}`), never raw; JSON keeps the names as
 /// they are (its own escapes).
-@Suite("hostile node names", .timeLimit(.minutes(2)))
+@Suite("hostile node names", .timeLimit(.minutes(2)), .blockingCalls)
 struct HostileNamesCLITests {
     static let graph = EarshotBinary.fixtures.appendingPathComponent("hostile-names.json").path
     /// The fixture's sinks (desktop.json's, renamed).

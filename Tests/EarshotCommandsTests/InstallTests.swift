@@ -1,11 +1,12 @@
 @testable import EarshotCommands
 import Foundation
 import PipeWireTestSupport
+import TestScheduling
 import Testing
 
 /// `scripts/install` into temporary HOME/XDG dirs (with the test build's binary, so no release
 /// build is needed here), then the installed systemd user unit through `systemd-analyze verify`.
-@Suite("scripts/install", .serialized, .timeLimit(.minutes(2)))
+@Suite("scripts/install", .serialized, .timeLimit(.minutes(2)), .blockingCalls)
 struct InstallTests {
     @Test("installs binary, unit, config and completions into the XDG paths; the unit passes systemd-analyze verify")
     func install() throws {

@@ -3,12 +3,13 @@ import AudioGraph
 import Foundation
 import SystemBridge
 import PipeWireTestSupport
+import TestScheduling
 import Testing
 
 /// The microphone follows the worn headset (docs/policy.md §8), on real PipeWire with a real
 /// capture stream (`pw-record`), on both stacks: a virtual headset whose sink and source share
 /// one Bluetooth address, the laptop's speakers and microphone.
-@Suite("Microphone end to end", .serialized, .timeLimit(.minutes(3)))
+@Suite("Microphone end to end", .serialized, .timeLimit(.minutes(3)), .blockingCalls)
 struct MicrophoneEndToEndTests {
     typealias D = DaemonFixture
     static let headsetMicrophone = "bluez_input.AA_BB_CC_DD_EE_FF.0"

@@ -2,6 +2,7 @@
 import EarshotDaemon
 import Foundation
 import PipeWireTestSupport
+import TestScheduling
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -9,7 +10,7 @@ import Glibc
 
 /// Traps a newcomer falls into: a register whose warning was never shown, `eval` without
 /// arguments, `scripts/sandbox --help`, a recording into someone else's directory.
-@Suite("newcomer traps", .timeLimit(.minutes(2)))
+@Suite("newcomer traps", .timeLimit(.minutes(2)), .blockingCalls)
 struct NewcomerCLITests {
     @Test("accessory register of a node.name no sink has: exit 0, and the daemon's warning on stderr (escaped when it quotes control characters)")
     func registerWarning() async throws {

@@ -2,13 +2,14 @@ import AudioGraph
 import Foundation
 import PipeWireTestSupport
 import SystemBridge
+import TestScheduling
 import Testing
 
 @testable import EarshotCommands
 
 /// MPRIS pause/resume with a real `earshot daemon`, real mpv + mpv-mpris players on the
 /// sandbox's session bus, WirePlumber moving the streams, and `playerctl` reading them back.
-@Suite("MPRIS pause/resume end to end", .serialized, .timeLimit(.minutes(3)))
+@Suite("MPRIS pause/resume end to end", .serialized, .timeLimit(.minutes(3)), .blockingCalls)
 struct PlaybackEndToEndTests {
     typealias D = DaemonFixture
     static let sinks: [VirtualSink] = [.speakers(), .headphones()]

@@ -2,11 +2,12 @@ import AudioGraph
 import ControlProtocol
 @testable import EarshotCommands
 import Foundation
+import TestScheduling
 import Testing
 
 /// `earshot record --since` over rolling-recording segments written by hand: inputs are never
 /// joined across a gap the daemon marked.
-@Suite("earshot record --since: segments and gaps")
+@Suite("earshot record --since: segments and gaps", .blockingCalls)
 struct RecordAssembleTests {
     /// A recordings directory with one segment per entry: its start, events (each an `at` and
     /// a marker field) and the gap marker's text, if any.

@@ -2,12 +2,13 @@ import AudioGraph
 @testable import EarshotCommands
 import Foundation
 import PipeWireTestSupport
+import TestScheduling
 import Testing
 
 /// `earshot record` on a live session (real PipeWire + WirePlumber + mpv): placement changes,
 /// a default picked by hand, a sink arriving and leaving. Replaying the recording with the
 /// config the daemon ran gives, at every checkpoint, the default the daemon chose.
-@Suite("earshot record end to end", .serialized, .timeLimit(.minutes(3)))
+@Suite("earshot record end to end", .serialized, .timeLimit(.minutes(3)), .blockingCalls)
 struct RecordEndToEndTests {
     typealias D = DaemonFixture
 

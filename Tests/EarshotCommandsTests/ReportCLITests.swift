@@ -5,6 +5,7 @@ import EarshotDaemon
 import Foundation
 import PipeWireTestSupport
 import RoutingPolicy
+import TestScheduling
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -12,7 +13,7 @@ import Glibc
 
 /// `earshot report`: the reporter's logic against a stand-in daemon, then the real binary
 /// against a real daemon on a private PipeWire.
-@Suite("earshot report: reporter logic")
+@Suite("earshot report: reporter logic", .blockingCalls)
 struct PlacementReporterTests {
     @Test("placement lines, blank lines, comments and anything else")
     func parsing() {
@@ -170,7 +171,7 @@ struct PlacementReporterTests {
 
 // MARK: The real binary
 
-@Suite("earshot report: real daemon", .serialized, .timeLimit(.minutes(3)))
+@Suite("earshot report: real daemon", .serialized, .timeLimit(.minutes(3)), .blockingCalls)
 struct ReportCLITests {
     typealias D = DaemonFixture
     static let sinks: [VirtualSink] = [.speakers(), .headphones()]

@@ -3,10 +3,11 @@ import AudioGraph
 import Foundation
 import PipeWireTestSupport
 import SystemBridge
+import TestScheduling
 import Testing
 
 /// A restart never moves audio (docs/policy.md §5), on both stacks (scripts/test).
-@Suite("Restart", .serialized, .timeLimit(.minutes(5)))
+@Suite("Restart", .serialized, .timeLimit(.minutes(5)), .blockingCalls)
 struct RestartTests {
     typealias D = DaemonFixture
 
@@ -85,7 +86,7 @@ struct RestartTests {
 
 /// One daemon per PipeWire, with or without a session bus (issue: a second daemon with another
 /// `--socket` and no bus ran against the same PipeWire and wrote its own default).
-@Suite("Single instance", .serialized, .timeLimit(.minutes(2)))
+@Suite("Single instance", .serialized, .timeLimit(.minutes(2)), .blockingCalls)
 struct SingleInstanceTests {
     typealias D = DaemonFixture
 
@@ -109,7 +110,7 @@ struct SingleInstanceTests {
 
 /// A config that cannot be used at start: the daemon says where and exits 78 (EX_CONFIG), which
 /// the systemd unit's `RestartPreventExitStatus` keeps from being restarted until it is fixed.
-@Suite("Unusable config at start", .timeLimit(.minutes(2)))
+@Suite("Unusable config at start", .timeLimit(.minutes(2)), .blockingCalls)
 struct UnusableConfigAtStartTests {
     @Test("the daemon names file:line, exits 78 and leaves no control socket; the shipped unit does not restart on 78")
     func exitsWithConfigStatus() async throws {
@@ -128,7 +129,7 @@ struct UnusableConfigAtStartTests {
 }
 
 /// `earshot watch --reconnect` follows the daemon across a restart.
-@Suite("Watch reconnect", .serialized, .timeLimit(.minutes(2)))
+@Suite("Watch reconnect", .serialized, .timeLimit(.minutes(2)), .blockingCalls)
 struct WatchReconnectTests {
     typealias D = DaemonFixture
 

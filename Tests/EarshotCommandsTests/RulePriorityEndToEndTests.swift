@@ -1,12 +1,13 @@
 import AudioGraph
 import Foundation
 import PipeWireTestSupport
+import TestScheduling
 import Testing
 
 /// Issue 12 item 9: the documented way to prefer a USB DAC works. With the tier order (rule
 /// priority above the last choice, docs/policy.md §2) a `priority = 1000` rule beats speakers the
 /// user once picked by hand, as soon as that pick stops holding (a sink arrives).
-@Suite("Rule priority end to end", .serialized, .timeLimit(.minutes(2)))
+@Suite("Rule priority end to end", .serialized, .timeLimit(.minutes(2)), .blockingCalls)
 struct RulePriorityEndToEndTests {
     typealias D = DaemonFixture
     static let dac = "alsa_output.usb-Sandbox_DAC-00.analog-stereo"

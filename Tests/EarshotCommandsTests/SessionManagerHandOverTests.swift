@@ -3,13 +3,14 @@ import Foundation
 import PipeWireTestSupport
 import Synchronization
 import SystemBridge
+import TestScheduling
 import Testing
 
 /// WirePlumber leaves and comes back while Earshot runs and a stream plays: Earshot takes over
 /// (standalone) and hands back (cooperative) without a stream ever playing on two sinks, ends
 /// with one `default` metadata object, and the default is the policy's decision. Runs on both
 /// stacks (scripts/test).
-@Suite("Session manager hand-over", .serialized)
+@Suite("Session manager hand-over", .serialized, .blockingCalls)
 struct SessionManagerHandOverTests {
     typealias D = DaemonFixture
 

@@ -4,11 +4,12 @@ import Foundation
 import PipeWireTestSupport
 import Synchronization
 import SystemBridge
+import TestScheduling
 import Testing
 
 /// What differs between PipeWire 0.3.65 + WirePlumber 0.4.13 and 1.4.2 + 0.5.8, run on both
 /// (scripts/test): sinks that cannot be linked, and WirePlumber 0.5's default history.
-@Suite("Stack differences", .serialized, .timeLimit(.minutes(3)))
+@Suite("Stack differences", .serialized, .timeLimit(.minutes(3)), .blockingCalls)
 struct StackDifferencesTests {
     typealias D = DaemonFixture
 

@@ -1,5 +1,6 @@
 import Foundation
 import PipeWireTestSupport
+import TestScheduling
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -7,7 +8,7 @@ import Glibc
 
 /// `earshot daemon` refuses a state directory that is not the user's own, and a start with
 /// no home at all, with exit 78 and a message saying what and where (issue 21, item 4).
-@Suite("State directory at start", .serialized, .timeLimit(.minutes(2)))
+@Suite("State directory at start", .serialized, .timeLimit(.minutes(2)), .blockingCalls)
 struct StateDirectoryStartTests {
     @Test(
         "a state directory writable by others, or another user's: exit 78 naming it, no control socket, the planted file untouched",

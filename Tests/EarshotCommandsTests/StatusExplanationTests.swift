@@ -3,10 +3,12 @@ import AudioGraph
 import EarshotDaemon
 import Foundation
 import RoutingPolicy
+import TestScheduling
 import Testing
 
 /// `earshot status` explains a decision with the same lines as `earshot eval`: the status JSON
 /// carries the decision record, and one renderer (DecisionText) prints it for both.
+@Suite(.blockingCalls)
 struct StatusExplanationTests {
     @Test func statusAndEvalPrintTheSameExplanation() throws {
         let graph = try PwDumpDecoder.decode(contentsOf: EarshotBinary.fixtures.appendingPathComponent("desktop.json"))

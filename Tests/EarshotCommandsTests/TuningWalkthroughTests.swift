@@ -1,8 +1,10 @@
 import Foundation
+import TestScheduling
 import Testing
 
 /// docs/policy.md's "Tuning your config" walkthrough, run on its own files (a real recording in
 /// docs/examples): what it shows is what `earshot eval` prints.
+@Suite(.blockingCalls)
 struct TuningWalkthroughTests {
     static let examples = EarshotBinary.repository.appendingPathComponent("docs/examples").path
 

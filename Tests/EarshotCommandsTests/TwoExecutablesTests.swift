@@ -1,10 +1,11 @@
 import Foundation
 import PipeWireTestSupport
+import TestScheduling
 import Testing
 
 /// Issue 22: `earshot` (the client) links nothing of the daemon; `earshotd` is the daemon, and
 /// `earshot daemon` hands over to it with the same command line.
-@Suite("Two executables")
+@Suite("Two executables", .blockingCalls)
 struct TwoExecutablesTests {
     static func daemonURL() throws -> URL {
         guard let client = EarshotBinary.url else { throw FixtureError("earshot binary not built") }

@@ -1,11 +1,12 @@
 @testable import EarshotCommands
 import Foundation
 import RoutingPolicy
+import TestScheduling
 import Testing
 
 /// The version is written in one place, VERSION, and reaches the binary through
 /// EarshotVersionPlugin at build time.
-@Suite struct VersionTests {
+@Suite(.blockingCalls) struct VersionTests {
     var versionFile: String {
         get throws {
             try String(contentsOf: EarshotBinary.repository.appendingPathComponent("VERSION"), encoding: .utf8)

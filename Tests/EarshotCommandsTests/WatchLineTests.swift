@@ -3,10 +3,11 @@ import AudioGraph
 @testable import EarshotCommands
 import EarshotDaemon
 import RoutingPolicy
+import TestScheduling
 import Testing
 
 /// `earshot watch`'s one line per event, read from the event's JSON fields.
-@Suite("earshot watch lines")
+@Suite("earshot watch lines", .blockingCalls)
 struct WatchLineTests {
     static let at = JSONValue.integer(1_763_800_000_200)  // 2025-11-22T08:26:40.200Z
 
@@ -38,7 +39,7 @@ struct WatchLineTests {
 }
 
 /// The other events' lines, from the protocol's types.
-@Suite("earshot watch lines, typed")
+@Suite("earshot watch lines, typed", .blockingCalls)
 struct WatchTypedLineTests {
     @Test("route-change, accessory and playback lines; an unknown event is printed whole")
     func lines() throws {

@@ -1,11 +1,12 @@
 @testable import EarshotDaemon
 import RoutingPolicy
 import SystemBridge
+import TestScheduling
 import Testing
 
 /// BlueZ's adapters, as this host's addresses, from D-Bus bodies as BlueZ sends them, without
 /// a bus.
-@Suite("BlueZ mirror: adapters")
+@Suite("BlueZ mirror: adapters", .blockingCalls)
 struct BlueZMirrorAdapterTests {
     typealias B = BlueZBodies
     static let a = "11:22:33:44:55:66"

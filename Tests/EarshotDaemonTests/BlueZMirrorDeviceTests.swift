@@ -1,11 +1,12 @@
 @testable import EarshotDaemon
 import RoutingPolicy
 import SystemBridge
+import TestScheduling
 import Testing
 
 /// BlueZ's Device1 objects from D-Bus bodies as bluetoothd sends them, without a bus: the
 /// list the Bluetooth drivers are given.
-@Suite("BlueZ mirror: devices")
+@Suite("BlueZ mirror: devices", .blockingCalls)
 struct BlueZMirrorDeviceTests {
     typealias B = BlueZBodies
     static let adapterA = "11:22:33:44:55:66"

@@ -1,9 +1,10 @@
 @testable import EarshotDaemon
 import SystemBridge
+import TestScheduling
 import Testing
 
 /// The bus-thread filter that keeps the mirror's queue to BlueZ's own signals.
-@Suite("BlueZ signal filter")
+@Suite("BlueZ signal filter", .blockingCalls)
 struct BlueZSignalFilterTests {
     typealias B = BlueZBodies
     static let connected = ["Connected": DBusValue.boolean(true)]

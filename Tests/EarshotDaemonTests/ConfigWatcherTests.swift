@@ -2,10 +2,11 @@ import EarshotDaemon
 import Foundation
 import Synchronization
 import SystemBridge
+import TestScheduling
 import Testing
 
 /// The daemon's config watcher: the file changing and SIGHUP reload; nothing after stop.
-@Suite("config watcher", .timeLimit(.minutes(1)))
+@Suite("config watcher", .timeLimit(.minutes(1)), .blockingCalls)
 struct ConfigWatcherTests {
     @Test("a write to the file and SIGHUP each report a cause; after stop neither does")
     func reportsThenStops() async throws {

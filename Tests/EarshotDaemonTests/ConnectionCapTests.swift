@@ -2,6 +2,7 @@ import EarshotDaemon
 import Foundation
 import PipeWireTestSupport
 import SystemBridge
+import TestScheduling
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -10,7 +11,7 @@ import Glibc
 /// Issue 21: ≈ 1000 idle connections exhausted the daemon's descriptors and every client hung.
 /// The connections are capped below the limit; the oldest idle one makes room for a new client;
 /// a client never waits for ever to connect.
-@Suite("connection cap")
+@Suite("connection cap", .blockingCalls)
 struct ConnectionCapTests {
     @Test("at the cap the oldest idle connection is closed for a new one, which is answered; a subscribed one is not idle")
     func oldestIdleGoes() async throws {

@@ -1,8 +1,9 @@
 @testable import EarshotDaemon
+import TestScheduling
 import Testing
 
 /// The control connection's two buffers, as pure values: the line framer and the output buffer.
-@Suite("control socket buffers")
+@Suite("control socket buffers", .blockingCalls)
 struct ControlBufferTests {
     private func frames(_ chunks: [String], limit: Int = 16) -> [String] {
         var framer = ControlLineFramer(maximumLineBytes: limit)

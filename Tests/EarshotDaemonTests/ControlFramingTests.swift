@@ -1,10 +1,11 @@
 import AudioGraph
 import EarshotDaemon
 import Foundation
+import TestScheduling
 import Testing
 
 /// JSON Lines framing and protocol errors: what a careless or hostile client gets.
-@Suite("control framing", .timeLimit(.minutes(1)))
+@Suite("control framing", .timeLimit(.minutes(1)), .blockingCalls)
 struct ControlFramingTests {
     @Test("two requests in one write and one request split over writes: replies in order")
     func framing() async throws {

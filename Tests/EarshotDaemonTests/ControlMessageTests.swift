@@ -4,12 +4,13 @@ import AudioGraph
 import Foundation
 import PipeWireTestSupport
 import RoutingPolicy
+import TestScheduling
 import Testing
 
 /// The Codable types of the control protocol against docs/control-protocol.md, which is the
 /// contract: each server line the document shows is what its type writes, byte for byte, and
 /// reads back as the same value; each request line is what the client's types send.
-@Suite("control protocol messages")
+@Suite("control protocol messages", .blockingCalls)
 struct ControlMessageTests {
     /// The example line of the document that starts with `arrow` and contains `marker`.
     static func documented(_ arrow: String, containing marker: String) throws -> String {

@@ -2,10 +2,11 @@ import AudioGraph
 import EarshotDaemon
 import Foundation
 import PipeWireTestSupport
+import TestScheduling
 import Testing
 
 /// The examples of docs/control-protocol.md, run as written against a control server.
-@Suite("control protocol examples", .timeLimit(.minutes(1)))
+@Suite("control protocol examples", .timeLimit(.minutes(1)), .blockingCalls)
 struct ControlProtocolDocTests {
     static let document = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("docs/control-protocol.md")

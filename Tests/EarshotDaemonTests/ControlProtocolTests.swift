@@ -3,10 +3,11 @@ import EarshotDaemon
 import Foundation
 import PipeWireTestSupport
 import RoutingPolicy
+import TestScheduling
 import Testing
 
 /// The operations over a real socket, answered by an in-memory daemon.
-@Suite("control protocol", .timeLimit(.minutes(1)))
+@Suite("control protocol", .timeLimit(.minutes(1)), .blockingCalls)
 struct ControlProtocolTests {
     @Test("register, current, update, list, unregister: ok replies echo the id and carry the accessory")
     func accessoryRoundTrip() async throws {

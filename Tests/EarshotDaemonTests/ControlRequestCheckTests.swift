@@ -3,10 +3,11 @@ import AudioGraph
 import EarshotDaemon
 import Foundation
 import RoutingPolicy
+import TestScheduling
 import Testing
 
 /// Issue 12 item 14: duplicate keys refused, ids echoed exactly as sent, the nesting limit named.
-@Suite("control request details")
+@Suite("control request details", .blockingCalls)
 struct ControlRequestCheckTests {
     static func refusal(_ line: String) -> ControlRequestFailure? {
         if case .failure(let failure) = ControlWire.request(from: Data(line.utf8)) { return failure }

@@ -2,6 +2,7 @@
 import EarshotDaemon
 import Foundation
 import PipeWireTestSupport
+import TestScheduling
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -9,7 +10,7 @@ import SystemBridge
 #endif
 
 /// Starting where a socket file already is: a live daemon, a dead one's leftover, something else.
-@Suite("control socket file", .timeLimit(.minutes(1)))
+@Suite("control socket file", .timeLimit(.minutes(1)), .blockingCalls)
 struct ControlSocketFileTests {
     @Test("a second server on the path of a live one refuses to start, saying so; the first keeps serving")
     func liveDaemonRefused() async throws {

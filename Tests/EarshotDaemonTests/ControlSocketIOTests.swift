@@ -2,6 +2,7 @@
 import Dispatch
 import Foundation
 import SystemBridge
+import TestScheduling
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -9,7 +10,7 @@ import Glibc
 
 /// The control socket's own I/O (dispatch sources on one queue, no SwiftNIO): half-closed and
 /// vanished peers, reads held back and resumed, and a daemon out of descriptors.
-@Suite("control socket I/O")
+@Suite("control socket I/O", .blockingCalls)
 struct ControlSocketIOTests {
     static let status = #"{"id":1,"op":"status"}"#
 

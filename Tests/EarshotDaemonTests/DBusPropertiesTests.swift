@@ -2,11 +2,12 @@ import AudioGraph
 @testable import EarshotDaemon
 import RoutingPolicy
 import SystemBridge
+import TestScheduling
 import Testing
 
 /// The properties of org.earshot.Earshot1: their values, the PropertiesChanged each event
 /// implies, and that both agree with the introspection XML.
-@Suite("D-Bus properties")
+@Suite("D-Bus properties", .blockingCalls)
 struct DBusPropertiesTests {
     static let adapter = HostAddress(BluetoothAddress("11:22:33:44:55:66")!, from: [.bluez(adapter: "hci0")])
 

@@ -5,10 +5,11 @@ import Foundation
 import PipeWireTestSupport
 import RoutingPolicy
 import SystemBridge
+import TestScheduling
 import Testing
 
 /// The host-addresses event: when it counts as a change, its JSON line, its D-Bus signal.
-@Suite("host-addresses event")
+@Suite("host-addresses event", .blockingCalls)
 struct HostAddressesEventTests {
     static let configured = HostAddress(BluetoothAddress("66:55:44:33:22:11")!, from: [.config])
     static let adapter = HostAddress(BluetoothAddress("11:22:33:44:55:66")!, from: [.bluez(adapter: "hci0")])

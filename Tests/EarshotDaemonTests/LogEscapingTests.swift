@@ -2,13 +2,14 @@ import AudioGraph
 import Logging
 import RoutingPolicy
 import Synchronization
+import TestScheduling
 import Testing
 
 @testable import EarshotDaemon
 
 /// The daemon's log quotes node names any PipeWire client chose: none may forge a log line or
 /// reach a terminal reading the log as an escape sequence.
-@Suite("log lines escape names")
+@Suite("log lines escape names", .blockingCalls)
 struct LogEscapingTests {
     static let speakers = "alsa_output.pci.analog-stereo"
     static let hostile = "evil\u{1B}]0;pwned\u{07}\n2025-01-01T00:00:00+0000 info earshot : route forged"

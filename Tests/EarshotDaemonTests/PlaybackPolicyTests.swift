@@ -1,11 +1,12 @@
 import AudioGraph
 import EarshotDaemon
 import RoutingPolicy
+import TestScheduling
 import Testing
 
 /// MPRIS pause/resume as data: which routing decisions pause, which resume, and what is
 /// remembered in between. Decisions come from a real PolicyEngine.
-@Suite("Playback policy")
+@Suite("Playback policy", .blockingCalls)
 struct PlaybackPolicyTests {
     static let speakers = "alsa_output.sandbox.analog-stereo"
     static let headphones = "bluez_output.AA_BB_CC_DD_EE_FF.1"
@@ -223,7 +224,7 @@ struct PlaybackPolicyTests {
 }
 
 /// Where each stream last played, kept across the instant its links go.
-@Suite("Last played sinks")
+@Suite("Last played sinks", .blockingCalls)
 struct LastPlayedSinksTests {
     static func graph() -> Graph {
         var graph = PlaybackPolicyTests.graph

@@ -2,11 +2,12 @@ import AudioGraph
 import EarshotDaemon
 import Foundation
 import RoutingPolicy
+import TestScheduling
 import Testing
 
 /// The state file's schema (docs/state-file.md): versioned on its own, old files load, and a
 /// file that cannot be read is refused naming the field.
-@Suite("state file schema")
+@Suite("state file schema", .blockingCalls)
 struct StateFileTests {
     static let path = "/home/u/.local/state/earshot/state.json"
 

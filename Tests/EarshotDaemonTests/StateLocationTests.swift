@@ -1,6 +1,7 @@
 import EarshotDaemon
 import Foundation
 import SystemBridge
+import TestScheduling
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -8,7 +9,7 @@ import Glibc
 
 /// Where the state file lives and whose its directory is (issue 21, item 4): never a shared
 /// directory such as /tmp, and only a directory that is the user's own.
-@Suite("State location")
+@Suite("State location", .blockingCalls)
 struct StateLocationTests {
     struct NoLookUp: Error {}
 

@@ -6,6 +6,7 @@ import RoutingPolicy
 import Synchronization
 import SystemBridge
 import SystemPackage
+import TestScheduling
 import Testing
 
 @testable import EarshotDaemon
@@ -85,7 +86,7 @@ final class CapturedLog: Sendable {
 
 /// Item 7 of issue 12: state that cannot be written is never silent, a garbage file is moved
 /// aside, a newer file is kept, a directory in the file's place is reported at start.
-@Suite("State persistence failures")
+@Suite("State persistence failures", .blockingCalls)
 struct StatePersistenceFailureTests {
     static func directory() throws -> URL {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-state-fail-\(UUID().uuidString.prefix(8))")

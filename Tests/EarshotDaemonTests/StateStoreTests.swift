@@ -2,9 +2,10 @@ import AudioGraph
 import EarshotDaemon
 import Foundation
 import RoutingPolicy
+import TestScheduling
 import Testing
 
-@Suite("State store")
+@Suite("State store", .blockingCalls)
 struct StateStoreTests {
     static func temporaryPath() throws -> String {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-state-\(UUID().uuidString)")

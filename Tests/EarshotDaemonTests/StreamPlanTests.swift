@@ -1,9 +1,10 @@
 import AudioGraph
 import EarshotDaemon
+import TestScheduling
 import Testing
 
 /// Standalone relinking as data: which streams get ports, which move, and in what order.
-@Suite("Stream plan")
+@Suite("Stream plan", .blockingCalls)
 struct StreamPlanTests {
     /// Two sinks (10 speakers, 20 headphones) and streams with stereo output ports.
     static func graph(streams: [(id: ObjectID, props: Properties, ports: Bool)], links: [Link] = []) -> Graph {

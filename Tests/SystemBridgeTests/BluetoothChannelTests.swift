@@ -1,12 +1,13 @@
 import Foundation
 @testable import SystemBridge
 import SystemPackage
+import TestScheduling
 import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
 
-@Suite("Bluetooth socket address")
+@Suite("Bluetooth socket address", .blockingCalls)
 struct BluetoothSocketAddressTests {
     @Test("AA:BB:CC:DD:EE:FF parses in either case; the kernel's bytes are the reverse")
     func parsesAndReverses() throws {
@@ -32,7 +33,7 @@ struct BluetoothSocketAddressTests {
     }
 }
 
-@Suite("Bluetooth errors")
+@Suite("Bluetooth errors", .blockingCalls)
 struct BluetoothErrorTests {
     @Test("errnos are classified so a caller can say what to do")
     func classification() {
@@ -53,7 +54,7 @@ struct BluetoothErrorTests {
     }
 }
 
-@Suite("Bluetooth channel", .timeLimit(.minutes(1)))
+@Suite("Bluetooth channel", .timeLimit(.minutes(1)), .blockingCalls)
 struct BluetoothChannelTests {
     @Test("a SEQPACKET socket adopted as .packets keeps packet boundaries both ways; the peer's close ends the stream once")
     func packets() async throws {
@@ -128,7 +129,8 @@ struct BluetoothChannelTests {
         } throws: { error in
             (error as? BluetoothError)?.systemError?.errno == .timedOut && (error as? BluetoothError)?.kind == .deviceUnreachable
         }
-        #expect(ContinuousClock.now - started < .seconds(5))
+        // Only a guard against blocking for ever: the deadline is what the error says.
+        #expect(ContinuousClock.now - started < .seconds(60))
     }
 
     @Test("stop while idle returns promptly, leaves no thread and reports no end; a closed channel refuses to send")
@@ -143,9 +145,9 @@ struct BluetoothChannelTests {
         #expect(await events.next() == .received([1]))
         #expect(currentThreadNames().contains("bt-test-idle"))
         // Now idle in poll.
-        let started = ContinuousClock.now
+        // The reader sleeps in poll without a timeout: close returning at all shows it was woken
+        // (a hang fails the time limit; a bound in seconds is a loaded machine's to miss).
         channel.close()
-        #expect(ContinuousClock.now - started < .seconds(1))
         #expect(!currentThreadNames().contains("bt-test-idle"))
         // Closed by its owner: the stream finishes without an `.ended`.
         #expect(await events.next() == nil)
@@ -168,9 +170,9 @@ struct BluetoothChannelTests {
         #expect(await events.next() == .ended(nil))
         #expect(await events.next() == nil)
         // The thread returned after reporting; close() joins it at once.
-        let started = ContinuousClock.now
+        // The reader sleeps in poll without a timeout: close returning at all shows it was woken
+        // (a hang fails the time limit; a bound in seconds is a loaded machine's to miss).
         channel.close()
-        #expect(ContinuousClock.now - started < .seconds(1))
         #expect(!currentThreadNames().contains("bt-test-end"))
     }
 

@@ -1,10 +1,11 @@
 import Foundation
 import PipeWireTestSupport
 import SystemBridge
+import TestScheduling
 import Testing
 
 /// The sd-bus binding against a real private dbus-daemon, with gdbus as an outside client.
-@Suite("D-Bus connection")
+@Suite("D-Bus connection", .blockingCalls)
 struct DBusConnectionTests {
     @Test("a value of every type survives a round trip through a real bus")
     func roundTrip() async throws {

@@ -1,13 +1,14 @@
 import Foundation
 import SystemBridge
 import SystemPackage
+import TestScheduling
 import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// Unix fd passing (`h`) through the sd-bus binding: what BlueZ's Profile1.NewConnection needs.
-@Suite("D-Bus file descriptors", .timeLimit(.minutes(1)))
+@Suite("D-Bus file descriptors", .timeLimit(.minutes(1)), .blockingCalls)
 struct DBusFileDescriptorTests {
     @Test("a DBusFileDescriptor owns a duplicate, gives it up once through take(), and closes it otherwise")
     func ownership() throws {

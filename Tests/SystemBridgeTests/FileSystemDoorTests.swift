@@ -1,6 +1,7 @@
 import Foundation
 import SystemBridge
 import Synchronization
+import TestScheduling
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -29,7 +30,7 @@ func bindUnixSocket(_ path: String, listen: Bool = false) throws -> Int32 {
     return fd
 }
 
-@Suite("FileSystem door")
+@Suite("FileSystem door", .blockingCalls)
 struct FileSystemDoorTests {
     @Test("atomicWrite creates the file with the given mode and leaves no temporary behind")
     func createsWithMode() throws {
@@ -158,7 +159,7 @@ struct FileSystemDoorTests {
     }
 }
 
-@Suite("Unix socket door")
+@Suite("Unix socket door", .blockingCalls)
 struct UnixSocketDoorTests {
     @Test("connect names the path and tells a missing file (ENOENT) from a stale socket (ECONNREFUSED)")
     func connectErrors() throws {

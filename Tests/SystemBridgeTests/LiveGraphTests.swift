@@ -2,10 +2,11 @@ import AudioGraph
 import Foundation
 import SystemBridge
 import PipeWireTestSupport
+import TestScheduling
 import Testing
 
 /// The client against a real private PipeWire: objects, metadata, links, daemon death.
-@Suite("Live graph", .timeLimit(.minutes(2)))
+@Suite("Live graph", .timeLimit(.minutes(2)), .blockingCalls)
 struct LiveGraphTests {
     @Test("sinks appear and disappear at runtime, with their properties")
     func sinksAppearAndDisappear() async throws {

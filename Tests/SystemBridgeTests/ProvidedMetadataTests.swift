@@ -1,12 +1,13 @@
 import AudioGraph
 import Glibc
 import PipeWireTestSupport
+import TestScheduling
 import Testing
 
 @testable import SystemBridge
 
 /// The connection that provides Earshot's `default` metadata only provides it.
-@Suite("Provided metadata")
+@Suite("Provided metadata", .blockingCalls)
 struct ProvidedMetadataTests {
     /// PipeWire 0.3.65's metadata module counts a bind as pending until the exporter answers a
     /// ping, and forgets to uncount a binder that goes first: from then on it forwards none of

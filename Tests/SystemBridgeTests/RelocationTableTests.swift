@@ -1,7 +1,8 @@
 import SystemBridge
+import TestScheduling
 import Testing
 
-@Suite("the relocation table given back")
+@Suite("the relocation table given back", .blockingCalls)
 struct RelocationTableTests {
     @Test("this test program's relocation table (a PIE's, in a read-only segment) is given back in whole pages, again harmlessly, and the program runs on")
     func releasesWholePages() throws {

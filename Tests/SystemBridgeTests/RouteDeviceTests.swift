@@ -2,12 +2,13 @@ import AudioGraph
 import Foundation
 import PipeWireTestSupport
 import SystemBridge
+import TestScheduling
 import Testing
 
 /// The test card (`RouteDevice`, Sources/earshot-route-device) against a real PipeWire and
 /// WirePlumber: its device publishes routes the way an ALSA card does, and availability changes
 /// reach other clients (pw-dump reads them back from the server).
-@Suite("Route device", .timeLimit(.minutes(2)))
+@Suite("Route device", .timeLimit(.minutes(2)), .blockingCalls)
 struct RouteDeviceTests {
     static let sinkName = "alsa_output.pci-test.analog-stereo"
 

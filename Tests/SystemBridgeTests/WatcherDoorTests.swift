@@ -1,6 +1,7 @@
 import Foundation
 @testable import SystemBridge
 import Synchronization
+import TestScheduling
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -68,7 +69,7 @@ private final class Reports: Sendable {
     }
 }
 
-@Suite("FileChangeWatcher", .timeLimit(.minutes(1)))
+@Suite("FileChangeWatcher", .timeLimit(.minutes(1)), .blockingCalls)
 struct FileChangeWatcherTests {
     @Test("a write, a rename over the file and a delete are reported with the path; other files are not")
     func reportsChanges() async throws {
@@ -107,9 +108,9 @@ struct FileChangeWatcherTests {
             while !threadNames().contains(name), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
             #expect(threadNames().contains(name))
 
-            let started = ContinuousClock.now
+            // The thread sleeps in poll without a timeout: that stop returns at all shows it was
+            // woken (a hang fails the suite's time limit; a bound in ms failed loaded, issue 28).
             watcher.stop()
-            #expect(started.duration(to: .now) < .milliseconds(500))
             #expect(!threadNames().contains(name))
 
             try Data("a = 1".utf8).write(to: URL(fileURLWithPath: path))
@@ -242,7 +243,7 @@ struct FileChangeWatcherTests {
     }
 }
 
-@Suite("SignalWatcher", .timeLimit(.minutes(1)))
+@Suite("SignalWatcher", .timeLimit(.minutes(1)), .blockingCalls)
 struct SignalWatcherTests {
     @Test("a watched signal calls the handler instead of its default action; none after stop")
     func handlesSignal() async throws {
@@ -261,7 +262,7 @@ struct SignalWatcherTests {
     }
 }
 
-@Suite("PipeWire result checks and the loop lock")
+@Suite("PipeWire result checks and the loop lock", .blockingCalls)
 struct LoopLockTests {
     @Test("check passes 0 and positive results through and turns a negative one into a readable requestFailed")
     func checkResults() throws {

@@ -98,3 +98,12 @@ final class PollThread: Sendable {
         }
     }
 }
+
+/// The calling thread.
+public enum CurrentThread {
+    /// Names the calling thread for `ps -L` and /proc (cut to 15 bytes). A Linux thread
+    /// otherwise keeps the name of the thread that created it.
+    public static func setName(_ name: String) {
+        _ = CEarshotLinux_set_thread_name(name)
+    }
+}

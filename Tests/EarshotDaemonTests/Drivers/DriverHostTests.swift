@@ -3,13 +3,14 @@ import AudioGraph
 import Logging
 import RoutingPolicy
 import SystemBridge
+import TestScheduling
 import Testing
 
 @testable import EarshotDaemon
 
 /// The built-in drivers in a real `Daemon` (over the fake PipeWire and a test clock), each
 /// device's channel a socketpair whose far end plays the earbud byte for byte.
-@Suite("Driver host")
+@Suite("Driver host", .blockingCalls)
 struct DriverHostTests {
     typealias H = DaemonHarness
     static let address = BluetoothAddress(H.address)!

@@ -5,9 +5,10 @@ import RoutingPolicy
 import Synchronization
 import SystemBridge
 import SystemPackage
+import TestScheduling
 import Testing
 
-@Suite("Driver packet log")
+@Suite("Driver packet log", .blockingCalls)
 struct DriverPacketLogTests {
     static let device = PacketLogLine.Device(address: BluetoothAddress("AA:BB:CC:DD:EE:FF")!, family: .aap)
 

@@ -2,12 +2,13 @@
 import AudioGraph
 import Foundation
 import RoutingPolicy
+import TestScheduling
 import Testing
 
 @testable import EarshotDaemon
 
 /// The control socket over the real daemon (fake PipeWire): what needs the engine and the graph.
-@Suite("Daemon over the control socket", .timeLimit(.minutes(1)))
+@Suite("Daemon over the control socket", .timeLimit(.minutes(1)), .blockingCalls)
 struct DaemonControlSocketTests {
     typealias H = DaemonHarness
 

@@ -1,5 +1,6 @@
 import AudioGraph
 import RoutingPolicy
+import TestScheduling
 import Testing
 
 @testable import EarshotDaemon
@@ -7,7 +8,7 @@ import Testing
 /// The input (docs/policy.md §8) through the daemon's one input path over a fake PipeWire: what
 /// is written for the default source, which echoes are Earshot's own, how capture streams are
 /// linked standalone.
-@Suite("Daemon pipeline: the microphone")
+@Suite("Daemon pipeline: the microphone", .blockingCalls)
 struct DaemonInputSideTests {
     typealias H = DaemonHarness
     static let laptopMicrophone = "alsa_input.pci.analog-stereo"

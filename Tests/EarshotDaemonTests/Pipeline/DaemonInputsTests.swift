@@ -1,13 +1,14 @@
 import AudioGraph
 import Foundation
 import RoutingPolicy
+import TestScheduling
 import Testing
 
 @testable import EarshotDaemon
 
 /// Each kind of input through the daemon's one path, over a fake PipeWire: what it decides,
 /// writes, pauses, saves and tells subscribers.
-@Suite("Daemon inputs")
+@Suite("Daemon inputs", .blockingCalls)
 struct DaemonInputsTests {
     typealias H = DaemonHarness
     static let identity = AccessoryIdentity(parsing: H.address)!

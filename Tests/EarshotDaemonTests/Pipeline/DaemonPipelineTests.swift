@@ -1,5 +1,6 @@
 import AudioGraph
 import RoutingPolicy
+import TestScheduling
 import Testing
 
 @testable import EarshotDaemon
@@ -7,7 +8,7 @@ import Testing
 /// The daemon's one input path over a fake PipeWire and a test clock: what it writes, links,
 /// pauses and resumes, in which order, for which inputs. No PipeWire process; the bridge and
 /// the end-to-end behaviour are tested against real ones elsewhere.
-@Suite("Daemon pipeline")
+@Suite("Daemon pipeline", .blockingCalls)
 struct DaemonPipelineTests {
     typealias H = DaemonHarness
 

@@ -1,5 +1,6 @@
 import AudioGraph
 import RoutingPolicy
+import TestScheduling
 import Testing
 
 @testable import EarshotDaemon
@@ -7,7 +8,7 @@ import Testing
 /// The session manager leaving and coming back, over the fake PipeWire: what Earshot does with
 /// the metadata it provided, with the values the session manager writes as it starts, and with
 /// the streams it linked. (Against real WirePlumber 0.4 and 0.5: SessionManagerHandOverTests.)
-@Suite("Session manager hand-over (pipeline)")
+@Suite("Session manager hand-over (pipeline)", .blockingCalls)
 struct SessionManagerHandOverUnitTests {
     typealias H = DaemonHarness
     static let wirePlumber = Client(id: 20, props: ["application.process.binary": "wireplumber", "wireplumber.daemon": "true", "object.serial": "520"])

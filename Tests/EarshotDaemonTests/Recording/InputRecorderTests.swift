@@ -1,11 +1,13 @@
 import AudioGraph
 import RoutingPolicy
+import TestScheduling
 import Testing
 
 @testable import EarshotDaemon
 
 /// The live recordings' bounds: a recording is never left with a hole, and never grows without
 /// limit.
+@Suite(.blockingCalls)
 struct InputRecorderTests {
     @Test("lines carry at from each recording's own start; the prefix comes first")
     func relativeTimes() async {

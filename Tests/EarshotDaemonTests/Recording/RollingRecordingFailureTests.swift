@@ -4,12 +4,13 @@ import ControlProtocol
 import Foundation
 import SystemBridge
 import SystemPackage
+import TestScheduling
 import Testing
 
 @testable import EarshotDaemon
 
 /// The rolling recording on a disk that fails under it (FaultInjection: the disk is not staged).
-@Suite("Rolling recording failures")
+@Suite("Rolling recording failures", .blockingCalls)
 struct RollingRecordingFailureTests {
     /// The segment directories under `directory`.
     static func segments(_ directory: String) -> [String] {

@@ -3,9 +3,10 @@ import EarshotDaemon
 import PipeWireTestSupport
 import RoutingPolicy
 import Synchronization
+import TestScheduling
 import Testing
 
-@Suite("Accessory report session")
+@Suite("Accessory report session", .blockingCalls)
 struct AccessoryReportSessionTests {
     static let accessory = AccessoryIdentity.address(BluetoothAddress("AA:BB:CC:DD:EE:FF")!)
     static let capabilities: AccessoryCapabilities = [.audioSwitching, .placement]
