@@ -252,3 +252,19 @@ struct FileAppearance {
         watched = nil
     }
 }
+
+/// Waiting for a path to appear, without a process to watch beside it.
+public enum FileWait {
+    /// Whether `path` exists within `timeout` (inotify on its deepest existing directory).
+    public static func appears(_ path: String, within timeout: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        var appearance = FileAppearance(path: path)
+        defer { appearance.release() }
+        while true {
+            let look = appearance.look()
+            if look.exists { return true }
+            guard ContinuousClock.now < deadline else { return false }
+            await FileEvents.shared.wait(look.watch, after: look.seen, until: deadline)
+        }
+    }
+}

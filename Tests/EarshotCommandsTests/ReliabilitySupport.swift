@@ -18,12 +18,6 @@ enum LongTests {
     }
 }
 
-/// Runs a blocking call on a thread of its own, off the (two-thread) cooperative pool.
-func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try body() }) }.start()
-    }
-}
 
 /// One open control connection to a real daemon (the CLI's own client), used from threads
 /// of its own: one request at a time.

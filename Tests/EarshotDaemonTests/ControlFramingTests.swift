@@ -1,6 +1,7 @@
 import AudioGraph
 import EarshotDaemon
 import Foundation
+import PipeWireTestSupport
 import TestScheduling
 import Testing
 

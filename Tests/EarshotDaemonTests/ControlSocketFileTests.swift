@@ -89,3 +89,35 @@ struct ControlSocketFileTests {
         guard result == 0 else { throw SystemError("bind", path: path, code: errno) }
     }
 }
+
+/// Issue 28: a control socket file deleted while the daemon ran was never made again (every
+/// client exit 3 until a restart).
+@Suite("control socket file deleted", .timeLimit(.minutes(2)), .blockingCalls)
+struct ControlSocketFileDeletedTests {
+    @Test("deleted while the server runs, the socket file is made again (0600) and answers; so is its directory; connected clients go on; close removes it")
+    func madeAgain() async throws {
+        try await ControlFixture.with { fixture in
+            let path = fixture.socketPath
+            let connected = try RawControlSocket(path: path)
+            #expect(try await connected.request(#"{"id":1,"op":"status"}"#)["ok"] == .bool(true))
+            for round in 0..<3 {
+                #expect(unlink(path) == 0)
+                #expect(await FileWait.appears(path, within: .seconds(60)), "round \(round): not made again")
+                let client = try RawControlSocket(path: path)
+                #expect(try await client.request(#"{"id":2,"op":"status"}"#)["ok"] == .bool(true))
+                let entry = try #require(try FileSystem.entry(at: path))
+                #expect(entry.kind == .socket)
+                #expect(entry.permissions == 0o600)
+            }
+            // The whole directory gone (a cleaner of the runtime directory).
+            let directory = (path as NSString).deletingLastPathComponent
+            try FileManager.default.removeItem(atPath: directory)
+            #expect(await FileWait.appears(path, within: .seconds(60)), "not made again with its directory")
+            let client = try RawControlSocket(path: path)
+            #expect(try await client.request(#"{"id":3,"op":"status"}"#)["ok"] == .bool(true))
+            #expect(try await connected.request(#"{"id":4,"op":"status"}"#)["ok"] == .bool(true), "a client connected before the deletions lost its connection")
+            await fixture.server.close()
+            #expect(!FileManager.default.fileExists(atPath: path))
+        }
+    }
+}

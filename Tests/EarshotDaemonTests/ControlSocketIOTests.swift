@@ -2,6 +2,7 @@
 import Dispatch
 import Foundation
 import SystemBridge
+import PipeWireTestSupport
 import TestScheduling
 import Testing
 #if canImport(Glibc)
@@ -128,27 +129,30 @@ struct ControlSocketIOTests {
     }
 
     #if DEBUG
-    @Test("out of descriptors (EMFILE at every accept): the server waits for a connection to close before it tries again (never spins on the listener), and the waiting client is answered once a descriptor is free")
+    @Test("out of descriptors (EMFILE at every accept): the server closes the oldest idle connection to make room and tries again once its descriptor is closed, once per idle connection (never spinning on the listener); a busy one stays, and its close lets the waiting client in")
     func outOfDescriptors() async throws {
         // No backoff within the test: only a connection closing can make the server try again.
         try await ControlFixture.with(limits: ControlLimits(firstAcceptRetryDelay: .seconds(600))) { fixture in
-            let first = try RawControlSocket(path: fixture.socketPath)
-            let second = try RawControlSocket(path: fixture.socketPath)
-            #expect(try await first.request(Self.status)["ok"] == .bool(true))
-            #expect(try await second.request(Self.status)["ok"] == .bool(true))
+            let idle = try RawControlSocket(path: fixture.socketPath)
+            let busy = try RawControlSocket(path: fixture.socketPath)
+            #expect(try await idle.request(Self.status)["ok"] == .bool(true))
+            // Subscribed: streaming, never idle.
+            #expect(try await busy.request(#"{"id":1,"op":"subscribe"}"#)["ok"] == .bool(true))
             let fault = FaultInjection.inject(.tooManyOpenFiles, into: "accept", onPathsContaining: fixture.socketPath)
             defer { FaultInjection.remove(fault) }
             let waiting = try RawControlSocket(path: fixture.socketPath)
             try await waiting.send(Self.status + "\n")
             #expect(await FaultInjection.used(fault, times: 1, within: .seconds(30)), "the server never tried to accept")
-            // One connection closes: one more try (once its descriptor is closed), which fails too.
-            first.shutdownBoth()
+            // The idle one is closed to make room (issue 28: before, the newcomer waited in the
+            // backlog for as long as idle connections held the descriptors)...
+            try await idle.waitForClose(timeout: .seconds(30))
+            // ...and its descriptor closed, the server tries once more, which fails too.
             #expect(await FaultInjection.used(fault, times: 2, within: .seconds(30)), "a closed connection did not make the server try again")
             FaultInjection.remove(fault)
             // A server spinning on the listener would have failed thousands of times by now; this
-            // one tried at the failure and at the close.
+            // one tried at the failure and at the close, and left the subscriber alone.
             #expect(FaultInjection.uses(of: fault) == 2)
-            second.shutdownBoth()
+            busy.shutdownBoth()
             #expect(try await waiting.readJSON()["ok"] == .bool(true))
         }
     }

@@ -1,3 +1,5 @@
+import SystemBridge
+
 /// The bounds that keep one client from stalling the daemon or the other clients.
 public struct ControlLimits: Sendable, Hashable {
     /// A request line longer than this (without its newline) gets an error and a disconnect.
@@ -20,11 +22,29 @@ public struct ControlLimits: Sendable, Hashable {
     /// When accept fails (out of descriptors), the first retry's delay, doubling to 32 s (or to
     /// this, if longer); a connection closing retries at once.
     public var firstAcceptRetryDelay: Duration
+    /// The descriptor limit the connections are kept under (nil: the process's soft limit at
+    /// start). A test sets it to fill the table without lowering the test process's own.
+    public var descriptorLimit: UInt64?
+
+    /// Descriptors never given to control connections: what PipeWire, D-Bus, the drivers, the
+    /// state and config files and the runtime itself open meanwhile. libdispatch's worker-pool
+    /// monitor aborts the process when it cannot open /proc/<tid>/stat (issue 28: SIGILL, exit
+    /// 132, with the table full of connections). An eighth of the limit, 16 to 256.
+    public static func reservedDescriptors(limit: UInt64) -> UInt64 { min(256, max(16, limit / 8)) }
+
+    /// Under `limit`, a connection whose descriptor number is this or higher is shed:
+    /// descriptors are handed out lowest first, so every number below it is open.
+    static func sheddingDescriptor(limit: UInt64) -> Int32 {
+        let reserved = reservedDescriptors(limit: limit)
+        return Int32(clamping: limit > reserved ? limit - reserved : 0)
+    }
 
     public init(
         maximumLineBytes: Int = 64 * 1024, maximumPendingOutputBytes: Int = 1 << 20, maximumQueuedRequests: Int = 32,
-        maximumConnections: Int = 512, maximumPendingEventBytes: Int = 64 * 1024, firstAcceptRetryDelay: Duration = .seconds(1)
+        maximumConnections: Int = 512, maximumPendingEventBytes: Int = 64 * 1024, firstAcceptRetryDelay: Duration = .seconds(1),
+        descriptorLimit: UInt64? = nil
     ) {
+        self.descriptorLimit = descriptorLimit
         self.firstAcceptRetryDelay = firstAcceptRetryDelay
         self.maximumPendingEventBytes = maximumPendingEventBytes
         self.maximumLineBytes = maximumLineBytes

@@ -1,4 +1,5 @@
 import ControlProtocol
+import RoutingPolicy
 import Dispatch
 import FoundationEssentials
 import Synchronization
@@ -14,8 +15,16 @@ public final class ControlServer: Sendable {
     public let limits: ControlLimits
     private let acceptor: Acceptor
     private let connections: ConnectionRegistry
-    private let socketIdentity: FileSystem.Identity?
     private let closed = Mutex(false)
+    /// The socket file this server made last (removed at close only if it is still that one),
+    /// and the watch that makes it again.
+    private let watch: Mutex<SocketFileWatch>
+
+    private struct SocketFileWatch {
+        var identity: FileSystem.Identity?
+        var watcher: FileChangeWatcher?
+        var closed = false
+    }
 
     private init(path: String, limits: ControlLimits, acceptor: Acceptor, connections: ConnectionRegistry,
                  socketIdentity: FileSystem.Identity?) {
@@ -23,23 +32,36 @@ public final class ControlServer: Sendable {
         self.limits = limits
         self.acceptor = acceptor
         self.connections = connections
-        self.socketIdentity = socketIdentity
+        watch = Mutex(SocketFileWatch(identity: socketIdentity))
     }
 
     /// Listens on `path` (created mode 0600, its directory 0700 if missing). A socket file
-    /// nobody answers on is replaced; one a live daemon answers on is an error.
+    /// nobody answers on is replaced; one a live daemon answers on is an error. A socket file
+    /// deleted while the server runs is made again (its directory is watched).
     public static func start(
         path: String = ControlSocketPath.default(), control: any DaemonControl, limits: ControlLimits = ControlLimits()
     ) async throws(ControlServerError) -> ControlServer {
         try ControlSocketFile.prepareDirectory(for: path)
         try ControlSocketFile.clearStale(at: path)
-        // Listen on a temporary name, restrict it, then rename it into place: a client that
-        // sees `path` can connect (a socket file appears at bind, before listen) and it is 0600.
+        let listener = try listen(at: path)
+        let connections = ConnectionRegistry(maximum: limits.maximumConnections)
+        let acceptor = Acceptor(listener: listener, control: control, limits: limits, connections: connections)
+        acceptor.start()
+        let server = ControlServer(path: path, limits: limits, acceptor: acceptor, connections: connections,
+                                   socketIdentity: ControlSocketFile.identity(of: path))
+        server.watchSocketFile()
+        return server
+    }
+
+    /// A listener at `path`, which must not exist: it listens on a temporary name, is
+    /// restricted, then renamed into place, so a client that sees `path` can connect (a socket
+    /// file appears at bind, before listen) and it is 0600.
+    private static func listen(at path: String) throws(ControlServerError) -> UnixListener {
         let temporary = "\(path).tmp-\(CurrentProcess.id)"
         _ = try? FileSystem.remove(temporary)
         var listener: UnixListener
         do {
-            listener = try UnixListener.listen(path: temporary, backlog: 64)
+            listener = try UnixListener.listen(path: temporary, backlog: listenBacklog)
         } catch {
             throw .socket(path, "cannot listen: \(error.reason)")
         }
@@ -56,11 +78,48 @@ public final class ControlServer: Sendable {
             _ = try? FileSystem.remove(temporary)
             throw error
         }
-        let connections = ConnectionRegistry(maximum: limits.maximumConnections)
-        let acceptor = Acceptor(listener: listener, control: control, limits: limits, connections: connections)
-        acceptor.start()
-        return ControlServer(path: path, limits: limits, acceptor: acceptor, connections: connections,
-                             socketIdentity: ControlSocketFile.identity(of: path))
+        return listener
+    }
+
+    /// Connections the kernel holds for accepting: a burst of clients (300 at once) waits here
+    /// instead of seeing EAGAIN at connect (64 did). The kernel caps it at net.core.somaxconn.
+    static let listenBacklog: Int32 = 4096
+
+    // MARK: The socket file
+
+    /// Watches the socket's directory: a socket file deleted (a cleaner of /run/user, a user's
+    /// rm) is made again at once, or clients would find no daemon until a restart.
+    private func watchSocketFile() {
+        let watcher = try? FileChangeWatcher(paths: [path], threadName: "earshot-socket") { [weak self] _ in
+            self?.socketFileChanged()
+        }
+        watch.withLock { $0.watcher = watcher }
+        if watcher == nil { ConnectionRegistry.warn("control socket: cannot watch \(path) for deletion: a deleted socket file is made again only at a restart") }
+    }
+
+    private func socketFileChanged() {
+        let stillThere = watch.withLock { state -> Bool in
+            guard !state.closed else { return true }
+            return ControlSocketFile.identity(of: path) != nil
+        }
+        guard !stillThere else { return }
+        do {
+            try ControlSocketFile.prepareDirectory(for: path)
+            let listener = try Self.listen(at: path)
+            let made = watch.withLock { state -> Bool in
+                guard !state.closed else { return false }
+                state.identity = ControlSocketFile.identity(of: path)
+                return true
+            }
+            guard made else {
+                listener.close()
+                return
+            }
+            acceptor.replaceListener(listener)
+            ConnectionRegistry.warn("control socket: \(path) was deleted: made again")
+        } catch {
+            ConnectionRegistry.warn("control socket: \(path) was deleted and cannot be made again (\(error)); clients reach the daemon again after a restart")
+        }
     }
 
     /// Stops listening, disconnects every client, waits for requests already passed to the
@@ -72,11 +131,17 @@ public final class ControlServer: Sendable {
             return closed
         }
         guard !wasClosed else { return }
+        let (watcher, identity) = watch.withLock { state in
+            state.closed = true
+            defer { state.watcher = nil }
+            return (state.watcher, state.identity)
+        }
+        watcher?.stop()
         await acceptor.stop()
         let open = connections.closeAll()
         for connection in open { connection.connection.close() }
         for connection in open { await connection.session?.finished() }
-        ControlSocketFile.remove(path, ifStill: socketIdentity)
+        ControlSocketFile.remove(path, ifStill: identity)
     }
 
     /// Connected clients now (for tests and status).
@@ -86,16 +151,22 @@ public final class ControlServer: Sendable {
 /// Accepts connections on the control queue while the listener is readable, and admits
 /// each: the registry's cap first, then the peer's uid (ControlConnectionHandler).
 private final class Acceptor: @unchecked Sendable {
-    private let listener: UnixListener
     private let control: any DaemonControl
     private let limits: ControlLimits
     private let connections: ConnectionRegistry
     private let queue = DispatchQueue(label: "earshot.control")
-    private let source: DispatchSourceRead
     private let readBuffer = ControlReadBuffer()
+    /// The descriptor limit kept under, and the number from which a connection is shed
+    /// (ControlLimits.sheddingDescriptor); nil: no limit.
+    private let descriptorLimit: UInt64?
+    private let sheddingDescriptor: Int32?
     private let hangUps: ControlHangUpWatcher
     private let allowedUID = CurrentProcess.userID
-    // On `queue` only:
+    // On `queue` only (set up in init, before the queue runs anything of it):
+    private var listener: UnixListener
+    private var source: DispatchSourceRead
+    /// When shedding for want of descriptors was last said: at most once a minute.
+    private var saidShedding: ContinuousClock.Instant?
     /// Accepting failed (out of descriptors): it waits until a connection closes, or the
     /// backoff's time has passed (descriptors may be freed elsewhere in the daemon).
     private var waitingForDescriptors = false
@@ -118,6 +189,8 @@ private final class Acceptor: @unchecked Sendable {
         self.limits = limits
         self.connections = connections
         retryDelay = limits.firstAcceptRetryDelay
+        descriptorLimit = limits.descriptorLimit ?? CurrentProcess.descriptorLimit
+        sheddingDescriptor = descriptorLimit.map(ControlLimits.sheddingDescriptor(limit:))
         source = DispatchSource.makeReadSource(fileDescriptor: listener.descriptor, queue: queue)
         hangUps = ControlHangUpWatcher(queue: queue)
     }
@@ -126,6 +199,27 @@ private final class Acceptor: @unchecked Sendable {
         source.setEventHandler { [self] in acceptAvailable() }
         source.setCancelHandler { [listener] in listener.close() }
         source.activate()
+    }
+
+    /// Listens on `new` from now on (the socket file was made again); the old listener, which
+    /// no client can reach any more, is closed once its source is done with it.
+    func replaceListener(_ new: UnixListener) {
+        queue.async { [self] in
+            guard !stopped else {
+                new.close()
+                return
+            }
+            let old = source
+            old.setCancelHandler { [listener] in listener.close() }
+            old.cancel()
+            if waitingForDescriptors { old.resume() }
+            listener = new
+            source = DispatchSource.makeReadSource(fileDescriptor: new.descriptor, queue: queue)
+            source.setEventHandler { [self] in acceptAvailable() }
+            source.setCancelHandler { [new] in new.close() }
+            source.activate()
+            if waitingForDescriptors { source.suspend() }
+        }
     }
 
     /// Stops accepting; returns once the listening descriptor is closed.
@@ -155,7 +249,21 @@ private final class Acceptor: @unchecked Sendable {
                 return acceptFailed(error)
             }
             retryDelay = limits.firstAcceptRetryDelay
-            admit(descriptor)
+            if admit(descriptor) == .shed { return pauseForRelease() }
+        }
+    }
+
+    /// A connection was shed for want of descriptors: accepting waits until a descriptor is
+    /// released (the shed one's, or the idle one closed for it), so a burst cannot accept past
+    /// the limit in one turn while the closes are still queued; or the first retry's delay.
+    private func pauseForRelease() {
+        waitingForDescriptors = true
+        source.suspend()
+        waits += 1
+        let wait = waits
+        queue.asyncAfter(deadline: .now() + .milliseconds(Int(limits.firstAcceptRetryDelay / .milliseconds(1)))) { [weak self] in
+            guard let self, wait == waits else { return }
+            resumeAccepting()
         }
     }
 
@@ -166,6 +274,13 @@ private final class Acceptor: @unchecked Sendable {
     private func acceptFailed(_ error: SystemError) {
         waitingForDescriptors = true
         source.suspend()
+        // Out of descriptors with connections sitting idle: the oldest makes room at once (its
+        // close frees a descriptor, and its release resumes accepting). Waiting instead would
+        // leave the newcomer in the backlog for as long as the idle ones stay, and the table
+        // full for the runtime too.
+        if error.errno == .tooManyOpenFiles || error.errno == .tooManyOpenFilesInSystem, let idle = connections.closeOldestIdle() {
+            idle.close()
+        }
         waits += 1
         let wait = waits
         let delay = retryDelay
@@ -190,12 +305,25 @@ private final class Acceptor: @unchecked Sendable {
         acceptAvailable()
     }
 
-    private func admit(_ descriptor: Int32) {
+    /// Whether the descriptor was past the limit's ceiling (the connection, or an idle one for
+    /// it, is being closed).
+    private enum Admission { case withinLimit, shed }
+
+    private func admit(_ descriptor: Int32) -> Admission {
         let connection = ControlConnection(descriptor: descriptor, queue: queue, limits: limits, readBuffer: readBuffer, hangUps: hangUps)
-        guard connections.add(connection) else {
+        // Descriptors are handed out lowest first: this number says how many are open.
+        let short = sheddingDescriptor.map { descriptor >= $0 } ?? false
+        if short { saySheddingOnce(descriptor) }
+        guard connections.add(connection, descriptorsShort: short) else {
             connection.start(ControlConnection.Handlers(frame: { _ in }, inputEnded: {}, closed: {}, released: { [self] in resumeAccepting() }))
-            connection.close()
-            return
+            if short {
+                let error = AccessoryError(.unknown, "the daemon is short of file descriptors (\(descriptor + 1) open of its limit of \(descriptorLimit ?? 0), some kept spare for PipeWire, D-Bus and the runtime): try again once other clients have closed")
+                connection.send(ControlWire.line(ControlWire.failure(id: nil, error)))
+                connection.closeWhenFlushed()
+            } else {
+                connection.close()
+            }
+            return short ? .shed : .withinLimit
         }
         let handler = ControlConnectionHandler(connection: connection, queue: queue, control: control, limits: limits)
         handler.start(
@@ -203,6 +331,17 @@ private final class Acceptor: @unchecked Sendable {
             closed: { [connections] in connections.remove(connection) },
             // Once its descriptor is really closed: accepting can go on if it waited for one.
             released: { [self] in resumeAccepting() })
+        return short ? .shed : .withinLimit
+    }
+}
+
+extension Acceptor {
+    /// Shedding is said at most once a minute, with what frees it.
+    private func saySheddingOnce(_ descriptor: Int32) {
+        let now = ContinuousClock.now
+        guard saidShedding.map({ now - $0 >= .seconds(60) }) ?? true else { return }
+        saidShedding = now
+        ConnectionRegistry.warn("control socket: \(descriptor + 1) descriptors open, near the limit: new connections close the oldest idle one or are refused until some close, keeping descriptors spare for PipeWire, D-Bus and the runtime (said at most once a minute)")
     }
 }
 
@@ -235,24 +374,26 @@ private final class ConnectionRegistry: Sendable {
 
     init(maximum: Int) { self.maximum = max(1, maximum) }
 
-    /// Admits `connection`; at the cap the oldest idle connection is closed to make room (said
-    /// once, on stderr as the daemon's log), or, with none idle, `connection` is refused.
-    func add(_ connection: ControlConnection) -> Bool {
+    /// Admits `connection`; at the cap (or with descriptors short) the oldest idle connection
+    /// is closed to make room (said once, on stderr as the daemon's log), or, with none idle,
+    /// `connection` is refused.
+    func add(_ connection: ControlConnection, descriptorsShort: Bool = false) -> Bool {
         let (admitted, evicted, say) = state.withLock { state -> (Bool, ControlConnection?, String?) in
             guard !state.closing else { return (false, nil, nil) }
             var evicted: ControlConnection?
             var say: String?
-            if state.connections.count >= maximum {
-                // Idle the longest: the last request answered (or the admission, for one that
-                // never asked anything) longest ago.
-                let idle = state.connections.filter { $0.value.session?.isIdle == true }.min { $0.value.idleSince < $1.value.idleSince }
-                guard let idle else {
+            if state.connections.count >= maximum || descriptorsShort {
+                if descriptorsShort {
+                    guard let idle = Self.removeOldestIdle(from: &state) else { return (false, nil, nil) }
+                    state.connections[ObjectIdentifier(connection)] = Connection(connection: connection, opened: ControlActivity.next())
+                    return (true, idle, nil)
+                }
+                guard let idle = Self.removeOldestIdle(from: &state) else {
                     if !state.saidCapped { say = "control socket: \(maximum) connections open and none idle: refusing new ones until some close" }
                     state.saidCapped = true
                     return (false, nil, say)
                 }
-                state.connections.removeValue(forKey: idle.key)
-                evicted = idle.value.connection
+                evicted = idle
                 if !state.saidCapped { say = "control socket: \(maximum) connections open: closing the oldest idle ones to make room (said once)" }
                 state.saidCapped = true
             }
@@ -263,6 +404,24 @@ private final class ConnectionRegistry: Sendable {
         evicted?.close()
         if let say { ConnectionRegistry.warn(say) }
         return admitted
+    }
+
+    /// Takes the connection idle the longest out of the registry (for its caller to close):
+    /// descriptors ran out, and it makes room.
+    func closeOldestIdle() -> ControlConnection? {
+        state.withLock { state in
+            guard !state.closing else { return nil }
+            return Self.removeOldestIdle(from: &state)
+        }
+    }
+
+    /// Idle the longest: the last request answered (or the admission, for one that never asked
+    /// anything) longest ago.
+    private static func removeOldestIdle(from state: inout State) -> ControlConnection? {
+        let idle = state.connections.filter { $0.value.session?.isIdle == true }.min { $0.value.idleSince < $1.value.idleSince }
+        guard let idle else { return nil }
+        state.connections.removeValue(forKey: idle.key)
+        return idle.value.connection
     }
 
     /// The daemon's log is its stderr (swift-log's stream handler).

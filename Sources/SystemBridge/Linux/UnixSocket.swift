@@ -153,6 +153,14 @@ public enum CurrentProcess {
         }
         return UInt64(limit.rlim_cur)
     }
+    /// The soft limit on open descriptors now in force (nil when it cannot be read, or there
+    /// is none).
+    public static var descriptorLimit: UInt64? {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max else { return nil }
+        return UInt64(limit.rlim_cur)
+    }
+
     /// The process id (getpid).
     public static var id: Int32 { getpid() }
 

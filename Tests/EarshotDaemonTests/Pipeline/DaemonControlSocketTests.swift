@@ -2,6 +2,7 @@
 import AudioGraph
 import Foundation
 import RoutingPolicy
+import PipeWireTestSupport
 import TestScheduling
 import Testing
 

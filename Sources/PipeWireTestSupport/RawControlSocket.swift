@@ -1,5 +1,4 @@
 import AudioGraph
-import EarshotDaemon
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -9,12 +8,12 @@ import SystemBridge
 /// A client that does exactly what a test says, bytes and all, with a deadline on every wait.
 /// Blocking calls run on threads of their own, never on the cooperative pool the server's
 /// sessions need.
-final class RawControlSocket: @unchecked Sendable {
-    let fd: Int32
+public final class RawControlSocket: @unchecked Sendable {
+    public let fd: Int32
     /// Bytes read and not yet returned as a line; touched by one blocking call at a time.
     private var pending: [UInt8] = []
 
-    init(path: String) throws {
+    public init(path: String) throws {
         fd = try UnixStreamSocket.connect(path: path).releaseDescriptor()
         // A send into a server that stopped reading fails after this instead of hanging the test.
         var timeout = timeval(tv_sec: 20, tv_usec: 0)
@@ -23,15 +22,15 @@ final class RawControlSocket: @unchecked Sendable {
 
     deinit { close(fd) }
 
-    struct Timeout: Error, CustomStringConvertible {
-        var description: String
+    public struct Timeout: Error, CustomStringConvertible {
+        public var description: String
     }
 
-    func send(_ text: String) async throws {
+    public func send(_ text: String) async throws {
         try await send(Array(text.utf8))
     }
 
-    func send(_ bytes: [UInt8]) async throws {
+    public func send(_ bytes: [UInt8]) async throws {
         try await offPool { [fd] in
             var offset = 0
             while offset < bytes.count {
@@ -46,30 +45,30 @@ final class RawControlSocket: @unchecked Sendable {
     }
 
     /// Sends one request line and reads the next line as JSON.
-    func request(_ line: String, timeout: Duration = .seconds(30)) async throws -> JSONValue {
+    public func request(_ line: String, timeout: Duration = .seconds(30)) async throws -> JSONValue {
         try await send(line + "\n")
         return try await readJSON(timeout: timeout)
     }
 
-    func readJSON(timeout: Duration = .seconds(30)) async throws -> JSONValue {
+    public func readJSON(timeout: Duration = .seconds(30)) async throws -> JSONValue {
         guard let line = try await readLine(timeout: timeout) else { throw Timeout(description: "connection closed before a reply") }
         return try JSONValue.parse(line)
     }
 
     /// The next line, or nil at end of input; throws at the deadline.
-    func readLine(timeout: Duration = .seconds(30)) async throws -> String? {
+    public func readLine(timeout: Duration = .seconds(30)) async throws -> String? {
         try await offPool { try self.blockingReadLine(timeout: timeout) }
     }
 
     /// Waits for the server to close the connection, discarding what it sends until then.
-    func waitForClose(timeout: Duration = .seconds(30)) async throws {
+    public func waitForClose(timeout: Duration = .seconds(30)) async throws {
         while try await readLine(timeout: timeout) != nil {}
     }
 
-    func shutdownWrite() { shutdown(fd, Int32(SHUT_WR)) }
+    public func shutdownWrite() { shutdown(fd, Int32(SHUT_WR)) }
 
     /// Leaves as a process that exits does: the server sees both directions end.
-    func shutdownBoth() { shutdown(fd, Int32(SHUT_RDWR)) }
+    public func shutdownBoth() { shutdown(fd, Int32(SHUT_RDWR)) }
 
     private func blockingReadLine(timeout: Duration) throws -> String? {
         let deadline = ContinuousClock.now + timeout
@@ -96,5 +95,14 @@ final class RawControlSocket: @unchecked Sendable {
             if count == 0 { return nil }
             pending.append(contentsOf: chunk[..<count])
         }
+    }
+}
+
+/// Runs a blocking call (a child's exit, a socket read) on a thread of its own. Blocking the
+/// cooperative pool instead would starve the server under test, whose sessions run there: two
+/// such waits on two cores and nothing answers until they time out.
+public func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
     }
 }
