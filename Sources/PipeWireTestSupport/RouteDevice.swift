@@ -267,6 +267,19 @@ public final class RouteDevice: @unchecked Sendable {
         try await send("available \(route) \(availability.rawValue)", timeout: timeout)
     }
 
+    /// Sets a route's availability as `setAvailable` does, and the program then stops itself
+    /// (SIGSTOP) right after its answer, before it reads any request the change causes: a card
+    /// whose exporter hangs mid-change. `resume()` lets it go on.
+    public func setAvailableThenStop(route: String, _ availability: Availability, timeout: Duration = .seconds(10)) async throws {
+        try await send("available \(route) \(availability.rawValue) stop", timeout: timeout)
+    }
+
+    /// Stops the program (SIGSTOP): its PipeWire connection stays open and answers nothing.
+    public func suspend() { process.signal(SIGSTOP) }
+
+    /// Lets a stopped program go on (SIGCONT).
+    public func resume() { process.signal(SIGCONT) }
+
     /// Makes `route` the active route of `card.profile.device` `device` (as a user picking a
     /// port would); returns once the server has the change.
     public func activate(device: Int, route: String, timeout: Duration = .seconds(10)) async throws {
@@ -307,6 +320,8 @@ public final class RouteDevice: @unchecked Sendable {
             return commandFD
         }
         guard fd >= 0 else { return }
+        // A stopped program reads neither its stdin nor SIGTERM.
+        process.signal(SIGCONT)
         close(fd)
         if process.waitForExit(timeout: .seconds(5)) == nil { process.stop() }
     }

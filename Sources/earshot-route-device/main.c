@@ -43,7 +43,11 @@
  * core sync) it prints one line `ready device=<id> <node.name>=<id> ...`. Then it reads
  * commands on stdin, one per line, and answers each with one line on stdout — `ok ...` after a
  * core sync round trip confirmed the server has processed the change, or `error <why>`:
- *   available ROUTE yes|no|unknown   EnumRoute changes, and Route if ROUTE is active somewhere
+ *   available ROUTE yes|no|unknown [stop]
+ *                                    EnumRoute changes, and Route if ROUTE is active somewhere;
+ *                                    with `stop` the program stops itself (SIGSTOP) right after
+ *                                    its answer, before it reads any request the change causes
+ *                                    (a card whose exporter hangs mid-change; SIGCONT resumes it)
  *   activate DEVICE ROUTE            ROUTE becomes the active route of card.profile.device DEVICE
  *   show                             ok profile=I active=DEV:ROUTE,... routes=ROUTE:AVAIL,...
  *   quit                             ok quit, then exit 0 (EOF on stdin quits the same way)
@@ -114,7 +118,7 @@ static void queue_reply(struct app *app, const char *text, bool quit_after)
 		return;
 	}
 	app->pending[app->n_pending++] = (struct pending_reply){
-		.seq = seq, .text = strdup(text), .quit_after = quit_after,
+		.seq = seq, .text = strdup(text), .quit_after = quit_after, .stop_after = false,
 	};
 }
 
@@ -140,14 +144,15 @@ static struct route *find_route(struct app *app, const char *name)
 	return NULL;
 }
 
-static void command_available(struct app *app, char *route_name, char *state)
+static void command_available(struct app *app, char *route_name, char *state, char *then)
 {
 	char text[512];
 	struct route *route;
 	uint32_t available;
 
-	if (route_name == NULL || state == NULL || availability_parse(state, &available) < 0) {
-		reply_error(app, "error usage: available ROUTE yes|no|unknown");
+	if (route_name == NULL || state == NULL || availability_parse(state, &available) < 0 ||
+	    (then != NULL && strcmp(then, "stop") != 0)) {
+		reply_error(app, "error usage: available ROUTE yes|no|unknown [stop]");
 		return;
 	}
 	if ((route = find_route(app, route_name)) == NULL) {
@@ -165,6 +170,8 @@ static void command_available(struct app *app, char *route_name, char *state)
 	}
 	snprintf(text, sizeof(text), "ok available %s %s", route->name, availability_name(available));
 	queue_reply(app, text, false);
+	if (then != NULL && app->n_pending > 0)
+		app->pending[app->n_pending - 1].stop_after = true;
 }
 
 static void command_activate(struct app *app, char *device_text, char *route_name)
@@ -242,8 +249,8 @@ static void handle_line(struct app *app, char *line)
 	}
 	if (n_words == 0)
 		return;
-	if (strcmp(words[0], "available") == 0 && n_words <= 3) {
-		command_available(app, words[1], words[2]);
+	if (strcmp(words[0], "available") == 0 && n_words <= 4) {
+		command_available(app, words[1], words[2], words[3]);
 	} else if (strcmp(words[0], "activate") == 0 && n_words <= 3) {
 		command_activate(app, words[1], words[2]);
 	} else if (strcmp(words[0], "show") == 0 && n_words == 1) {
@@ -526,6 +533,9 @@ static void on_core_done(void *data, uint32_t id, int seq)
 		app->n_pending--;
 		print_line(reply.text != NULL ? reply.text : "ok");
 		free(reply.text);
+		/* Stopped inside the done callback: no message after it is dispatched until SIGCONT. */
+		if (reply.stop_after)
+			raise(SIGSTOP);
 		if (reply.quit_after)
 			pw_main_loop_quit(app->loop);
 		else

@@ -88,6 +88,7 @@ struct pending_reply {
 	int seq;
 	char *text;
 	bool quit_after;
+	bool stop_after;	/* raise(SIGSTOP) once the line is out (`available ... stop`) */
 };
 
 struct app {

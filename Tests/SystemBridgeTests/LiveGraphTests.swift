@@ -55,6 +55,7 @@ struct LiveGraphTests {
                     case .changed(let change): replayed.apply(change)
                     case .ready(let graph): sawReady = true; #expect(graph.sinks.count == 1)
                     case .disconnected: Issue.record("unexpected disconnect")
+                    case .notice(let notice): Issue.record("unexpected notice: \(notice)")
                     }
                 }
             }

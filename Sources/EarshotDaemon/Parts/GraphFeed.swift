@@ -47,6 +47,10 @@ struct GraphFeed: Sendable {
                     guard case .done = await inputs.submit(.connected(connection, graph)) else { return }
                 case .changed(let change) where started:
                     changes.append(change)
+                case .notice(let notice):
+                    // A device that does not answer is said once (and when it answers again).
+                    let line = TerminalText.escape("\(notice)")
+                    if case .deviceNotAnswering = notice { logger.warning("\(line)") } else { logger.notice("\(line)") }
                 case .changed, .disconnected:
                     break
                 }

@@ -67,6 +67,25 @@ enum CallbackTables {
             let object = bound(data)
             object.connection.deviceInfo(object, info.pointee)
         }
+        // Its params are read on a `DeviceParamsChannel`, never on this connection.
+        return events
+    }
+
+    /// The core of a `DeviceParamsChannel`: its round trips end route readings.
+    nonisolated(unsafe) static let paramsCore: UnsafeMutablePointer<pw_core_events> = make {
+        var events = pw_core_events()
+        events.version = UInt32(PW_VERSION_CORE_EVENTS)
+        events.done = { data, id, seq in
+            let channel = Unmanaged<DeviceParamsChannel>.fromOpaque(data!).takeUnretainedValue()
+            channel.connection.paramsDone(channel, id: id, seq: seq)
+        }
+        return events
+    }
+
+    /// A device's proxy on a `DeviceParamsChannel`: only its params are read there.
+    nonisolated(unsafe) static let paramsDevice: UnsafeMutablePointer<pw_device_events> = make {
+        var events = pw_device_events()
+        events.version = UInt32(PW_VERSION_DEVICE_EVENTS)
         events.param = { data, seq, id, _, _, param in
             let object = bound(data)
             object.routeReader?.param(sequence: seq, id: id, pod: param)

@@ -26,6 +26,11 @@ final class DeviceRouteReader {
     /// change (a chattering jack costs one request set per round trip, not one per change).
     private(set) var inFlight = false
     var stale = false
+    /// The reading in flight passed its deadline unanswered (reported once); it stays in
+    /// flight, and its routes count when they come.
+    var silent = false
+    /// The deadline of the reading in flight (`LoopDeadlines` token), while it runs.
+    var deadline: UInt64?
 
     /// The params to read, whatever changed: a route list is only meaningful with the others
     /// of the same moment.

@@ -7,10 +7,6 @@ extension PipeWireConnection {
     func coreDone(id: UInt32, seq: Int32) {
         loop.assertLockHeld()
         guard id == PW_ID_CORE else { return }
-        if let reading = routeReadings.removeValue(forKey: seq) {
-            finishRouteReading(reading)
-            return
-        }
         pendingSyncs.removeValue(forKey: seq)?.fulfill(())
     }
 
@@ -28,8 +24,8 @@ extension PipeWireConnection {
             let proxy = CPipeWire_registry_bind(registryPointer, id, kind.typePointer, min(version, kind.clientVersion))
         else { return }
         // Ids are reused at once; a stale entry for this id would be a missed global_remove.
-        boundObjects.removeValue(forKey: id)?.handle.release()
-        let object = BoundObject(id: id, kind: kind, proxy: OpaquePointer(proxy), connection: self)
+        if let stale = boundObjects.removeValue(forKey: id) { forget(stale) }
+        let object = BoundObject(id: id, kind: kind, version: min(version, kind.clientVersion), proxy: OpaquePointer(proxy), connection: self)
         boundObjects[id] = object
         let data = Unmanaged.passUnretained(object).toOpaque()
         let hook = object.handle.hook
@@ -54,7 +50,7 @@ extension PipeWireConnection {
         // stays as its global described it. (add_listener fails only for an interface without
         // the method, which would be a libpipewire mismatch.)
         if checked(listening, "add a listener to \(kind) \(id)") != nil {
-            boundObjects.removeValue(forKey: id)?.handle.release()
+            if let object = boundObjects.removeValue(forKey: id) { forget(object) }
         }
     }
 
@@ -69,9 +65,28 @@ extension PipeWireConnection {
 
     func registryGlobalRemove(id: ObjectID) {
         loop.assertLockHeld()
-        boundObjects.removeValue(forKey: id)?.handle.release()
+        if let object = boundObjects.removeValue(forKey: id) { forget(object) }
         withdrawnMetadataIDs.remove(id)
         record(.removed(id))
+    }
+
+    /// Drops a bound object: its proxy, and for a device its params proxy, its reading's
+    /// deadline, and its params channel once no device is read there (closing it ends what
+    /// PipeWire still waited for on it: a device that never answered and went).
+    private func forget(_ object: BoundObject) {
+        object.handle.release()
+        guard let reader = object.routeReader else { return }
+        if let deadline = reader.deadline { loop.deadlines.cancel(deadline) }
+        reader.deadline = nil
+        if let channel = object.paramsChannel {
+            channel.unbind(object.id)
+            if channel.devices.isEmpty {
+                paramsChannels[channel.exporter] = nil
+                channel.close()
+            }
+        }
+        object.paramsChannel = nil
+        settleRouteWaitersIfDone()
     }
 
     func nodeInfo(id: ObjectID, _ info: pw_node_info) {
@@ -120,36 +135,110 @@ extension PipeWireConnection {
         readRoutes(of: object, params)
     }
 
-    /// The enumerations, then a round trip: its `done` comes after every param they send.
+    /// The enumerations, then a round trip, on the device's params channel (never on this
+    /// connection: see `DeviceParamsChannel`): the round trip's `done` comes after every param
+    /// they send. The reading has a deadline; past it the device is said not to answer, once.
     private func readRoutes(of object: BoundObject, _ params: [UInt32]) {
-        guard let reader = object.routeReader else { return }
+        guard let reader = object.routeReader, let channel = paramsChannel(for: object), let proxy = channel.proxy(of: object)
+        else { return }  // no channel (PipeWire refused a connection): the routes stay unknown
         nextRouteSequence = nextRouteSequence == Int32.max ? 1 : nextRouteSequence + 1
-        reader.begin(sequence: nextRouteSequence)
+        let sequence = nextRouteSequence
+        reader.begin(sequence: sequence)
         for id in params {
-            let sent = CPipeWire_device_enum_params(object.handle.proxy, 0, id)
+            let sent = CPipeWire_device_enum_params(proxy, 0, id)
             guard sent >= 0 else {
-                _ = reader.finish(sequence: nextRouteSequence)
-                return
+                _ = reader.finish(sequence: sequence)
+                return settleRouteWaitersIfDone()
             }
             reader.requested(sent)
         }
-        let syncSeq = CPipeWire_core_sync(core, UInt32(PW_ID_CORE), 0)
+        let syncSeq = channel.sync()
         guard syncSeq >= 0 else {
-            _ = reader.finish(sequence: nextRouteSequence)
-            return
+            _ = reader.finish(sequence: sequence)
+            return settleRouteWaitersIfDone()
         }
-        routeReadings[syncSeq] = RouteReading(device: object.id, sequence: nextRouteSequence)
+        channel.readings[syncSeq] = RouteReading(device: object.id, sequence: sequence)
+        let nanoseconds = UInt64(deviceParamsDeadline.components.seconds) * 1_000_000_000
+            + UInt64(deviceParamsDeadline.components.attoseconds / 1_000_000_000)
+        reader.deadline = loop.deadlines.add(at: LoopDeadlines.now() + nanoseconds) { [weak self, weak object] in
+            guard let self, let object else { return }
+            self.routeReadingExpired(object, sequence: sequence)
+        }
+    }
+
+    /// The channel `object`'s params are read on: the one it has, else its exporter's (made
+    /// on first use; past `paramsChannelLimit` exporters, the shared one).
+    private func paramsChannel(for object: BoundObject) -> DeviceParamsChannel? {
+        if let channel = object.paramsChannel { return channel }
+        var key = graph.devices[object.id]?.props["client.id"].flatMap { ObjectID($0) }
+        if paramsChannels[key] == nil, paramsChannels.keys.filter({ $0 != nil }).count >= Self.paramsChannelLimit { key = nil }
+        if let channel = paramsChannels[key] {
+            object.paramsChannel = channel
+            return channel
+        }
+        guard let context,
+            let channel = DeviceParamsChannel(exporter: key, context: context, remoteName: remoteName, connection: self)
+        else { return nil }
+        paramsChannels[key] = channel
+        object.paramsChannel = channel
+        return channel
+    }
+
+    /// A round trip on a params channel came back: the reading it ends is complete.
+    func paramsDone(_ channel: DeviceParamsChannel, id: UInt32, seq: Int32) {
+        loop.assertLockHeld()
+        guard id == PW_ID_CORE, let reading = channel.readings.removeValue(forKey: seq) else { return }
+        finishRouteReading(reading)
+    }
+
+    /// A reading passed its deadline unanswered: said once; it stays in flight (a new one
+    /// would only queue behind it), and the graph goes on with what it has.
+    private func routeReadingExpired(_ object: BoundObject, sequence: Int32) {
+        loop.assertLockHeld()
+        guard boundObjects[object.id] === object, let reader = object.routeReader, reader.inFlight, reader.sequence == sequence
+        else { return }
+        reader.deadline = nil
+        reader.silent = true
+        let device = graph.devices[object.id]
+        eventQueue.append(.notice(.deviceNotAnswering(
+            device: object.id, name: device.flatMap(Self.deviceName), exporter: object.paramsChannel?.exporter,
+            waited: deviceParamsDeadline)))
+        settleRouteWaitersIfDone()
     }
 
     /// A device's routes are all in: the device changes with them; if they changed again
     /// meanwhile, they are read once more.
     private func finishRouteReading(_ reading: RouteReading) {
         guard let object = boundObjects[reading.device], let reader = object.routeReader,
-            let routes = reader.finish(sequence: reading.sequence), var device = graph.devices[reading.device]
+            let routes = reader.finish(sequence: reading.sequence)
         else { return }
-        device.routes = routes
-        record(.device(device))
+        if let deadline = reader.deadline { loop.deadlines.cancel(deadline) }
+        reader.deadline = nil
+        if var device = graph.devices[reading.device] {
+            device.routes = routes
+            record(.device(device))
+            if reader.silent {
+                eventQueue.append(.notice(.deviceAnswered(device: reading.device, name: Self.deviceName(device))))
+            }
+        }
+        reader.silent = false
         if reader.stale { readRoutes(of: object, reader.readableParams) }
+        settleRouteWaitersIfDone()
+    }
+
+    static func deviceName(_ device: Device) -> String? {
+        device.props["device.name"] ?? device.props["device.description"]
+    }
+
+    /// Whether a route reading is in flight and not yet past its deadline.
+    var routeReadingsAwaited: Bool {
+        boundObjects.values.contains { $0.routeReader.map { $0.inFlight && !$0.silent } ?? false }
+    }
+
+    private func settleRouteWaitersIfDone() {
+        guard !routesSettledWaiters.isEmpty, !routeReadingsAwaited else { return }
+        for waiter in routesSettledWaiters { waiter.fulfill(()) }
+        routesSettledWaiters.removeAll()
     }
 
     func clientInfo(id: ObjectID, props: UnsafeMutablePointer<spa_dict>?) {

@@ -22,7 +22,7 @@ public final class PipeWireConnection: @unchecked Sendable {
 
     let loop: ThreadLoop
     let eventQueue: EventQueue
-    private var context: OpaquePointer?
+    private(set) var context: OpaquePointer?
     private(set) var core: OpaquePointer?
     private var registry: OpaquePointer?
     /// A second connection for objects this process implements and exports (the `default`
@@ -37,9 +37,15 @@ public final class PipeWireConnection: @unchecked Sendable {
     var boundObjects: [ObjectID: BoundObject] = [:]
     var createdObjects: [ObjectIdentifier: CreatedObject] = [:]
     var pendingSyncs: [Int32: LoopPromise<Void>] = [:]
-    /// Route enumerations in flight, by the sequence number of the round trip that ends each.
-    var routeReadings: [Int32: RouteReading] = [:]
     var nextRouteSequence: Int32 = 0
+    /// The connections devices' params are read on, one per exporting client (the key: its
+    /// `client.id`; nil for the one shared past `paramsChannelLimit`). See `DeviceParamsChannel`.
+    var paramsChannels: [ObjectID?: DeviceParamsChannel] = [:]
+    static let paramsChannelLimit = 4
+    /// How long a device's params may be awaited before the device is said not to answer.
+    let deviceParamsDeadline: Duration
+    /// Waiters for every route reading in flight to end or pass its deadline (`connect`).
+    var routesSettledWaiters: [LoopPromise<Void>] = []
     var graphWaiters: [UInt64: GraphWaiter] = [:]
     var nextWaiterToken: UInt64 = 0
     var failure: PipeWireError?
@@ -60,17 +66,22 @@ public final class PipeWireConnection: @unchecked Sendable {
     ///   changes to anyone. Earshot's provider connection did exactly that when it closed
     ///   right after a returning WirePlumber's metadata appeared, and every later write to
     ///   WirePlumber's metadata looked lost.)
+    /// - Parameter deviceParamsDeadline: how long a device's params (its routes) may be awaited;
+    ///   a device that has not answered by then is reported (`.notice`) and the graph goes on
+    ///   without its routes until they come.
     public static func connect(
-        remote: String? = nil, applicationName: String = "earshot", tracksGraph: Bool = true
+        remote: String? = nil, applicationName: String = "earshot", tracksGraph: Bool = true,
+        deviceParamsDeadline: Duration = .seconds(4)
     ) async throws(PipeWireError) -> PipeWireConnection {
-        let connection = try PipeWireConnection(remote: remote, applicationName: applicationName, tracksGraph: tracksGraph)
+        let connection = try PipeWireConnection(
+            remote: remote, applicationName: applicationName, tracksGraph: tracksGraph, deviceParamsDeadline: deviceParamsDeadline)
         do {
             // The first round trip delivers every global (and binds it); the second, the
             // info of every bound object.
             try await connection.sync()
             try await connection.sync()
-            // The devices' routes, asked for as their info came, are in before this one ends.
-            try await connection.sync()
+            // The devices' routes, asked for as their info came, each until its deadline.
+            try await connection.routesSettled()
         } catch {
             connection.close()
             throw error
@@ -80,8 +91,9 @@ public final class PipeWireConnection: @unchecked Sendable {
         return connection
     }
 
-    private init(remote: String?, applicationName: String, tracksGraph: Bool) throws(PipeWireError) {
+    private init(remote: String?, applicationName: String, tracksGraph: Bool, deviceParamsDeadline: Duration) throws(PipeWireError) {
         remoteArgument = remote
+        self.deviceParamsDeadline = deviceParamsDeadline
         remoteName = remote ?? getenv("PIPEWIRE_REMOTE").map { String(cString: $0) } ?? "pipewire-0"
         coreHook.initialize(to: spa_hook())
         registryHook.initialize(to: spa_hook())
@@ -138,6 +150,8 @@ public final class PipeWireConnection: @unchecked Sendable {
         failEverything(with: .closed, report: false)
         for object in boundObjects.values { object.handle.release() }
         boundObjects.removeAll()
+        for channel in paramsChannels.values { channel.close() }
+        paramsChannels.removeAll()
         for object in createdObjects.values { releaseCreated(object) }
         if let registry {
             CPipeWire_hook_remove(registryHook)
@@ -248,6 +262,18 @@ public final class PipeWireConnection: @unchecked Sendable {
             }
             throw error
         }
+    }
+
+    /// Waits until every route reading in flight has ended or passed its deadline.
+    func routesSettled() async throws(PipeWireError) {
+        let promise = try loop.withLock { () throws(PipeWireError) -> LoopPromise<Void> in
+            try checkUsable()
+            let promise = LoopPromise<Void>()
+            if routeReadingsAwaited { routesSettledWaiters.append(promise) } else { promise.fulfill(()) }
+            return promise
+        }
+        // Each reading ends by its own deadline; this one only guards against a lost timer.
+        try await promise.value(on: loop, timeout: deviceParamsDeadline + .seconds(10), what: "the devices' routes")
     }
 
     /// Sets (or with a nil value, removes) one key of the metadata object named `metadataName`,
@@ -487,6 +513,8 @@ public final class PipeWireConnection: @unchecked Sendable {
         pendingSyncs.removeAll()
         for waiter in graphWaiters.values { waiter.promise.fail(error) }
         graphWaiters.removeAll()
+        for waiter in routesSettledWaiters { waiter.fail(error) }
+        routesSettledWaiters.removeAll()
         for object in createdObjects.values { object.bound.fail(error) }
         if report {
             eventQueue.append(.disconnected(error))

@@ -69,13 +69,18 @@ final class BoundObject {
     let id: ObjectID
     let kind: TrackedKind
     let handle: ProxyHandle
+    /// The interface version it was bound with.
+    let version: UInt32
     unowned let connection: PipeWireConnection
     /// A device's route params as they are read (devices only).
     let routeReader: DeviceRouteReader?
+    /// Where a device's params are read (devices only, once first read).
+    weak var paramsChannel: DeviceParamsChannel?
 
-    init(id: ObjectID, kind: TrackedKind, proxy: OpaquePointer, connection: PipeWireConnection) {
+    init(id: ObjectID, kind: TrackedKind, version: UInt32, proxy: OpaquePointer, connection: PipeWireConnection) {
         self.id = id
         self.kind = kind
+        self.version = version
         self.handle = ProxyHandle(proxy: proxy)
         self.connection = connection
         routeReader = kind == .device ? DeviceRouteReader() : nil
