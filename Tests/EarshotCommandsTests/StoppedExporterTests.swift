@@ -2,6 +2,7 @@ import AudioGraph
 import Foundation
 import PipeWireTestSupport
 import SystemBridge
+import TestScheduling
 import Testing
 
 @testable import EarshotCommands
@@ -11,7 +12,7 @@ import Testing
 /// device it asked for params has not answered (src/pipewire/impl-device.c), so Earshot asks
 /// on connections of its own (`DeviceParamsChannel`), gives each device a deadline, says once
 /// which device did not answer, and takes its routes when they come (SIGCONT).
-@Suite("An exporter that stops answering", .serialized, .timeLimit(.minutes(3)))
+@Suite("An exporter that stops answering", .serialized, .timeLimit(.minutes(3)), .blockingCalls)
 struct StoppedExporterTests {
     typealias D = DaemonFixture
     static let laptop = "alsa_output.pci-test.analog-stereo"
