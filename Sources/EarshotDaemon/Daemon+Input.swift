@@ -248,7 +248,13 @@ extension Daemon {
         }
     }
 
-    func restoreState() {
+    /// Reads the state file's registrations, history and choices, once: the runner calls it
+    /// before the control socket and D-Bus open, so the first client already sees what was
+    /// restored (issue 28: a client right after a restart found no registrations); `run` calls
+    /// it too, for a daemon started without the runner.
+    public func restoreState() {
+        guard !persister.restored else { return }
+        persister.restored = true
         let saved = persister.load()
         decisions = DecisionLog(history: saved.history)
         persister.restoredChoices = saved.choices

@@ -52,6 +52,8 @@ public enum DaemonRunner {
             return 1
         }
         defer { withExtendedLifetime(instanceLock) {} }
+        // What was saved before any way in opens: a client never sees a daemon without it.
+        await daemon.restoreState()
         // The D-Bus service before the control socket: once the socket appears, every way in
         // is ready (tests and scripts wait for the socket).
         let desktop: DesktopIntegration
@@ -106,7 +108,11 @@ public enum DaemonRunner {
         let stopSignals: SignalWatcher
         do {
             stopSignals = try SignalWatcher([.terminate, .interrupt], threadName: "earshot-stop") { _ in
-                Task { await daemon.stop() }
+                // No new client once stopping: one its stop disconnects waits for the next daemon.
+                Task {
+                    await server.stopListening()
+                    await daemon.stop()
+                }
             }
         } catch {
             logger.error("cannot handle SIGTERM and SIGINT: \(error)")

@@ -29,24 +29,53 @@ public final class BlockingCallsExecutor: TaskExecutor, @unchecked Sendable {
     private var jobs: [UnownedJob] = []
     private var head = 0
     private var idle = 0
+    /// Wake-ups sent to idle threads and not yet taken: a second job must not count on a
+    /// thread already woken for the first (it would wait behind a body that blocks).
+    private var wakeUps = 0
     private var threads = 0
+    private var spawnerStarted = false
+    /// Threads asked of the spawner and not yet started, under `spawning`.
+    private let spawning = NSCondition()
+    private var wanted = 0
 
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         condition.lock()
         jobs.append(job)
-        if idle > 0 {
+        if idle > wakeUps {
+            wakeUps += 1
             condition.signal()
         } else if threads < Self.maximumThreads {
             threads += 1
-            Thread { [self] in
-                // Named from inside, for `ps -L` (a Linux thread otherwise keeps its creator's).
-                CurrentThread.setName(Self.threadName)
-                Thread.current.threadDictionary[Self.marker] = true
-                work()
-            }.start()
+            startSpawner()
+            spawning.withLock {
+                wanted += 1
+                spawning.signal()
+            }
         }
         condition.unlock()
+    }
+
+    /// Workers are started by a thread of the executor's own, never by the thread that enqueues:
+    /// a Linux thread is born with its creator's name, and a test that looks for its reader
+    /// thread by name (gone after close) must not find a worker born of it.
+    private func startSpawner() {
+        guard !spawnerStarted else { return }
+        spawnerStarted = true
+        Thread { [self] in
+            CurrentThread.setName(Self.threadName)
+            spawning.lock()
+            while true {
+                while wanted == 0 { spawning.wait() }
+                wanted -= 1
+                spawning.unlock()
+                Thread { [self] in
+                    Thread.current.threadDictionary[Self.marker] = true
+                    work()
+                }.start()
+                spawning.lock()
+            }
+        }.start()
     }
 
     /// Threads alive now (for the executor's own test).
@@ -59,6 +88,10 @@ public final class BlockingCallsExecutor: TaskExecutor, @unchecked Sendable {
                 idle += 1
                 let signalled = condition.wait(until: Date(timeIntervalSinceNow: Self.idleLifetime))
                 idle -= 1
+                if wakeUps > 0 {
+                    wakeUps -= 1
+                    continue
+                }
                 if !signalled, head == jobs.count {
                     threads -= 1
                     condition.unlock()

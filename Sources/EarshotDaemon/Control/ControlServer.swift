@@ -122,6 +122,24 @@ public final class ControlServer: Sendable {
         }
     }
 
+    /// Stops listening and removes the socket file (if it is still the one this server made);
+    /// connected clients are served on. A stopping daemon calls it first, so a client that its
+    /// stop disconnects (a subscriber whose events end) cannot connect again to the daemon on
+    /// its way out, and waits for the next one instead. Safe to call twice.
+    public func stopListening() async {
+        let (watcher, identity, first) = watch.withLock { state in
+            defer {
+                state.watcher = nil
+                state.closed = true
+            }
+            return (state.watcher, state.identity, !state.closed)
+        }
+        guard first else { return }
+        watcher?.stop()
+        await acceptor.stop()
+        ControlSocketFile.remove(path, ifStill: identity)
+    }
+
     /// Stops listening, disconnects every client, waits for requests already passed to the
     /// daemon to come back, and removes the socket file (if it is still the one this server
     /// made). Call it before stopping the engine behind `DaemonControl`. Safe to call twice.
@@ -131,17 +149,10 @@ public final class ControlServer: Sendable {
             return closed
         }
         guard !wasClosed else { return }
-        let (watcher, identity) = watch.withLock { state in
-            state.closed = true
-            defer { state.watcher = nil }
-            return (state.watcher, state.identity)
-        }
-        watcher?.stop()
-        await acceptor.stop()
+        await stopListening()
         let open = connections.closeAll()
         for connection in open { connection.connection.close() }
         for connection in open { await connection.session?.finished() }
-        ControlSocketFile.remove(path, ifStill: identity)
     }
 
     /// Connected clients now (for tests and status).

@@ -21,6 +21,8 @@ struct StatePersister {
     var placementsAfterRestore: [AccessoryIdentity: Placement?] = [:]
     /// Each side's choices as the state file had them at start, for the first graph.
     var restoredChoices: [AudioDirection: PersistedState.Choice] = [:]
+    /// The state file was read (once per daemon: before its ways in open, or at `run`).
+    var restored = false
 
     init(path: String, logger: Logger, writerQueue: DispatchQueue = DispatchQueue(label: "earshot.state-writer")) {
         store = StateStore(path: path)
