@@ -65,7 +65,7 @@ public enum DaemonRunner {
         }
         let server: ControlServer
         do {
-            server = try await ControlServer.start(path: options.socketPath, control: daemon)
+            server = try await ControlServer.start(path: options.socketPath, control: daemon, logger: logger)
         } catch {
             logger.error("control socket \(options.socketPath): \(error)")
             await desktop.stop()

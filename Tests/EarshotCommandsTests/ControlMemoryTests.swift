@@ -198,6 +198,61 @@ struct ControlMemoryTests {
         }
     }
 
+    /// `count` clients one after another (four at a time), each connecting, asking `status` and
+    /// closing once answered, as a status bar's `earshot status` does.
+    static func oneShots(_ path: String, count: Int, lanes: Int) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for lane in 0..<lanes {
+                group.addTask {
+                    try await offPool {
+                        var buffer = [UInt8](repeating: 0, count: 65536)
+                        for _ in stride(from: lane, to: count, by: lanes) {
+                            let fd = try UnixStreamSocket.connect(path: path).releaseDescriptor()
+                            defer { close(fd) }
+                            let line = Array(#"{"op":"status"}"#.utf8) + [0x0A]
+                            guard line.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == line.count else {
+                                throw FixtureError("send failed")
+                            }
+                            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                            guard poll(&poller, 1, 60_000) > 0, read(fd, &buffer, buffer.count) > 0 else { throw FixtureError("no reply") }
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    @Test("3000 one-shot clients (one status each), one after another and 400 at a time, two rounds each: the daemon gives the memory back once they are gone, and later rounds do not grow it (issue 28)")
+    func oneShotClients() async throws {
+        try await withSandbox(.init(wirePlumber: false, sinks: [.speakers()])) { sandbox in
+            let daemon = try await D.startOffPool(in: sandbox)
+            let pid = daemon.process.pid
+            let trimmed = "gave the allocator's free memory back"
+            /// Clients one at a time until the daemon gives memory back once more: the round's
+            /// clients are all gone by then.
+            func settle() async throws -> Int {
+                let trims = daemon.process.logCount(of: trimmed)
+                try await Self.oneShots(daemon.socketPath, count: 264, lanes: 1)  // past the 256 departures that make it trim
+                try await daemon.process.waitForLog(containing: trimmed, occurrences: trims + 1, timeout: .seconds(60))
+                return try Self.residentKiB(pid)
+            }
+            // Warm up: what the first clients allocate for good (the runtime's caches) is in
+            // the baseline.
+            try await Self.oneShots(daemon.socketPath, count: 400, lanes: 400)
+            let before = try await settle()
+            var after: [Int] = []
+            for lanes in [1, 400, 1, 400] {
+                try await Self.oneShots(daemon.socketPath, count: 3000, lanes: lanes)
+                after.append(try await settle())
+            }
+            print("control memory: VmRSS \(before) KiB after a warm-up; after each round of 3000 one-shot clients (1, 400, 1, 400 at a time) \(after) KiB")
+            #expect(after.max()! - before < 6 * 1024, "\(before) → \(after) KiB after rounds of 3000 one-shot clients")
+            #expect(after[3] - after[1] < 3 * 1024, "\(after): later rounds grew the daemon")
+            #expect(daemon.process.exitStatus == nil)
+        }
+    }
+
     @Test("5000 idle connections: at most the cap stay open (the oldest idle closed), status still answers, and the daemon returns to where it was once they close (issue 21)")
     func idleConnections() async throws {
         try await withSandbox(.init(wirePlumber: false, sinks: [.speakers()])) { sandbox in

@@ -15,6 +15,9 @@ extension ChildProcess {
         guard found else { throw FixtureError("\(name) never logged \(text) \(occurrences) time(s):\n\(logTail(lines: 200))") }
     }
 
+    /// How many times the log holds `text` now.
+    func logCount(of text: String) -> Int { wholeLog.components(separatedBy: text).count - 1 }
+
     private var wholeLog: String {
         logFile.flatMap { try? String(contentsOf: $0, encoding: .utf8) } ?? ""
     }

@@ -2,6 +2,7 @@ import ControlProtocol
 import RoutingPolicy
 import Dispatch
 import FoundationEssentials
+import Logging
 import Synchronization
 import SystemBridge
 import SystemPackage
@@ -39,12 +40,15 @@ public final class ControlServer: Sendable {
     /// nobody answers on is replaced; one a live daemon answers on is an error. A socket file
     /// deleted while the server runs is made again (its directory is watched).
     public static func start(
-        path: String = ControlSocketPath.default(), control: any DaemonControl, limits: ControlLimits = ControlLimits()
+        path: String = ControlSocketPath.default(), control: any DaemonControl, limits: ControlLimits = ControlLimits(),
+        logger: Logger? = nil
     ) async throws(ControlServerError) -> ControlServer {
         try ControlSocketFile.prepareDirectory(for: path)
         try ControlSocketFile.clearStale(at: path)
         let listener = try listen(at: path)
-        let connections = ConnectionRegistry(maximum: limits.maximumConnections)
+        let connections = ConnectionRegistry(maximum: limits.maximumConnections) { closed in
+            logger?.debug("control socket: gave the allocator's free memory back (\(closed) connections closed since the last time)")
+        }
         let acceptor = Acceptor(listener: listener, control: control, limits: limits, connections: connections)
         acceptor.start()
         let server = ControlServer(path: path, limits: limits, acceptor: acceptor, connections: connections,
@@ -374,16 +378,29 @@ private final class ConnectionRegistry: Sendable {
         var saidCapped = false
         /// The most connections open at once since the allocator last gave memory back.
         var peak = 0
+        /// Connections closed since then.
+        var closedSinceTrim = 0
     }
 
     /// A burst this large that has mostly left (to a quarter) gives the allocator's free
     /// memory back to the system: a daemon returns to its baseline after many clients.
     static let burstWorthTrimming = 64
+    /// So do this many clients come and gone one after another (a status bar's `earshot
+    /// status`, a script's loop: never many at once, yet 3000 of them left the heap in pieces,
+    /// issue 28), once few are left open.
+    static let departuresWorthTrimming = 256
+
+    /// Told (off the control queue) each time the allocator gave memory back, with how many
+    /// connections had closed since the time before: the daemon's debug log.
+    private let trimmed: @Sendable (Int) -> Void
 
     private let state = Mutex(State())
     private let maximum: Int
 
-    init(maximum: Int) { self.maximum = max(1, maximum) }
+    init(maximum: Int, trimmed: @escaping @Sendable (Int) -> Void = { _ in }) {
+        self.maximum = max(1, maximum)
+        self.trimmed = trimmed
+    }
 
     /// Admits `connection`; at the cap (or with descriptors short) the oldest idle connection
     /// is closed to make room (said once, on stderr as the daemon's log), or, with none idle,
@@ -427,9 +444,15 @@ private final class ConnectionRegistry: Sendable {
     }
 
     /// Idle the longest: the last request answered (or the admission, for one that never asked
-    /// anything) longest ago.
+    /// anything) longest ago. One that was answered goes before one that has not spoken yet: in
+    /// a burst of one-shot clients that is one whose request is still on its way (issue 28: at
+    /// the cap, 600 `earshot status` at once lost some that had just connected).
     private static func removeOldestIdle(from state: inout State) -> ControlConnection? {
-        let idle = state.connections.filter { $0.value.session?.isIdle == true }.min { $0.value.idleSince < $1.value.idleSince }
+        let idle = state.connections.filter { $0.value.session?.isIdle == true }.min { first, second in
+            let (a, b) = (first.value, second.value)
+            let (aSpoke, bSpoke) = ((a.session?.lastActivity ?? 0) > 0, (b.session?.lastActivity ?? 0) > 0)
+            return aSpoke != bSpoke ? aSpoke : a.idleSince < b.idleSince
+        }
         guard let idle else { return nil }
         state.connections.removeValue(forKey: idle.key)
         return idle.value.connection
@@ -446,14 +469,27 @@ private final class ConnectionRegistry: Sendable {
     }
 
     func remove(_ connection: ControlConnection) {
-        let trim = state.withLock { state -> Bool in
-            state.connections.removeValue(forKey: ObjectIdentifier(connection))
-            guard state.peak >= Self.burstWorthTrimming, state.connections.count <= state.peak / 4 else { return false }
-            state.peak = state.connections.count
-            return true
+        let trim = state.withLock { state -> Int? in
+            guard state.connections.removeValue(forKey: ObjectIdentifier(connection)) != nil else { return nil }
+            state.closedSinceTrim += 1
+            let open = state.connections.count
+            let burstLeft = state.peak >= Self.burstWorthTrimming && open <= state.peak / 4
+            let manyLeft = state.closedSinceTrim >= Self.departuresWorthTrimming && open <= max(4, state.peak / 4)
+            guard burstLeft || manyLeft else { return nil }
+            defer {
+                state.peak = open
+                state.closedSinceTrim = 0
+            }
+            return state.closedSinceTrim
         }
         // Off the control queue: trimming a large heap takes milliseconds.
-        if trim { Task.detached(priority: .background) { CurrentProcess.returnFreedMemory() } }
+        if let trim {
+            let trimmed = trimmed
+            Task.detached(priority: .background) {
+                CurrentProcess.returnFreedMemory()
+                trimmed(trim)
+            }
+        }
     }
 
     func closeAll() -> [Connection] {
