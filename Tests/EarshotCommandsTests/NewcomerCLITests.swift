@@ -77,7 +77,9 @@ struct NewcomerCLITests {
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.standardOutput.hasPrefix("usage: scripts/sandbox [--stack 1.4] [--no-wireplumber] [--] [COMMAND...]"), "\(result.standardOutput)")
         #expect(result.standardOutput.contains("-h, --help"))
-        #expect(ContinuousClock.now - began < .seconds(5), "at once, waiting for nothing")
+        // At once, waiting for nothing: shown by nothing started (below), not by a bound in
+        // seconds (issue 28); the run's own timeout guards a hang.
+        _ = began
         #expect(!FileManager.default.fileExists(atPath: path.started.path), "started: \((try? String(contentsOf: path.started, encoding: .utf8)) ?? "")")
     }
 

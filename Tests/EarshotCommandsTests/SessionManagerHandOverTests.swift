@@ -89,7 +89,11 @@ struct SessionManagerHandOverTests {
             let killed = ContinuousClock.now
             try await offPool { try sandbox.killWirePlumber() }
             _ = try await Self.settle(daemon, session, mode: "standalone", on: D.headphones)
-            #expect(killed.duration(to: .now) < .seconds(5), "took over within a few seconds (target: under one)")
+            // Taken over on WirePlumber's going (its client and metadata removed), not after a
+            // round trip timed out and the connection was made again: by what happened, not a
+            // bound in seconds (issue 28). How fast is the bench's to say.
+            #expect(!daemon.process.logTail(lines: 400).contains("stopped answering"), "took over only after a reconnection")
+            print("session manager hand-over: standalone \(killed.duration(to: .now)) after WirePlumber was killed")
 
             // It comes back: one metadata object again, WirePlumber's; the decision written once.
             try sandbox.startWirePlumber()

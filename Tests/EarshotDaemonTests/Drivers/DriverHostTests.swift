@@ -213,11 +213,11 @@ struct DriverHostTests {
         try await rig.until("the first open is waiting") { rig.transports.opens == 1 }
         var gone = Self.airPods
         gone.connected = false
-        // Answered at once, though the first driver's connect still hangs.
-        let started = ContinuousClock.now
+        // Answered though the first driver's connect still hangs (it is held until the
+        // release below): returning at all is the proof; a hang fails the time limit.
         await rig.host.devicesChanged([gone])
         await rig.host.devicesChanged([Self.airPods])
-        #expect(started.duration(to: .now) < .seconds(5))
+        #expect(rig.transports.opens == 1, "the held connect was let go before the host answered")
         rig.transports.release()
         let earbud = await rig.transports.nextEarbud()  // the first driver's channel, closed as it ends
         #expect(await earbud.received() == nil)
