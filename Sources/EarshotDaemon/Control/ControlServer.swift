@@ -25,6 +25,9 @@ public final class ControlServer: Sendable {
         var identity: FileSystem.Identity?
         var watcher: FileChangeWatcher?
         var closed = false
+        /// When making it again was last said, and how often it was made since.
+        var remadeSaid: ContinuousClock.Instant?
+        var remadeUnsaid = 0
     }
 
     private init(path: String, limits: ControlLimits, acceptor: Acceptor, connections: ConnectionRegistry,
@@ -110,17 +113,27 @@ public final class ControlServer: Sendable {
         do {
             try ControlSocketFile.prepareDirectory(for: path)
             let listener = try Self.listen(at: path)
-            let made = watch.withLock { state -> Bool in
-                guard !state.closed else { return false }
+            let now = ContinuousClock.now
+            let (made, say) = watch.withLock { state -> (Bool, Int?) in
+                guard !state.closed else { return (false, nil) }
                 state.identity = ControlSocketFile.identity(of: path)
-                return true
+                state.remadeUnsaid += 1
+                // Said at most once a minute: a loop deleting it must not flood the log.
+                guard state.remadeSaid.map({ now - $0 >= .seconds(60) }) ?? true else { return (true, nil) }
+                defer {
+                    state.remadeSaid = now
+                    state.remadeUnsaid = 0
+                }
+                return (true, state.remadeUnsaid)
             }
             guard made else {
                 listener.close()
                 return
             }
             acceptor.replaceListener(listener)
-            ConnectionRegistry.warn("control socket: \(path) was deleted: made again")
+            if let say {
+                ConnectionRegistry.warn("control socket: \(path) was deleted: made again\(say > 1 ? " (\(say) times since this was last said)" : "") (said at most once a minute)")
+            }
         } catch {
             ConnectionRegistry.warn("control socket: \(path) was deleted and cannot be made again (\(error)); clients reach the daemon again after a restart")
         }
