@@ -9,41 +9,10 @@ import Testing
 struct DBusFloodTests {
     typealias D = DaemonFixture
 
-    /// python3-dbus (a test dependency already, for the BlueZ stand-in): N Updates sent without
-    /// waiting for replies, alternating placements and ending off-head, then a property read;
-    /// prints the read's latency and when every Update was answered.
-    static let script = #"""
-    import sys, time, dbus
-    from dbus.mainloop.glib import DBusGMainLoop
-    from gi.repository import GLib
-    DBusGMainLoop(set_as_default=True)
-    n = int(sys.argv[1]); address = sys.argv[2]
-    bus = dbus.SessionBus()
-    proxy = bus.get_object("org.earshot.Earshot1", "/org/earshot/Earshot1")
-    earshot = dbus.Interface(proxy, "org.earshot.Earshot1")
-    properties = dbus.Interface(proxy, "org.freedesktop.DBus.Properties")
-    loop = GLib.MainLoop()
-    state = {"answered": 0, "failed": 0, "start": time.monotonic(), "read": None}
-    def done(*_):
-        state["answered"] += 1
-        if state["answered"] + state["failed"] == n: state["updates"] = time.monotonic() - state["start"]; finish()
-    def failed(error):
-        state["failed"] += 1
-        if state["answered"] + state["failed"] == n: state["updates"] = time.monotonic() - state["start"]; finish()
-    def finish():
-        if state["read"] is not None and "updates" in state: loop.quit()
-    for i in range(n):
-        placement = "off-head" if i == n - 1 or i % 2 else "on-head"
-        earshot.Update(address, "org.example.flood", {"placement": placement}, reply_handler=done, error_handler=failed)
-    sent = time.monotonic()
-    def read_done(value):
-        state["read"] = time.monotonic() - sent
-        finish()
-    properties.Get("org.earshot.Earshot1", "Mode", reply_handler=read_done, error_handler=lambda e: (print("read failed", e), loop.quit()))
-    GLib.timeout_add_seconds(90, loop.quit)
-    loop.run()
-    print("read %.3f updates %.3f answered %d failed %d" % (state["read"] or -1, state.get("updates", -1), state["answered"], state["failed"]))
-    """#
+    /// scripts/testing/dbus-flood.py (python3-dbus, a test dependency already): N Updates sent
+    /// without waiting for replies, then a property read; prints the read's latency and when
+    /// every Update was answered. scripts/bench dbus runs the same script for the figures.
+    static let script = EarshotBinary.repository.appendingPathComponent("scripts/testing/dbus-flood.py").path
 
     @Test("5000 Updates queued by one client: every one is answered, so is a property read sent after them, and the output ends on the newest placement", arguments: [5000])
     func flood(count: Int) async throws {
@@ -55,9 +24,7 @@ struct DBusFloodTests {
             ])
             #expect(registered.status == 0, "\(registered.output)")
             try await daemon.waitForRoute(to: D.headphones, streams: [])
-            let script = sandbox.root.appendingPathComponent("flood.py").path
-            try Self.script.write(toFile: script, atomically: true, encoding: .utf8)
-            let result = try sandbox.run(["/usr/bin/python3", script, String(count), D.address], timeout: .seconds(120))
+            let result = try sandbox.run(["/usr/bin/python3", Self.script, String(count), D.address], timeout: .seconds(120))
             #expect(result.status == 0, "\(result.output)")
             let words = result.output.split(whereSeparator: \.isWhitespace)
             let read = words.firstIndex(of: "read").flatMap { Double(words[$0 + 1]) } ?? -1
