@@ -242,6 +242,9 @@ struct RealFirmwareDriverTests {
             let daemon = try D.start(in: sandbox, arguments: ["--bluetooth-loopback", loopback])
             defer { daemon.process.stop() }
             let events = try EventSubscription(socket: daemon.socketPath)
+            // The graph first: a placement said before it makes the first decision follow it, as
+            // `initial` (policy §5), which a loaded run saw here (issue 28).
+            try await daemon.process.waitForLog(containing: "connected to PipeWire")
             try await bluez.connect(D.address)
             _ = try await bluez.waitForLine(containing: "buds \(D.address) connected", since: mark)
             // GalaxyBudsClient's Buds Pro rev 10 extended status (left in the ear, right in the case).

@@ -33,6 +33,9 @@ struct MicrophoneEndToEndTests {
             // Starting changes nothing: the session manager's microphone is not turned into a pick.
             if wirePlumber { #expect(before.configuredDefaultSourceName == nil) }
 
+            // The daemon's first graph taken: a placement before it would make the start follow
+            // it, as `initial` (policy §5; a loaded run saw that in the drivers' test, issue 28).
+            try await daemon.process.waitForLog(containing: "connected to PipeWire")
             let events = try EventSubscription(socket: daemon.socketPath)
             let monitor = try await PipeWireConnection.connect(remote: sandbox.socketPath)
             let gaps = Self.countGaps(of: recorder.id, on: monitor)
