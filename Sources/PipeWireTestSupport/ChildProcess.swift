@@ -179,15 +179,7 @@ enum Readiness {
     /// sandboxes starting at once do not hold the cooperative pool (two threads on two cores)
     /// that in-process servers of other tests need.
     static func waitForFile(_ path: String, orExitOf child: ChildProcess, timeout: Duration) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        var appearance = FileAppearance(path: path)
-        defer { appearance.release() }
-        while true {
-            let look = appearance.look()
-            if look.exists { return true }
-            guard ContinuousClock.now < deadline, !child.hasExited else { return false }
-            await FileEvents.shared.wait(look.watch, after: look.seen, orReadable: child.exitFD, until: deadline)
-        }
+        await FileWait.appears(path, within: timeout, orExitOf: child)
     }
 
     /// Reads one line from `fd` (a pipe), up to `timeout`.
@@ -255,16 +247,17 @@ struct FileAppearance {
 
 /// Waiting for a path to appear, without a process to watch beside it.
 public enum FileWait {
-    /// Whether `path` exists within `timeout` (inotify on its deepest existing directory).
-    public static func appears(_ path: String, within timeout: Duration) async -> Bool {
+    /// Whether `path` exists within `timeout` (inotify on its deepest existing directory);
+    /// false at once when `child` exits first.
+    public static func appears(_ path: String, within timeout: Duration, orExitOf child: ChildProcess? = nil) async -> Bool {
         let deadline = ContinuousClock.now + timeout
         var appearance = FileAppearance(path: path)
         defer { appearance.release() }
         while true {
             let look = appearance.look()
             if look.exists { return true }
-            guard ContinuousClock.now < deadline else { return false }
-            await FileEvents.shared.wait(look.watch, after: look.seen, until: deadline)
+            guard ContinuousClock.now < deadline, child?.hasExited != true else { return false }
+            await FileEvents.shared.wait(look.watch, after: look.seen, orReadable: child?.exitFD, until: deadline)
         }
     }
 }
