@@ -12,6 +12,8 @@ import Glibc
 // (A-coop with WirePlumber, A-solo standalone), WirePlumber's own (B), raw links (C), the
 // command lines (D), gaps, RSS and idle CPU. Timestamps: CLOCK_MONOTONIC, the start just
 // before the request is sent, the end in the observer's callback that completes the switch.
+// Earshot's own span of A's switches comes from the daemon's stamps (the same clock), read
+// from `status` between switches (OwnSpans).
 
 let speakers = "alsa_output.sandbox.analog-stereo"
 let headphones = "bluez_output.AA_BB_CC_DD_EE_FF.1"
@@ -101,6 +103,15 @@ func placementSwitches(
         }
         try control.readLine()
         if (index + 1) % OwnSpans.readEvery == 0 || index == count - 1 {
+            spans += DaemonSpan.parse(status: try control.request(#""op":"status""#))
+        }
+    }
+    // The last switch's echo can reach the daemon after WirePlumber has moved the streams
+    // (status is answered between inputs): asked again, briefly, once nothing is measured. A
+    // daemon without the stamps (an older build) has none to wait for.
+    if let last = starts.last, !spans.isEmpty {
+        for _ in 0..<50 where !spans.contains(where: { $0.read >= last }) {
+            try await Task.sleep(for: .milliseconds(2))  // polling after the measurement, not synchronising it
             spans += DaemonSpan.parse(status: try control.request(#""op":"status""#))
         }
     }
