@@ -320,8 +320,10 @@ struct OwnSpans {
     var readToSent = Series(name: "read → sent")
     var readToEcho = Series(name: "read → echo")
     var sendToRead = Series(name: "send → read")
-    /// Switches with no span of their own (no write echoed, or a daemon without the stamps).
+    /// Switches with no span of their own (no write echoed, or a daemon without the stamps),
+    /// and which they were (from 1).
     var unmatched = 0
+    var unmatchedSwitches: [Int] = []
 
     init(starts: [UInt64], spans: [DaemonSpan]) {
         let spans = Set(spans).sorted { $0.read < $1.read }
@@ -329,6 +331,7 @@ struct OwnSpans {
             let end = index + 1 < starts.count ? starts[index + 1] : .max
             guard let span = spans.first(where: { $0.read >= start && $0.read < end }) else {
                 unmatched += 1
+                unmatchedSwitches.append(index + 1)
                 continue
             }
             readToSent.millis.append(Double(span.sent - span.read) / 1e6)
@@ -344,6 +347,7 @@ struct OwnSpans {
         return [
             "read_to_sent_ms": summary(readToSent), "read_to_echo_ms": summary(readToEcho),
             "bench_send_to_read_ms": summary(sendToRead), "unmatched_switches": unmatched,
+            "unmatched_switch_numbers": Array(unmatchedSwitches.prefix(20)),
         ]
     }
 }

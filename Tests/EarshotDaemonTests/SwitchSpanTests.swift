@@ -52,6 +52,18 @@ import Testing
         #expect(writer.spans.spans.map(\.read) == [1])
     }
 
+    @Test("the next request taken before the last write's echo: both switches are timed, each to its own echo")
+    func nextRequestBeforeEcho() async {
+        let (writer, pipewire) = Self.writer()
+        writer.spans.requestRead = 1
+        await writer.write("a", keys: [Self.key], on: pipewire, flush: true)
+        writer.spans.requestRead = 2
+        await writer.write("b", keys: [Self.key], on: pipewire, flush: true)
+        #expect(writer.consumeEcho(of: "a", at: 0))
+        #expect(writer.consumeEcho(of: "b", at: 0))
+        #expect(writer.spans.spans.map(\.read) == [1, 2])
+    }
+
     @Test("a request's write settled by a later write's echo (coalesced) has no echo to time")
     func coalesced() async {
         let (writer, pipewire) = Self.writer()

@@ -22,35 +22,45 @@ public struct SwitchSpan: Sendable, Hashable {
 /// else: the storage is reserved once and overwritten in place; only a reader copies it.
 struct SwitchSpanTracker {
     static let capacity = 16
+    /// Requests' writes still waiting for their echo, at most: a daemon busy elsewhere can take
+    /// the next request before the last write's echo.
+    static let openCapacity = 4
     /// When the control request whose turn runs now was read (set by the daemon for that turn).
     var requestRead: UInt64?
-    /// The request's write, sent and not yet echoed: its ordinal among the writer's writes.
-    private var open: (ordinal: UInt64, read: UInt64, sent: UInt64)?
+    /// Requests' writes, sent and not yet echoed, oldest first: each write's ordinal among the
+    /// writer's writes.
+    private var open: [(ordinal: UInt64, read: UInt64, sent: UInt64)] = []
     private var storage: [SwitchSpan] = []
     private var next = 0
 
-    init() { storage.reserveCapacity(Self.capacity) }
+    init() {
+        storage.reserveCapacity(Self.capacity)
+        open.reserveCapacity(Self.openCapacity)
+    }
 
     /// The write with `ordinal` was handed to libpipewire at `sent`: a span opens if a request's
     /// turn caused it (once per request).
     mutating func wrote(ordinal: UInt64, sent: UInt64) {
         guard let read = requestRead else { return }
         requestRead = nil
-        open = (ordinal, read, sent)
+        if open.count == Self.openCapacity { open.removeFirst() }
+        open.append((ordinal, read, sent))
     }
 
     /// The echo of the write with `ordinal` came (every write before it is settled with it); the
-    /// clock is read only when that write is the open span's.
+    /// clock is read only when that write is an open span's.
     mutating func echoed(ordinal: UInt64, now: () -> UInt64) {
-        guard let span = open, ordinal >= span.ordinal else { return }
-        open = nil
-        // A later write's echo settled it (coalesced): it had no echo of its own to time.
-        guard ordinal == span.ordinal else { return }
+        guard let first = open.first, first.ordinal <= ordinal else { return }
+        // Writes before it were settled with it (coalesced): they had no echo of their own to time.
+        let settled = open.prefix { $0.ordinal <= ordinal }.count
+        let span = open[settled - 1]
+        open.removeFirst(settled)
+        guard span.ordinal == ordinal else { return }
         record(SwitchSpan(read: span.read, sent: span.sent, echo: now()))
     }
 
     /// The writes in flight will never echo (metadata gone, a reconnection, a failed write).
-    mutating func drop() { open = nil }
+    mutating func drop() { open.removeAll(keepingCapacity: true) }
 
     /// The spans kept, oldest first.
     var spans: [SwitchSpan] {
