@@ -265,11 +265,15 @@ extension ControlWire {
         @NullWhenAbsent public var state: String?
         /// The built-in drivers' devices; `[]` from a daemon older than them.
         @EmptyWhenAbsent public var drivers: [DriverEntry]
+        /// Measurements for the bench (docs/performance.md), not a stable interface; null from a
+        /// daemon older than them.
+        @NullWhenAbsent public var diagnostics: Diagnostics?
 
         public init(
             mode: String, remote: String, connected: Bool, sessionManager: String?, sessionManagerVersion: String?, decision: DecisionObject?,
-            subscribers: Int, hostAddresses: [HostAddressEntry], state: String?, drivers: [DriverEntry]
+            subscribers: Int, hostAddresses: [HostAddressEntry], state: String?, drivers: [DriverEntry], diagnostics: Diagnostics? = nil
         ) {
+            self.diagnostics = diagnostics
             self.mode = mode
             self.remote = remote
             self.connected = connected
@@ -287,7 +291,42 @@ extension ControlWire {
             case sessionManager = "session-manager"
             case sessionManagerVersion = "session-manager-version"
             case hostAddresses = "host-addresses"
-            case drivers
+            case drivers, diagnostics
+        }
+    }
+
+    /// `status`'s `diagnostics`: what the bench reads of the daemon's own timing.
+    public struct Diagnostics: Codable, Sendable, Hashable {
+        /// Earshot's own span of the last switches control requests caused (at most 16, oldest
+        /// first).
+        public var switchSpans: [SwitchSpanEntry]
+
+        public init(switchSpans: [SwitchSpanEntry]) { self.switchSpans = switchSpans }
+
+        public enum CodingKeys: String, CodingKey {
+            case switchSpans = "switch-spans"
+        }
+    }
+
+    /// One switch a control request caused, as CLOCK_MONOTONIC nanoseconds (the clock every
+    /// process shares): the request line read off the socket, the write of
+    /// `default.configured.audio.sink` it caused handed to libpipewire, and that write's echo
+    /// (PipeWire reporting the value back) taken by the daemon.
+    public struct SwitchSpanEntry: Codable, Sendable, Hashable {
+        public var read: UInt64
+        public var sent: UInt64
+        public var echo: UInt64
+
+        public init(read: UInt64, sent: UInt64, echo: UInt64) {
+            self.read = read
+            self.sent = sent
+            self.echo = echo
+        }
+
+        public enum CodingKeys: String, CodingKey {
+            case read = "read-ns"
+            case sent = "sent-ns"
+            case echo = "echo-ns"
         }
     }
 

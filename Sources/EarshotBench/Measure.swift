@@ -132,6 +132,7 @@ struct Series {
         return values[Swift.max(0, index)]
     }
     var p50: Double { percentile(0.50) }
+    var p90: Double { percentile(0.90) }
     var p95: Double { percentile(0.95) }
     var p99: Double { percentile(0.99) }
     var max: Double { millis.max() ?? .nan }
@@ -285,5 +286,68 @@ final class StampingProxy: @unchecked Sendable {
             line.append(contentsOf: chunk[..<count])
         }
         return line
+    }
+}
+
+/// One switch as the daemon timed it (`status` → `diagnostics.switch-spans`): CLOCK_MONOTONIC
+/// nanoseconds of the request line read, the configured-default write handed to libpipewire,
+/// and that write's echo taken.
+struct DaemonSpan: Hashable {
+    var read: UInt64
+    var sent: UInt64
+    var echo: UInt64
+
+    /// The spans of a `status` reply line; none from a daemon older than them.
+    static func parse(status line: String) -> [DaemonSpan] {
+        guard let reply = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+            let status = reply["status"] as? [String: Any], let diagnostics = status["diagnostics"] as? [String: Any],
+            let spans = diagnostics["switch-spans"] as? [[String: Any]]
+        else { return [] }
+        return spans.compactMap { span in
+            guard let read = (span["read-ns"] as? NSNumber)?.uint64Value, let sent = (span["sent-ns"] as? NSNumber)?.uint64Value,
+                let echo = (span["echo-ns"] as? NSNumber)?.uint64Value
+            else { return nil }
+            return DaemonSpan(read: read, sent: sent, echo: echo)
+        }
+    }
+}
+
+/// Earshot's own share of a path's switches: each bench switch (its send, in `starts`) paired
+/// with the daemon's span whose read falls between that send and the next one.
+struct OwnSpans {
+    /// `status` is read after this many switches: under the daemon's 16 kept, so none is lost.
+    static let readEvery = 8
+    var readToSent = Series(name: "read → sent")
+    var readToEcho = Series(name: "read → echo")
+    var sendToRead = Series(name: "send → read")
+    /// Switches with no span of their own (no write echoed, or a daemon without the stamps),
+    /// and which they were (from 1).
+    var unmatched = 0
+    var unmatchedSwitches: [Int] = []
+
+    init(starts: [UInt64], spans: [DaemonSpan]) {
+        let spans = Set(spans).sorted { $0.read < $1.read }
+        for (index, start) in starts.enumerated() {
+            let end = index + 1 < starts.count ? starts[index + 1] : .max
+            guard let span = spans.first(where: { $0.read >= start && $0.read < end }) else {
+                unmatched += 1
+                unmatchedSwitches.append(index + 1)
+                continue
+            }
+            readToSent.millis.append(Double(span.sent - span.read) / 1e6)
+            readToEcho.millis.append(Double(span.echo - span.read) / 1e6)
+            sendToRead.millis.append(Double(span.read - start) / 1e6)
+        }
+    }
+
+    var json: [String: Any] {
+        func summary(_ series: Series) -> [String: Any] {
+            ["p50": series.p50, "p90": series.p90, "p95": series.p95, "max": series.max, "n": series.millis.count]
+        }
+        return [
+            "read_to_sent_ms": summary(readToSent), "read_to_echo_ms": summary(readToEcho),
+            "bench_send_to_read_ms": summary(sendToRead), "unmatched_switches": unmatched,
+            "unmatched_switch_numbers": Array(unmatchedSwitches.prefix(20)),
+        ]
     }
 }

@@ -12,6 +12,8 @@ import Glibc
 // (A-coop with WirePlumber, A-solo standalone), WirePlumber's own (B), raw links (C), the
 // command lines (D), gaps, RSS and idle CPU. Timestamps: CLOCK_MONOTONIC, the start just
 // before the request is sent, the end in the observer's callback that completes the switch.
+// Earshot's own span of A's switches comes from the daemon's stamps (the same clock), read
+// from `status` between switches (OwnSpans).
 
 let speakers = "alsa_output.sandbox.analog-stereo"
 let headphones = "bluez_output.AA_BB_CC_DD_EE_FF.1"
@@ -84,19 +86,36 @@ func measure(_ observer: PipeWireConnection, streams: [ObjectID: Int], to target
 }
 
 /// Path A: `count` placement updates on one open control connection, alternating on-head
-/// (sinks[1]) and off-head (sinks[0]), each timed until every stream plays to its sink.
+/// (sinks[1]) and off-head (sinks[0]), each timed until every stream plays to its sink. Also
+/// Earshot's own span of each switch (`OwnSpans`): the daemon's stamps, read from `status`
+/// every `OwnSpans.readEvery` switches, between switches (the daemon keeps the last 16).
 func placementSwitches(
     _ name: String, _ observer: PipeWireConnection, streams: [ObjectID: Int], sinks: [ObjectID], control: ControlLine, count: Int
-) async throws -> Series {
+) async throws -> (Series, OwnSpans) {
     var series = Series(name: name)
+    var starts: [UInt64] = []
+    var spans: [DaemonSpan] = []
     for index in 0..<count {
         let to = (index + 1) % 2
         try await measure(observer, streams: streams, to: sinks[to], into: &series) {
+            starts.append(monotonicNanos())
             control.send(#""op":"update","accessory":"\#(address)","placement":"\#(to == 1 ? "on-head" : "off-head")""#)
         }
         try control.readLine()
+        if (index + 1) % OwnSpans.readEvery == 0 || index == count - 1 {
+            spans += DaemonSpan.parse(status: try control.request(#""op":"status""#))
+        }
     }
-    return series
+    // The last switch's echo can reach the daemon after WirePlumber has moved the streams
+    // (status is answered between inputs): asked again, briefly, once nothing is measured. A
+    // daemon without the stamps (an older build) has none to wait for.
+    if let last = starts.last, !spans.isEmpty {
+        for _ in 0..<50 where !spans.contains(where: { $0.read >= last }) {
+            try await Task.sleep(for: .milliseconds(2))  // polling after the measurement, not synchronising it
+            spans += DaemonSpan.parse(status: try control.request(#""op":"status""#))
+        }
+    }
+    return (series, OwnSpans(starts: starts, spans: spans))
 }
 
 func node(_ observer: PipeWireConnection, _ name: String) throws -> ObjectID {
@@ -246,6 +265,8 @@ struct CaseResult {
     var clientStart: [String: Series] = [:]
     /// Spawn of `earshot daemon` → its first decision applied, in ms.
     var daemonStart: [String: Series] = [:]
+    /// Earshot's own span of each placement switch, by path (A-coop, A-solo).
+    var own: [String: OwnSpans] = [:]
 }
 
 /// WirePlumber running: B, then A-coop, then D (earshot CLI and wpctl).
@@ -279,7 +300,8 @@ func cooperative(_ options: Options, streams count: Int, idle: Bool, into result
         let (daemon, control) = try startDaemon(sandbox, options)
         _ = try await observer.waitUntil("Earshot's first decision applied") { $0.configuredDefaultSinkName == speakers }
         log("\(count) stream(s), WirePlumber: A-coop")
-        let a = try await placementSwitches("A-coop", observer, streams: streams, sinks: sinks, control: control, count: options.switches)
+        let (a, ownCoop) = try await placementSwitches("A-coop", observer, streams: streams, sinks: sinks, control: control, count: options.switches)
+        result.own["A-coop"] = ownCoop
         if options.cliSwitches > 0 {
             log("\(count) stream(s), WirePlumber: D (earshot accessory update, wpctl set-default)")
             var dEarshot = Series(name: "D-earshot")
@@ -396,7 +418,8 @@ func standalone(_ options: Options, streams count: Int, idle: Bool, into result:
         let (daemon, control) = try startDaemon(sandbox, options)
         _ = try await wait.value(timeout: .seconds(30))
         log("\(count) stream(s), standalone: A-solo")
-        let a = try await placementSwitches("A-solo", observer, streams: streams, sinks: sinks, control: control, count: options.switches)
+        let (a, ownSolo) = try await placementSwitches("A-solo", observer, streams: streams, sinks: sinks, control: control, count: options.switches)
+        result.own["A-solo"] = ownSolo
         result.series["C"] = c
         result.series["A-solo"] = a
         try await Task.sleep(for: .seconds(1))  // settle, as in the cooperative case
@@ -448,6 +471,21 @@ func report(_ results: [CaseResult]) -> (text: String, json: [String: Any]) {
                     + [d.p50, d.p95, d.max].map { format($0).leftPadded(9) }.joined() + "  |"
                     + [h.p50, h.p95, h.max].map { format($0).leftPadded(9) }.joined()
                     + "  \(series.silences.filter { $0 > 0 }.count)/\(series.silences.count)")
+            }
+        }
+        let ownPaths = ["A-coop", "A-solo"].compactMap { name in result.own[name].map { (name, $0) } }.filter { !$0.1.readToSent.millis.isEmpty }
+        if !ownPaths.isEmpty {
+            lines.append("Earshot's own span (the daemon's CLOCK_MONOTONIC stamps: request line read → configured-default write handed to libpipewire → its echo taken; bench send → read is the socket hop):")
+            lines.append("path    span              p50 ms   p90 ms   p95 ms   max ms  n (unmatched)")
+            for (name, own) in ownPaths {
+                for series in [own.readToSent, own.readToEcho, own.sendToRead] {
+                    lines.append(name.padding(toLength: 8, withPad: " ", startingAt: 0) + series.name.padding(toLength: 14, withPad: " ", startingAt: 0)
+                        + [series.p50, series.p90, series.p95, series.max].map { format($0).leftPadded(9) }.joined()
+                        + "  \(series.millis.count) (\(own.unmatched))")
+                }
+            }
+            if let own = result.own["A-coop"], let a = result.series["A-coop"], let b = result.series["B"], !own.readToEcho.millis.isEmpty {
+                lines.append("A-coop p50 − B p50: \(format(a.p50 - b.p50)) ms; of which Earshot's own read → sent p50: \(format(own.readToSent.p50)) ms")
             }
         }
         if let e = result.clientStart["earshot"], let w = result.clientStart["wpctl"] {
@@ -503,10 +541,12 @@ func report(_ results: [CaseResult]) -> (text: String, json: [String: Any]) {
         cases.append([
             "streams": result.streams, "paths": result.series.mapValues(\.json), "rss_kib": result.rss, "idle_ticks": result.idleTicks,
             "client_start_ms": result.clientStart.mapValues(\.json), "daemon_start_ms": result.daemonStart.mapValues(\.json),
+            "earshot_own": result.own.filter { !$0.value.readToSent.millis.isEmpty }.mapValues(\.json),
         ])
     }
     let json: [String: Any] = [
         "clock": "CLOCK_MONOTONIC; start before the request, end in the observer's callback completing the switch",
+        "earshot_own": "per placement path: the daemon's own stamps (status diagnostics.switch-spans), CLOCK_MONOTONIC: read_to_sent_ms = control request line read → default.configured.audio.sink write handed to libpipewire; read_to_echo_ms = → that write's echo taken by the daemon; bench_send_to_read_ms = the bench's send → the daemon's read",
         "streams": "pw-cat --playback of a sparse WAV of silence, one process per stream",
         "cases": cases, "targets": targets,
     ]

@@ -14,7 +14,11 @@ extension Daemon: DaemonControl {
     }
 
     public func performUnsaved(_ request: AccessoryRequest) async -> (Result<AccessoryConfiguration?, AccessoryError>, (@Sendable () async -> Void)?) {
-        switch await submit(.accessory(request)) {
+        await performUnsaved(request, read: nil)
+    }
+
+    public func performUnsaved(_ request: AccessoryRequest, read: UInt64?) async -> (Result<AccessoryConfiguration?, AccessoryError>, (@Sendable () async -> Void)?) {
+        switch await submit(.accessory(request, read: read)) {
         case .accessory(let result):
             guard case .success = result else { return (result, nil) }
             return (result, persister.saved())
@@ -47,7 +51,8 @@ extension Daemon: DaemonControl {
             mode: session.mode, remote: session.connection?.remoteName ?? environment.options.remote ?? "pipewire-0",
             connected: session.connection != nil, sessionManager: session.sessionManager?.name,
             sessionManagerVersion: session.sessionManager?.version, decision: decisions.forStatus,
-            subscribers: events.subscriberCount, hostAddresses: engine.knownHostAddresses, stateProblem: persister.problem)
+            subscribers: events.subscriberCount, hostAddresses: engine.knownHostAddresses, stateProblem: persister.problem,
+            switchSpans: applier.writer.spans.spans)
             .with(drivers: environment.driverBoard.snapshot)
     }
 

@@ -26,7 +26,7 @@ extension Daemon {
         case .disconnected(let connection):
             if session.detach(connection) { logger.warning("PipeWire connection lost; reconnecting") }
             return .done
-        case .accessory(let request):
+        case .accessory(let request, let read):
             let answer = decide(request)
             if case .success = answer.result {
                 turn.registrationsChanged = true
@@ -37,6 +37,8 @@ extension Daemon {
             }
             result = .accessory(answer.result)
             guard let outcome = answer.outcome else { return result }
+            // The write this turn makes, if any, is timed from the request's read (SwitchSpan).
+            applier.writer.spans.requestRead = read
             await consider(outcome, turn: &turn)
         case .timerFired:
             while let due = engine.nextDeadline, due <= now { await consider(engine.handle(.timerFired, at: now), turn: &turn) }
@@ -66,6 +68,7 @@ extension Daemon {
             return .done
         }
         await finish(turn)
+        applier.writer.spans.requestRead = nil
         return result
     }
 

@@ -32,6 +32,9 @@ public protocol DaemonControl: Sendable {
     func startRecording() async -> InputRecording?
     /// `perform` without waiting for the disk (see the extension).
     func performUnsaved(_ request: AccessoryRequest) async -> (Result<AccessoryConfiguration?, AccessoryError>, (@Sendable () async -> Void)?)
+    /// `performUnsaved`, with when the socket read the request's line (`MonotonicClock`
+    /// nanoseconds): the daemon times its own span of the switch it causes (`SwitchSpan`).
+    func performUnsaved(_ request: AccessoryRequest, read: UInt64?) async -> (Result<AccessoryConfiguration?, AccessoryError>, (@Sendable () async -> Void)?)
 }
 
 extension DaemonControl {
@@ -39,6 +42,10 @@ extension DaemonControl {
     /// transport that pipelines takes the next request meanwhile, so a burst shares writes.
     public func performUnsaved(_ request: AccessoryRequest) async -> (Result<AccessoryConfiguration?, AccessoryError>, (@Sendable () async -> Void)?) {
         (await perform(request), nil)
+    }
+
+    public func performUnsaved(_ request: AccessoryRequest, read: UInt64?) async -> (Result<AccessoryConfiguration?, AccessoryError>, (@Sendable () async -> Void)?) {
+        await performUnsaved(request)
     }
 
     public func warnings(after request: AccessoryRequest) async -> [String] { [] }
@@ -105,11 +112,15 @@ public struct DaemonStatus: Sendable {
     public var stateProblem: String?
     /// The built-in headset drivers' devices (docs/drivers.md).
     public var drivers: [DriverBoard.Entry] = []
+    /// Earshot's own span of the last switches control requests caused, oldest first (a
+    /// diagnostic for the bench: docs/performance.md).
+    public var switchSpans: [SwitchSpan]
 
     public init(
         mode: ApplyMode, remote: String, connected: Bool, sessionManager: String?, sessionManagerVersion: String? = nil, decision: Decision?, subscribers: Int = 0,
-        hostAddresses: [HostAddress] = [], stateProblem: String? = nil
+        hostAddresses: [HostAddress] = [], stateProblem: String? = nil, switchSpans: [SwitchSpan] = []
     ) {
+        self.switchSpans = switchSpans
         self.stateProblem = stateProblem
         self.subscribers = subscribers
         self.hostAddresses = hostAddresses

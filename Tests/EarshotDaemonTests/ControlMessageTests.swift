@@ -80,7 +80,7 @@ struct ControlMessageTests {
         let host = HostAddress(BluetoothAddress("11:22:33:44:55:66")!, from: [.bluez(adapter: "hci0")])
         let before = DaemonStatus(mode: .cooperative, remote: "pipewire-0", connected: true, sessionManager: "WirePlumber", sessionManagerVersion: "0.5.8", decision: nil, hostAddresses: [host])
         #expect(Self.line(ControlWire.success(id: .integer(7), ControlWire.StatusResult(ControlWire.Status(before))))
-            == #"{"id":7,"ok":true,"status":{"connected":true,"decision":null,"drivers":[],"host-addresses":[{"address":"11:22:33:44:55:66","from":["bluez hci0"]}],"mode":"cooperative","remote":"pipewire-0","session-manager":"WirePlumber","session-manager-version":"0.5.8","state":"ok","subscribers":0}}"#)
+            == #"{"id":7,"ok":true,"status":{"connected":true,"decision":null,"diagnostics":{"switch-spans":[]},"drivers":[],"host-addresses":[{"address":"11:22:33:44:55:66","from":["bluez hci0"]}],"mode":"cooperative","remote":"pipewire-0","session-manager":"WirePlumber","session-manager-version":"0.5.8","state":"ok","subscribers":0}}"#)
 
         var engine = PolicyEngine(graph: Self.graph(), config: PolicyConfig())
         let decision = engine.handle(.start, at: 5120).decision

@@ -3,6 +3,7 @@ import AudioGraph
 import FoundationEssentials
 import RoutingPolicy
 import Synchronization
+import SystemBridge
 
 /// One connection's async side: answers its requests one at a time and in order through the
 /// daemon, and streams its subscription. Writes never wait for the client to read: a client
@@ -12,7 +13,7 @@ final class ControlSession: Sendable {
     private let connection: ControlConnection
     private let control: any DaemonControl
     private let limits: ControlLimits
-    private let frames: AsyncStream<ControlFrame>.Continuation
+    private let frames: AsyncStream<Received>.Continuation
     private let tasks = Mutex(Tasks())
     /// Requests received and not yet answered, and whether the connection streams (subscribed
     /// or recording): an idle connection is the first to go when the connections are capped.
@@ -35,13 +36,19 @@ final class ControlSession: Sendable {
         var ended = false
     }
 
+    /// A frame and when it was read (`MonotonicClock`: a request's switch is timed from it).
+    private struct Received: Sendable {
+        var frame: ControlFrame
+        var at: UInt64
+    }
+
     /// `answered` runs after each request is answered, so the handler can read more.
     init(connection: ControlConnection, control: any DaemonControl, limits: ControlLimits, answered: @escaping @Sendable () -> Void) {
         self.connection = connection
         self.control = control
         self.limits = limits
         // Unbounded here because the handler bounds it: it stops reading at maximumQueuedRequests.
-        let (stream, continuation) = AsyncStream<ControlFrame>.makeStream()
+        let (stream, continuation) = AsyncStream<Received>.makeStream()
         frames = continuation
         run { [self] in
             await serve(stream) { [self] in
@@ -54,7 +61,7 @@ final class ControlSession: Sendable {
 
     func receive(_ frame: ControlFrame) {
         inFlight.add(1, ordering: .relaxed)
-        frames.yield(frame)
+        frames.yield(Received(frame: frame, at: MonotonicClock.nanoseconds()))
     }
 
     /// The client closed its side: answer what it sent, then close (unless it subscribed).
@@ -95,7 +102,7 @@ final class ControlSession: Sendable {
         }
     }
 
-    private func serve(_ frames: AsyncStream<ControlFrame>, answered: @escaping @Sendable () -> Void) async {
+    private func serve(_ frames: AsyncStream<Received>, answered: @escaping @Sendable () -> Void) async {
         var subscribed = false
         /// The connection streams a recording (`record`): no events may mix into it.
         var streamsRecording = false
@@ -123,8 +130,8 @@ final class ControlSession: Sendable {
                 write(line: line)
             }
         }
-        for await frame in frames {
-            switch frame {
+        for await received in frames {
+            switch received.frame {
             case .line(let bytes):
                 let line = Data(bytes)
                 // Blank lines (a stray Enter in socat) are not requests.
@@ -170,7 +177,7 @@ final class ControlSession: Sendable {
                     write(ControlWire.success(id: request.id, ControlWire.RecordResult(graph: recording.graph)))
                     startRecording(recording)
                 case .success(let request):
-                    let (reply, saved) = await answer(request, reporter: &reporter)
+                    let (reply, saved) = await answer(request, reporter: &reporter, read: received.at)
                     emit(reply, after: saved)
                 }
             case .tooLong:
@@ -190,7 +197,7 @@ final class ControlSession: Sendable {
     /// The reply line to `request`.
     /// The reply line to `request`, and for a change, what to wait for before writing it (its
     /// save).
-    private func answer(_ request: ControlRequest, reporter: inout String?) async -> (Data, (@Sendable () async -> Void)?) {
+    private func answer(_ request: ControlRequest, reporter: inout String?, read: UInt64) async -> (Data, (@Sendable () async -> Void)?) {
         func reply(_ result: some Codable & Sendable) -> Data { ControlWire.line(ControlWire.success(id: request.id, result)) }
         func refusal(_ error: AccessoryError) -> Data { ControlWire.line(ControlWire.failure(id: request.id, error)) }
         switch request.command {
@@ -199,7 +206,7 @@ final class ControlSession: Sendable {
             guard let named = accessoryRequest.reporter else {
                 return (refusal(AccessoryError(.invalidRequest, "\(asked.verb) needs a reporter: register on this connection first, or give \"reporter\" (the owner's reverse-DNS name)")), nil)
             }
-            let (result, saved) = await control.performUnsaved(accessoryRequest)
+            let (result, saved) = await control.performUnsaved(accessoryRequest, read: read)
             switch result {
             case .success(let configuration):
                 var warnings: [String]?

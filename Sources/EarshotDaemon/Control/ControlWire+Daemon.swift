@@ -20,7 +20,8 @@ extension ControlWire.Status {
             mode: status.mode.rawValue, remote: status.remote, connected: status.connected, sessionManager: status.sessionManager,
             sessionManagerVersion: status.sessionManagerVersion, decision: status.decision.map { .record(DecisionRecord($0)) },
             subscribers: status.subscribers, hostAddresses: status.hostAddresses.map(ControlWire.HostAddressEntry.init),
-            state: status.stateProblem.map { "not saved (\($0))" } ?? "ok", drivers: status.drivers.map(ControlWire.DriverEntry.init))
+            state: status.stateProblem.map { "not saved (\($0))" } ?? "ok", drivers: status.drivers.map(ControlWire.DriverEntry.init),
+            diagnostics: ControlWire.Diagnostics(switchSpans: status.switchSpans.map { ControlWire.SwitchSpanEntry(read: $0.read, sent: $0.sent, echo: $0.echo) }))
     }
 }
 

@@ -1,6 +1,7 @@
 import AudioGraph
 import RoutingPolicy
 import Logging
+import SystemBridge
 
 /// Writes the configured default of one side (the sink's keys, or the source's: §8) and tells
 /// Earshot's own writes from everyone else's. Shared by both appliers (standalone writes the
@@ -16,6 +17,11 @@ final class DefaultSinkWriter {
     private let logger: Logger
     /// The configured defaults Earshot wrote and has not yet seen echoed back, oldest first.
     private(set) var inFlight: [String] = []
+    /// How many writes have left the front of `inFlight` (echoed, coalesced or dropped): the
+    /// write at `inFlight[i]` is write number `settledWrites + i + 1`.
+    private var settledWrites: UInt64 = 0
+    /// A control request's write and its echo, timed (`SwitchSpan`, the sink's writer only).
+    var spans = SwitchSpanTracker()
     /// A session manager just came (or came back): until the configured default it restores
     /// from its own state has been set to Earshot's decision, the values it writes are its
     /// start-up, not a user's pick.
@@ -48,17 +54,23 @@ final class DefaultSinkWriter {
     }
 
     func reset() {
-        inFlight = []
+        dropInFlight()
         sessionManagerSettling = false
         arrivedAt = nil
     }
 
     /// A `default` metadata object went: the writes Earshot made to it will never echo.
-    func metadataRemoved() { inFlight = [] }
+    func metadataRemoved() { dropInFlight() }
+
+    private func dropInFlight() {
+        settledWrites += UInt64(inFlight.count)
+        inFlight = []
+        spans.drop()
+    }
 
     /// A session manager arrived at `now`: what it writes first is its own start-up.
     func sessionManagerArrived(at now: Int64) {
-        inFlight = []
+        dropInFlight()
         sessionManagerSettling = true
         arrivedAt = now
     }
@@ -77,6 +89,8 @@ final class DefaultSinkWriter {
     func consumeEcho(of name: String, at now: Int64) -> Bool {
         if let index = inFlight.firstIndex(of: name) {
             inFlight.removeSubrange(...index)
+            settledWrites += UInt64(index + 1)
+            spans.echoed(ordinal: settledWrites, now: MonotonicClock.nanoseconds)
             return true
         }
         if let arrivedAt, now - arrivedAt < Self.startUpWindow { return true }
@@ -95,17 +109,27 @@ final class DefaultSinkWriter {
     nonisolated(nonsending) func write(_ name: String, keys: [String], on connection: any PipeWireCommands, flush: Bool) async {
         let value = MetadataEntry.json(name: name)
         logger.trace("writing \(keys) = \(name) (in flight before: \(inFlight))")
+        var ordinal: UInt64 = 0
         if keys.contains(configuredKey) {
             inFlight.append(name)
-            if inFlight.count > Self.inFlightLimit { inFlight.removeFirst(inFlight.count - Self.inFlightLimit) }
+            if inFlight.count > Self.inFlightLimit {
+                let dropped = inFlight.count - Self.inFlightLimit
+                inFlight.removeFirst(dropped)
+                settledWrites += UInt64(dropped)
+            }
+            ordinal = settledWrites + UInt64(inFlight.count)
         }
         for key in keys {
             do {
-                try await connection.setDefaultMetadata(
+                let sent = try await connection.setDefaultMetadata(
                     subject: 0, key: key, type: "Spa:String:JSON", value: value, flush: flush && key == keys.last)
+                if key == configuredKey { spans.wrote(ordinal: ordinal, sent: sent) }
             } catch {
                 logger.error("cannot set \(key) to \(name): \(error)")
-                if key == configuredKey, let last = inFlight.lastIndex(of: name) { inFlight.remove(at: last) }
+                if key == configuredKey, let last = inFlight.lastIndex(of: name) {
+                    inFlight.remove(at: last)
+                    spans.drop()
+                }
             }
         }
     }

@@ -11,8 +11,9 @@ enum DaemonInput: Sendable {
     case graphChanged([GraphChange])
     /// The connection went away.
     case disconnected(any PipeWireCommands)
-    /// register / update / unregister from the socket or D-Bus.
-    case accessory(AccessoryRequest)
+    /// register / update / unregister from the socket or D-Bus; `read`: when the socket read
+    /// its line (`MonotonicClock`), to time Earshot's own span of the switch it causes.
+    case accessory(AccessoryRequest, read: UInt64? = nil)
     /// The policy's next deadline has come (placement timing).
     case timerFired
     /// A config file parsed (off the actor) and valid: replaces the running one.
@@ -31,7 +32,7 @@ extension DaemonInput {
         case .connected: "connected"
         case .graphChanged(let changes): "\(changes.count) graph change(s)"
         case .disconnected: "disconnected"
-        case .accessory(let request): "\(request.verb) \(request.identity)"
+        case .accessory(let request, _): "\(request.verb) \(request.identity)"
         case .timerFired: "timer"
         case .configLoaded: "config"
         case .hostAddressesChanged: "host addresses"

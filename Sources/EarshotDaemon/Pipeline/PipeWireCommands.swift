@@ -9,8 +9,10 @@ public protocol PipeWireCommands: AnyObject, Sendable {
     /// The remote this connection talks to, for status and messages.
     var remoteName: String { get }
     /// Sets (or with a nil value, removes) one key of the `default` metadata; `flush` waits
-    /// for PipeWire to have taken it.
-    func setDefaultMetadata(subject: ObjectID, key: String, type: String?, value: String?, flush: Bool) async throws(PipeWireError)
+    /// for PipeWire to have taken it. Returns when the write was handed to libpipewire
+    /// (`MonotonicClock` nanoseconds, before the flush's round trip).
+    @discardableResult
+    func setDefaultMetadata(subject: ObjectID, key: String, type: String?, value: String?, flush: Bool) async throws(PipeWireError) -> UInt64
     /// Provides the `default` metadata (standalone: no session manager does) and returns once
     /// the graph shows it.
     func createDefaultMetadata() async throws(PipeWireError)
@@ -35,7 +37,8 @@ public protocol PipeWireCommands: AnyObject, Sendable {
 }
 
 extension PipeWireConnection: PipeWireCommands {
-    public func setDefaultMetadata(subject: ObjectID, key: String, type: String?, value: String?, flush: Bool) async throws(PipeWireError) {
+    @discardableResult
+    public func setDefaultMetadata(subject: ObjectID, key: String, type: String?, value: String?, flush: Bool) async throws(PipeWireError) -> UInt64 {
         try await setMetadata("default", subject: subject, key: key, type: type, value: value, flush: flush)
     }
 

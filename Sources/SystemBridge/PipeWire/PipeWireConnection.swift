@@ -278,12 +278,15 @@ public final class PipeWireConnection: @unchecked Sendable {
 
     /// Sets (or with a nil value, removes) one key of the metadata object named `metadataName`,
     /// as `pw-metadata` does, and waits for the daemon to take it (unless `flush` is false:
-    /// several writes in a row need one round trip, after the last).
+    /// several writes in a row need one round trip, after the last). Returns when the write was
+    /// handed to libpipewire (`MonotonicClock`, taken as `pw_metadata_set_property` returned,
+    /// before the flush's round trip).
+    @discardableResult
     public func setMetadata(
         _ metadataName: String = "default", subject: ObjectID = 0, key: String, type: String? = nil, value: String?,
         flush: Bool = true
-    ) async throws(PipeWireError) {
-        try loop.withLock { () throws(PipeWireError) in
+    ) async throws(PipeWireError) -> UInt64 {
+        let sent = try loop.withLock { () throws(PipeWireError) -> UInt64 in
             try checkUsable()
             // Two objects of one name exist while a session manager takes over from Earshot's
             // own: the session manager's is the one that counts. Earshot's own are on its
@@ -297,8 +300,10 @@ public final class PipeWireConnection: @unchecked Sendable {
             try check(
                 CPipeWire_metadata_set_property(object.handle.proxy, subject, key, type, value),
                 "pw_metadata_set_property \(key) on \"\(metadataName)\"")
+            return MonotonicClock.nanoseconds()
         }
         if flush { try await sync() }
+        return sent
     }
 
     /// Links `output`'s output ports to `input`'s input ports, channel by channel, and returns

@@ -37,12 +37,14 @@ final class FakePipeWire: PipeWireCommands {
 
     var remoteName: String { "fake" }
 
-    func setDefaultMetadata(subject: ObjectID, key: String, type: String?, value: String?, flush: Bool) async throws(PipeWireError) {
+    @discardableResult
+    func setDefaultMetadata(subject: ObjectID, key: String, type: String?, value: String?, flush: Bool) async throws(PipeWireError) -> UInt64 {
         let shown = value.flatMap(MetadataEntry.name(inJSON:)) ?? value ?? "nil"
         log.append(subject == 0 ? "set \(key)=\(shown)" : "set \(subject) \(key)=\(shown)")
         state.withLock {
             $0.echoes.append(.metadataProperty(metadata: DaemonHarness.metadataID, subject: subject, key: key, type: type, value: value))
         }
+        return MonotonicClock.nanoseconds()
     }
 
     /// The writes since the last call, as the graph changes PipeWire reports for them.
