@@ -29,7 +29,7 @@ struct ControlSocketFileTests {
 
     @Test("a stale socket file (nobody listening) is replaced; close removes the socket")
     func staleSocketReplaced() async throws {
-        let root = try temporaryRuntimeDirectory()
+        let root = try Self.temporaryRuntimeDirectory()
         defer { try? FileManager.default.removeItem(at: root) }
         let path = root.appendingPathComponent("earshot/control").path
         try FileManager.default.createDirectory(atPath: root.appendingPathComponent("earshot").path, withIntermediateDirectories: true)
@@ -48,7 +48,7 @@ struct ControlSocketFileTests {
 
     @Test("a path that is not a socket is left alone and named in the error")
     func notASocket() async throws {
-        let root = try temporaryRuntimeDirectory()
+        let root = try Self.temporaryRuntimeDirectory()
         defer { try? FileManager.default.removeItem(at: root) }
         let path = root.appendingPathComponent("control").path
         try "keep me".write(toFile: path, atomically: true, encoding: .utf8)
@@ -68,7 +68,7 @@ struct ControlSocketFileTests {
         #expect(ControlSocketPath.default(environment: [:]) == "/run/user/\(getuid())/earshot/control")
     }
 
-    private func temporaryRuntimeDirectory() throws -> URL {
+    static func temporaryRuntimeDirectory() throws -> URL {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-socket-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         return root
@@ -111,12 +111,29 @@ struct ControlSocketFileDeletedTests {
             }
             // The whole directory gone (a cleaner of the runtime directory).
             let directory = (path as NSString).deletingLastPathComponent
-            try FileManager.default.removeItem(atPath: directory)
+            // Moved away, then deleted (an rm -rf races the daemon making the file again in it).
+            #expect(rename(directory, directory + ".gone") == 0)
+            try FileManager.default.removeItem(atPath: directory + ".gone")
             #expect(await FileWait.appears(path, within: .seconds(60)), "not made again with its directory")
             let client = try RawControlSocket(path: path)
             #expect(try await client.request(#"{"id":3,"op":"status"}"#)["ok"] == .bool(true))
             #expect(try await connected.request(#"{"id":4,"op":"status"}"#)["ok"] == .bool(true), "a client connected before the deletions lost its connection")
             await fixture.server.close()
+            #expect(!FileManager.default.fileExists(atPath: path))
+        }
+    }
+
+    @Test("a deletion racing the close leaves no socket file behind (100 rounds; the file made again for nothing goes too)")
+    func deletionRacingClose() async throws {
+        for _ in 0..<100 {
+            let root = try ControlSocketFileTests.temporaryRuntimeDirectory()
+            defer { try? FileManager.default.removeItem(at: root) }
+            let path = root.appendingPathComponent("earshot/control").path
+            let server = try await ControlServer.start(path: path, control: InMemoryDaemonControl())
+            async let deleted: Int32 = offPool { unlink(path) }
+            await server.close()
+            _ = try await deleted
+            // close() has stopped the watch (its thread joined): nothing makes the file later.
             #expect(!FileManager.default.fileExists(atPath: path))
         }
     }

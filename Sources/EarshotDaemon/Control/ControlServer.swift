@@ -63,7 +63,9 @@ public final class ControlServer: Sendable {
     /// A listener at `path`, which must not exist: it listens on a temporary name, is
     /// restricted, then renamed into place, so a client that sees `path` can connect (a socket
     /// file appears at bind, before listen) and it is 0600.
-    private static func listen(at path: String) throws(ControlServerError) -> UnixListener {
+    /// `replacing: false` (making a deleted one again): the file is linked into place, never
+    /// over a socket someone else put there meanwhile (EEXIST then).
+    private static func listen(at path: String, replacing: Bool = true) throws(ControlServerError) -> UnixListener {
         let temporary = "\(path).tmp-\(CurrentProcess.id)"
         _ = try? FileSystem.remove(temporary)
         var listener: UnixListener
@@ -75,7 +77,12 @@ public final class ControlServer: Sendable {
         do throws(ControlServerError) {
             try ControlSocketFile.restrictToOwner(temporary)
             do {
-                try FileSystem.rename(temporary, to: path)
+                if replacing {
+                    try FileSystem.rename(temporary, to: path)
+                } else {
+                    try FileSystem.link(temporary, to: path)
+                    _ = try? FileSystem.remove(temporary)
+                }
                 listener = listener.moved(to: path)
             } catch {
                 throw ControlServerError.socket(path, "cannot move the socket into place: \(error.reason)")
@@ -110,32 +117,45 @@ public final class ControlServer: Sendable {
             return ControlSocketFile.identity(of: path) != nil
         }
         guard !stillThere else { return }
+        let failure: ControlServerError?
+        let listener: UnixListener?
         do {
             try ControlSocketFile.prepareDirectory(for: path)
-            let listener = try Self.listen(at: path)
-            let now = ContinuousClock.now
-            let (made, say) = watch.withLock { state -> (Bool, Int?) in
-                guard !state.closed else { return (false, nil) }
-                state.identity = ControlSocketFile.identity(of: path)
-                state.remadeUnsaid += 1
-                // Said at most once a minute: a loop deleting it must not flood the log.
-                guard state.remadeSaid.map({ now - $0 >= .seconds(60) }) ?? true else { return (true, nil) }
-                defer {
-                    state.remadeSaid = now
-                    state.remadeUnsaid = 0
-                }
-                return (true, state.remadeUnsaid)
-            }
-            guard made else {
-                listener.close()
-                return
-            }
-            acceptor.replaceListener(listener)
-            if let say {
-                ConnectionRegistry.warn("control socket: \(path) was deleted: made again\(say > 1 ? " (\(say) times since this was last said)" : "") (said at most once a minute)")
-            }
+            listener = try Self.listen(at: path, replacing: false)
+            failure = nil
         } catch {
-            ConnectionRegistry.warn("control socket: \(path) was deleted and cannot be made again (\(error)); clients reach the daemon again after a restart")
+            listener = nil
+            failure = error
+        }
+        let made = listener.flatMap { _ in ControlSocketFile.identity(of: path) }
+        let now = ContinuousClock.now
+        let (kept, say) = watch.withLock { state -> (Bool, Int?) in
+            guard !state.closed else { return (false, nil) }
+            if listener != nil { state.identity = made }
+            state.remadeUnsaid += 1
+            // Said at most once a minute: a loop deleting it must not flood the log.
+            guard state.remadeSaid.map({ now - $0 >= .seconds(60) }) ?? true else { return (true, nil) }
+            defer {
+                state.remadeSaid = now
+                state.remadeUnsaid = 0
+            }
+            return (true, state.remadeUnsaid)
+        }
+        guard let listener else {
+            if kept, let say {
+                ConnectionRegistry.warn("control socket: \(path) was deleted and cannot be made again (\(failure.map { "\($0)" } ?? "")); clients reach the daemon again after a restart or the next change there\(say > 1 ? " (\(say) times since this was last said)" : "") (said at most once a minute)")
+            }
+            return
+        }
+        guard kept else {
+            // Stopping meanwhile: the file made for nothing goes too.
+            listener.close()
+            ControlSocketFile.remove(path, ifStill: made)
+            return
+        }
+        acceptor.replaceListener(listener)
+        if let say {
+            ConnectionRegistry.warn("control socket: \(path) was deleted: made again\(say > 1 ? " (\(say) times since this was last said)" : "") (said at most once a minute)")
         }
     }
 
@@ -237,6 +257,8 @@ private final class Acceptor: @unchecked Sendable {
                 new.close()
                 return
             }
+            // Clients that reached the old file before it went: taken, not dropped with it.
+            if !waitingForDescriptors { acceptAvailable() }
             let old = source
             old.setCancelHandler { [listener] in listener.close() }
             old.cancel()
@@ -391,8 +413,10 @@ private final class ConnectionRegistry: Sendable {
         var saidCapped = false
         /// The most connections open at once since the allocator last gave memory back.
         var peak = 0
-        /// Connections closed since then.
+        /// Connections closed since then, and the fewest open meanwhile (the long-lived ones:
+        /// a status bar's subscription, a `watch`).
         var closedSinceTrim = 0
+        var lowSinceTrim = Int.max
     }
 
     /// A burst this large that has mostly left (to a quarter) gives the allocator's free
@@ -468,6 +492,7 @@ private final class ConnectionRegistry: Sendable {
         }
         guard let idle else { return nil }
         state.connections.removeValue(forKey: idle.key)
+        state.closedSinceTrim += 1
         return idle.value.connection
     }
 
@@ -487,11 +512,15 @@ private final class ConnectionRegistry: Sendable {
             state.closedSinceTrim += 1
             let open = state.connections.count
             let burstLeft = state.peak >= Self.burstWorthTrimming && open <= state.peak / 4
-            let manyLeft = state.closedSinceTrim >= Self.departuresWorthTrimming && open <= max(4, state.peak / 4)
+            state.lowSinceTrim = min(state.lowSinceTrim, open)
+            // Few open beyond those that stay: long-lived connections must not keep it from
+            // happening (with five, it never did).
+            let manyLeft = state.closedSinceTrim >= Self.departuresWorthTrimming && open <= state.lowSinceTrim + 4
             guard burstLeft || manyLeft else { return nil }
             defer {
                 state.peak = open
                 state.closedSinceTrim = 0
+                state.lowSinceTrim = open
             }
             return state.closedSinceTrim
         }

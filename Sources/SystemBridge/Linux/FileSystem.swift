@@ -85,6 +85,19 @@ public enum FileSystem {
         }
     }
 
+    /// Gives the file at `source` a second name, `destination`, which must not exist (EEXIST
+    /// when it does): a move into place that never replaces what someone else put there.
+    public static func link(_ source: String, to destination: String) throws(SystemError) {
+        #if DEBUG
+        if let injected = FaultInjection.failure(of: "link", path: destination) {
+            throw SystemError("link", path: destination, detail: "from \(source)", errno: injected)
+        }
+        #endif
+        guard Glibc.link(source, destination) == 0 else {
+            throw SystemError("link", path: destination, detail: "from \(source)", errno: .current)
+        }
+    }
+
     /// Replaces the file at `path` with `bytes` so that a crash at any moment leaves either the
     /// old file or the new one, never a mix: the bytes go to a fresh temporary file in the same
     /// directory (mode `permissions`), are flushed to disk (fsync), and the temporary is renamed
