@@ -32,8 +32,15 @@ public struct ControlLimits: Sendable, Hashable {
     /// 132, with the table full of connections). An eighth of the limit, 16 to 256.
     public static func reservedDescriptors(limit: UInt64) -> UInt64 { min(256, max(16, limit / 8)) }
 
-    /// Under `limit`, a connection whose descriptor number is this or higher is shed:
-    /// descriptors are handed out lowest first, so every number below it is open.
+    /// Limits up to this are watched by counting the open descriptors at each admission (a few
+    /// thousand entries at most); above it, 512 connections cannot come near the limit.
+    static let countedLimit: UInt64 = 16384
+
+    /// Under `limit`, a connection is shed once this many descriptors are open with it. Its
+    /// descriptor's number is a cheap lower bound (they are handed out lowest first, so every
+    /// number below it is open); under a limit of at most `countedLimit` the open descriptors
+    /// are counted too (/proc/self/fd), since a closed connection's low number handed out again
+    /// says nothing of those above it (a loaded run filled the table so, issue 28).
     static func sheddingDescriptor(limit: UInt64) -> Int32 {
         let reserved = reservedDescriptors(limit: limit)
         return Int32(clamping: limit > reserved ? limit - reserved : 0)

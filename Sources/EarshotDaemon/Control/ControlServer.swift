@@ -361,13 +361,13 @@ private final class Acceptor: @unchecked Sendable {
 
     private func admit(_ descriptor: Int32) -> Admission {
         let connection = ControlConnection(descriptor: descriptor, queue: queue, limits: limits, readBuffer: readBuffer, hangUps: hangUps)
-        // Descriptors are handed out lowest first: this number says how many are open.
-        let short = sheddingDescriptor.map { descriptor >= $0 } ?? false
-        if short { saySheddingOnce(descriptor) }
+        let open = openDescriptors(with: descriptor)
+        let short = sheddingDescriptor.map { open >= Int($0) } ?? false
+        if short { saySheddingOnce(open) }
         guard connections.add(connection, descriptorsShort: short) else {
             connection.start(ControlConnection.Handlers(frame: { _ in }, inputEnded: {}, closed: {}, released: { [self] in resumeAccepting() }))
             if short {
-                let error = AccessoryError(.unknown, "the daemon is short of file descriptors (\(descriptor + 1) open of its limit of \(descriptorLimit ?? 0), some kept spare for PipeWire, D-Bus and the runtime): try again once other clients have closed")
+                let error = AccessoryError(.unknown, "the daemon is short of file descriptors (\(open) open of its limit of \(descriptorLimit ?? 0), some kept spare for PipeWire, D-Bus and the runtime): try again once other clients have closed")
                 connection.send(ControlWire.line(ControlWire.failure(id: nil, error)))
                 connection.closeWhenFlushed()
             } else {
@@ -386,12 +386,22 @@ private final class Acceptor: @unchecked Sendable {
 }
 
 extension Acceptor {
+    /// How many descriptors are open with the one just accepted: at least its number + 1
+    /// (lowest first), counted under a low limit (ControlLimits.countedLimit).
+    private func openDescriptors(with descriptor: Int32) -> Int {
+        let lowerBound = Int(descriptor) + 1
+        guard let descriptorLimit, descriptorLimit <= ControlLimits.countedLimit,
+            let sheddingDescriptor, lowerBound < Int(sheddingDescriptor)
+        else { return lowerBound }
+        return max(lowerBound, CurrentProcess.openDescriptorCount() ?? lowerBound)
+    }
+
     /// Shedding is said at most once a minute, with what frees it.
-    private func saySheddingOnce(_ descriptor: Int32) {
+    private func saySheddingOnce(_ open: Int) {
         let now = ContinuousClock.now
         guard saidShedding.map({ now - $0 >= .seconds(60) }) ?? true else { return }
         saidShedding = now
-        ConnectionRegistry.warn("control socket: \(descriptor + 1) descriptors open, near the limit: new connections close the oldest idle one or are refused until some close, keeping descriptors spare for PipeWire, D-Bus and the runtime (said at most once a minute)")
+        ConnectionRegistry.warn("control socket: \(open) descriptors open, near the limit: new connections close the oldest idle one or are refused until some close, keeping descriptors spare for PipeWire, D-Bus and the runtime (said at most once a minute)")
     }
 }
 

@@ -161,6 +161,22 @@ public enum CurrentProcess {
         return UInt64(limit.rlim_cur)
     }
 
+    /// How many descriptors the process has open now (the entries of /proc/self/fd, less the
+    /// one reading it); nil when it cannot be read (no /proc, or no descriptor left to read it
+    /// with). Linear in the count: for a caller near a low limit, not a hot path.
+    public static func openDescriptorCount() -> Int? {
+        guard let directory = opendir("/proc/self/fd") else { return nil }
+        defer { closedir(directory) }
+        var count = 0
+        while let entry = readdir(directory) {
+            let isDot = withUnsafeBytes(of: entry.pointee.d_name) { name in
+                name[0] == 0x2E && (name[1] == 0 || (name[1] == 0x2E && name[2] == 0))
+            }
+            if !isDot { count += 1 }
+        }
+        return max(0, count - 1)
+    }
+
     /// The process id (getpid).
     public static var id: Int32 { getpid() }
 
