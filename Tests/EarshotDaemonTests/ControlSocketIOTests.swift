@@ -157,6 +157,27 @@ struct ControlSocketIOTests {
         }
     }
 
+    @Test("while the server is not accepting, a burst of 200 clients waits in the backlog: every connect goes through at once (a backlog of 64 made the 65th wait, then give up)")
+    func deepBacklog() async throws {
+        try await ControlFixture.with(limits: ControlLimits(firstAcceptRetryDelay: .seconds(600))) { fixture in
+            let fault = FaultInjection.inject(.tooManyOpenFiles, into: "accept", onPathsContaining: fixture.socketPath)
+            defer { FaultInjection.remove(fault) }
+            // The first client meets the fault: accepting waits (nothing idle to close, a 600 s backoff).
+            let first = try UnixStreamSocket.connect(path: fixture.socketPath)
+            #expect(await FaultInjection.used(fault, times: 1, within: .seconds(30)), "the server never tried to accept")
+            var waiting: [UnixStreamSocket] = [first]
+            for index in 0..<200 {
+                do {
+                    waiting.append(try UnixStreamSocket.connect(path: fixture.socketPath, timeout: .milliseconds(200)))
+                } catch {
+                    Issue.record("connect \(index + 1) of the burst: \(error)")
+                    break
+                }
+            }
+            #expect(waiting.count == 201)
+        }
+    }
+
     @Test("accept fails once with no connection of its own to close (descriptors were short elsewhere): the server tries again after its backoff, and the client is answered")
     func acceptRetriedAfterBackoff() async throws {
         try await ControlFixture.with(limits: ControlLimits(firstAcceptRetryDelay: .milliseconds(50))) { fixture in
