@@ -143,12 +143,13 @@ struct BluetoothChannelTests {
         // One packet through, so the reader thread is surely running (and has named itself).
         try sendRaw(far, [1])
         #expect(await events.next() == .received([1]))
-        #expect(currentThreadNames().contains("bt-test-idle"))
+        let reader = firstThreadID(named: "bt-test-idle")
+        #expect(reader != nil)
         // Now idle in poll.
         // The reader sleeps in poll without a timeout: close returning at all shows it was woken
         // (a hang fails the time limit; a bound in seconds is a loaded machine's to miss).
         channel.close()
-        #expect(!currentThreadNames().contains("bt-test-idle"))
+        #expect(threadEnded(reader))
         // Closed by its owner: the stream finishes without an `.ended`.
         #expect(await events.next() == nil)
         #expect(descriptorsOpen(onSocket: inode) == 0)
@@ -169,11 +170,14 @@ struct BluetoothChannelTests {
         try far.close()
         #expect(await events.next() == .ended(nil))
         #expect(await events.next() == nil)
+        // Its first-born thread of that name, if it has not ended yet (the reader named itself
+        // before it read anything).
+        let reader = firstThreadID(named: "bt-test-end")
         // The thread returned after reporting; close() joins it at once.
         // The reader sleeps in poll without a timeout: close returning at all shows it was woken
         // (a hang fails the time limit; a bound in seconds is a loaded machine's to miss).
         channel.close()
-        #expect(!currentThreadNames().contains("bt-test-end"))
+        #expect(reader == nil || threadEnded(reader))
     }
 
     @Test("a read that fails is reported once as the end, with the error, and the reader stops")

@@ -50,3 +50,20 @@ func receiveRaw(_ descriptor: FileDescriptor, maximum: Int = 65536) throws -> [U
     guard count >= 0 else { throw Errno(rawValue: errno) }
     return Array(buffer[..<count])
 }
+
+/// The id (/proc/self/task) of the first-born thread named `name`: the thread that named
+/// itself, not one born of it later that still carries the name (a Linux thread inherits its
+/// creator's: a loaded run found such a newborn after the named one had ended, issue 28).
+func firstThreadID(named name: String) -> Int? {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+    return tasks.compactMap(Int.init).filter { task in
+        (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?
+            .trimmingCharacters(in: .whitespacesAndNewlines) == name
+    }.min()
+}
+
+/// Whether the thread with id `task` has ended.
+func threadEnded(_ task: Int?) -> Bool {
+    guard let task else { return false }
+    return !FileManager.default.fileExists(atPath: "/proc/self/task/\(task)")
+}

@@ -107,11 +107,12 @@ struct FileChangeWatcherTests {
             let deadline = ContinuousClock.now + .seconds(5)
             while !threadNames().contains(name), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
             #expect(threadNames().contains(name))
+            let thread = firstThreadID(named: name)
 
             // The thread sleeps in poll without a timeout: that stop returns at all shows it was
             // woken (a hang fails the suite's time limit; a bound in ms failed loaded, issue 28).
             watcher.stop()
-            #expect(!threadNames().contains(name))
+            #expect(threadEnded(thread))
 
             try Data("a = 1".utf8).write(to: URL(fileURLWithPath: path))
             try await Task.sleep(for: .milliseconds(200))
@@ -237,8 +238,9 @@ struct FileChangeWatcherTests {
             let deadline = ContinuousClock.now + .seconds(5)
             while !threadNames().contains(name), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
             #expect(watcher != nil)
+            let thread = firstThreadID(named: name)
             watcher = nil
-            #expect(!threadNames().contains(name))
+            #expect(threadEnded(thread))
         }
     }
 }
