@@ -62,19 +62,22 @@ let package = Package(
             ],
             swiftSettings: strict + pipewireSwiftFlags),
         .target(name: "AudioGraph", dependencies: [.product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
-        .target(name: "RoutingPolicy", dependencies: ["AudioGraph", "TOMLKit"], swiftSettings: strict),
+        // One declaration per outward field (JSON key, type, doc line, D-Bus signature): the
+        // Codable, the D-Bus arguments and the docs' tables come from it. Depends on nothing.
+        .target(name: "WireFields", swiftSettings: strict),
+        .target(name: "RoutingPolicy", dependencies: ["AudioGraph", "WireFields", "TOMLKit"], swiftSettings: strict),
         .target(name: "AccessoryDrivers", dependencies: ["RoutingPolicy"], swiftSettings: strict),
         // What the client and the daemon share: the control protocol's wire types and their
         // JSON, the client side of the socket, the report bridge's session, recordings' files.
         // Nothing of the daemon: the `earshot` client links this, not EarshotDaemon.
         .target(
             name: "ControlProtocol",
-            dependencies: ["AudioGraph", "RoutingPolicy", "SystemBridge", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
+            dependencies: ["AudioGraph", "RoutingPolicy", "WireFields", "SystemBridge", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         // The live engine: glue between PipeWire, the policy, the control API and the disk.
         .target(
             name: "EarshotDaemon",
             dependencies: [
-                "AudioGraph", "SystemBridge", "RoutingPolicy", "AccessoryDrivers", "ControlProtocol",
+                "AudioGraph", "SystemBridge", "RoutingPolicy", "AccessoryDrivers", "ControlProtocol", "WireFields",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
@@ -89,7 +92,7 @@ let package = Package(
         .target(
             name: "EarshotCommands",
             dependencies: [
-                "AudioGraph", "SystemBridge", "RoutingPolicy", "AccessoryDrivers", "ControlProtocol", "DaemonArguments",
+                "AudioGraph", "SystemBridge", "RoutingPolicy", "AccessoryDrivers", "ControlProtocol", "DaemonArguments", "WireFields",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
@@ -113,7 +116,7 @@ let package = Package(
             swiftSettings: strict, linkerSettings: executableLinking + linksLibraries, plugins: ["EarshotVersionPlugin"]),
         // scripts/bench switch: switch latency, gaps, RSS and idle CPU on a private PipeWire.
         .executableTarget(
-            name: "earshot-bench", dependencies: ["SystemBridge", "PipeWireTestSupport", "AudioGraph", "EarshotDaemon"],
+            name: "earshot-bench", dependencies: ["SystemBridge", "PipeWireTestSupport", "AudioGraph", "EarshotDaemon", "ControlProtocol", "WireFields"],
             path: "Sources/EarshotBench", swiftSettings: strict, linkerSettings: linksLibraries),
         // Tests' stand-in for an ALSA card: a C PipeWire client exporting an Audio/Device with
         // EnumRoute/Route/EnumProfile/Profile params whose availability a test toggles, plus
@@ -125,17 +128,17 @@ let package = Package(
             linkerSettings: [.linkedLibrary("pipewire-0.3")]),
         // Every test target that reaches SystemBridge links this, and so the two libraries.
         .target(
-            name: "PipeWireTestSupport", dependencies: ["SystemBridge", "AudioGraph", "EarshotDaemon", "RoutingPolicy", "ControlProtocol"], swiftSettings: strict,
+            name: "PipeWireTestSupport", dependencies: ["SystemBridge", "AudioGraph", "EarshotDaemon", "RoutingPolicy", "ControlProtocol", "WireFields"], swiftSettings: strict,
             linkerSettings: linksLibraries),
         // The `.blockingCalls` trait: test bodies that block run off the cooperative pool.
         .target(name: "TestScheduling", dependencies: ["PipeWireTestSupport"], swiftSettings: strict),
         .testTarget(name: "AudioGraphTests", dependencies: ["AudioGraph"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "SystemBridgeTests", dependencies: ["SystemBridge", "PipeWireTestSupport", "TestScheduling", "AudioGraph"], swiftSettings: strict),
-        .testTarget(name: "AccessoryDriversTests", dependencies: ["AccessoryDrivers", "RoutingPolicy"], swiftSettings: strict),
-        .testTarget(name: "RoutingPolicyTests", dependencies: ["RoutingPolicy", "AudioGraph"], resources: [.copy("Fixtures")], swiftSettings: strict),
+        .testTarget(name: "AccessoryDriversTests", dependencies: ["WireFields", "AccessoryDrivers", "RoutingPolicy"], swiftSettings: strict),
+        .testTarget(name: "RoutingPolicyTests", dependencies: ["WireFields", "RoutingPolicy", "AudioGraph"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(
-            name: "EarshotDaemonTests", dependencies: ["EarshotDaemon", "ControlProtocol", "AccessoryDrivers", "RoutingPolicy", "AudioGraph", "PipeWireTestSupport", "TestScheduling", "SystemBridge"],
+            name: "EarshotDaemonTests", dependencies: ["WireFields", "EarshotDaemon", "ControlProtocol", "AccessoryDrivers", "RoutingPolicy", "AudioGraph", "PipeWireTestSupport", "TestScheduling", "SystemBridge"],
             resources: [.copy("Fixtures")], swiftSettings: strict),
-        .testTarget(name: "EarshotCommandsTests", dependencies: ["EarshotCommands", "ControlProtocol", "EarshotDaemon", "AccessoryDrivers", "RoutingPolicy", "SystemBridge", "PipeWireTestSupport", "TestScheduling", "AudioGraph"], swiftSettings: strict),
+        .testTarget(name: "EarshotCommandsTests", dependencies: ["WireFields", "EarshotCommands", "ControlProtocol", "EarshotDaemon", "AccessoryDrivers", "RoutingPolicy", "SystemBridge", "PipeWireTestSupport", "TestScheduling", "AudioGraph"], swiftSettings: strict),
     ]
 )

@@ -1,3 +1,4 @@
+import WireFields
 import SystemBridge
 import ControlProtocol
 import AudioGraph
@@ -97,7 +98,7 @@ enum ControlActions {
                     write(json ? sent.canonicalText : ControlText.event(event))
                     // Output route changes only: a script written before the input followed
                     // counts the outputs it waits for.
-                    if case .routeChange(let change) = event, change.direction == AudioDirection.output.rawValue { remaining = remaining.map { $0 - 1 } }
+                    if case .routeChange(let change) = event, change.direction == AudioDirection.output { remaining = remaining.map { $0 - 1 } }
                 }
                 return CommandOutcome()
             } catch {

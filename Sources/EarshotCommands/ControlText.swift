@@ -1,3 +1,4 @@
+import WireFields
 import ControlProtocol
 import AudioGraph
 import FoundationEssentials
@@ -55,7 +56,7 @@ enum ControlText {
     private static func line(_ event: ControlWire.Event) -> String {
         switch event {
         case .routeChange(let change):
-            let side = change.direction == "input" ? "input " : ""
+            let side = change.direction == .input ? "input " : ""
             var line = "\(time(change.at))  \(change.reason)  \(side)\(change.previous ?? "(none)") -> \(change.current ?? "(none)")"
             if let accessory = change.accessory { line += "  accessory \(accessory)" }
             if let event = change.portEvent {

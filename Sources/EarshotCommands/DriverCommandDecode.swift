@@ -1,3 +1,5 @@
+import WireFields
+import ControlProtocol
 import AccessoryDrivers
 import FoundationEssentials
 import RoutingPolicy

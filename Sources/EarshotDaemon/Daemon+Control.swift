@@ -1,3 +1,5 @@
+import WireFields
+import ControlProtocol
 import AudioGraph
 import FoundationEssentials
 import RoutingPolicy
@@ -30,7 +32,7 @@ extension Daemon: DaemonControl {
         engine.current(identity)
     }
 
-    public func list() async -> [AccessoryStatus] {
+    public func list() async -> [ControlWire.ListedAccessory] {
         let graph = engine.graph
         return engine.accessories.entries.values.map(\.registration).sorted { $0.identity < $1.identity }.map { registration in
             let sinks = graph.sinks.filter { sink in
@@ -39,26 +41,29 @@ extension Daemon: DaemonControl {
                 case .nodeName(let name): sink.name == name
                 }
             }.compactMap(\.name)
-            var status = AccessoryStatus(
-                registration: registration, isStale: persister.staleAccessories.contains(registration.identity), sinks: sinks)
-            if case .address(let address) = registration.identity { status.driver = environment.driverBoard.entry(for: address) }
-            return status
+            var driver: ControlWire.DriverEntry?
+            if case .address(let address) = registration.identity { driver = environment.driverBoard.entry(for: address)?.published }
+            return ControlWire.ListedAccessory(
+                registration, stale: persister.staleAccessories.contains(registration.identity), sinks: sinks, driver: driver)
         }
     }
 
-    public func status() async -> DaemonStatus {
-        DaemonStatus(
+    public func status() async -> ControlWire.Status {
+        ControlWire.Status(
             mode: session.mode, remote: session.connection?.remoteName ?? environment.options.remote ?? "pipewire-0",
             connected: session.connection != nil, sessionManager: session.sessionManager?.name,
-            sessionManagerVersion: session.sessionManager?.version, decision: decisions.forStatus,
-            subscribers: events.subscriberCount, hostAddresses: engine.knownHostAddresses, stateProblem: persister.problem,
-            switchSpans: applier.writer.spans.spans)
-            .with(drivers: environment.driverBoard.snapshot)
+            sessionManagerVersion: session.sessionManager?.version, decision: decisions.forStatus.map { .record(DecisionRecord($0)) },
+            subscribers: events.subscriberCount, hostAddresses: engine.knownHostAddresses.map(ControlWire.HostAddressEntry.init),
+            state: ControlWire.Status.state(problem: persister.problem), drivers: environment.driverBoard.snapshot.map(\.published),
+            diagnostics: ControlWire.Diagnostics(switchSpans: applier.writer.spans.spans))
     }
 
-    public nonisolated func driver(of identity: AccessoryIdentity) async -> DriverBoard.Entry? {
+    /// The decision `status` reports, typed (its record is what `status` publishes).
+    public var latestDecision: Decision? { decisions.forStatus }
+
+    public nonisolated func driver(of identity: AccessoryIdentity) async -> ControlWire.DriverEntry? {
         guard case .address(let address) = identity else { return nil }
-        return environment.driverBoard.entry(for: address)
+        return environment.driverBoard.entry(for: address)?.published
     }
 
     public func startRecording() async -> InputRecording? {
@@ -85,7 +90,7 @@ extension Daemon: DaemonControl {
         return ["no sink is named \"\(name)\" now: the registration applies once one appears (`wpctl status` or `pw-dump` show the node.names; a Bluetooth headset can be named by its address instead)"]
     }
 
-    public nonisolated func subscribe() async -> AsyncStream<DaemonEvent> {
+    public nonisolated func subscribe() async -> AsyncStream<ControlWire.Event> {
         events.subscribe()
     }
 
@@ -93,7 +98,7 @@ extension Daemon: DaemonControl {
         events.subscribeLines()
     }
 
-    public nonisolated func subscribeForSignals() async -> AsyncStream<DaemonEvent> {
+    public nonisolated func subscribeForSignals() async -> AsyncStream<ControlWire.Event> {
         events.subscribe(bounded: false)
     }
 }

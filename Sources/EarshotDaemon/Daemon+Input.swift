@@ -1,3 +1,5 @@
+import WireFields
+import ControlProtocol
 import AudioGraph
 import RoutingPolicy
 import SystemBridge
@@ -166,15 +168,15 @@ extension Daemon {
         let identity = request.identity
         persister.confirm(identity)
         let registration = engine.accessories[identity]?.registration
-        let kind: AccessoryChange.Kind
+        let kind: ControlWire.AccessoryEvent.Change
         switch request {
         case .register: kind = .registered
         case .update: kind = .updated
         case .unregister: kind = .unregistered
         }
-        events.publish(.accessoryChanged(AccessoryChange(
-            at: environment.clock.wallClock, kind: kind, accessory: identity.description, reporter: registration?.reporter,
-            configuration: registration?.configuration)))
+        events.publish(.accessory(ControlWire.AccessoryEvent(
+            at: environment.clock.wallClock, change: kind, accessory: identity.description, reporter: registration?.reporter,
+            configuration: registration.map { ControlWire.Configuration($0.configuration) })))
         return (outcome, .success(registration?.configuration))
     }
 
@@ -183,8 +185,8 @@ extension Daemon {
     private func announceInvalidated(_ ended: [EndedRegistration]) {
         for registration in ended {
             logger.notice("registration of \(registration.identity) by \(registration.reporter) invalidated: \(registration.why)")
-            events.publish(.accessoryChanged(AccessoryChange(
-                at: environment.clock.wallClock, kind: .invalidated, accessory: registration.identity.description,
+            events.publish(.accessory(ControlWire.AccessoryEvent(
+                at: environment.clock.wallClock, change: .invalidated, accessory: registration.identity.description,
                 reporter: registration.reporter, configuration: nil)))
         }
     }
@@ -205,14 +207,14 @@ extension Daemon {
             logger.warning("\(node.sentence)")
         }
         for change in changes {
-            events.publish(.routeChanged(change))
+            events.publish(.routeChange(change))
             turn.routeChanged = true
         }
         let cues = playback.cues(for: decision, after: previous, config: engine.config.playback)
         guard !cues.isEmpty else { return }
         for paused in await playback.pause(for: cues, at: decision.at, graph: engine.graph, config: engine.config.playback, wallClock: wallClock) {
             logger.info("playback paused (\(paused.reason.rawValue)): \(paused.players.joined(separator: ", ")) on \(paused.sink ?? "?")")
-            events.publish(.playbackChanged(paused))
+            events.publish(.playback(paused))
         }
         turn.resumes += cues
     }
@@ -227,7 +229,7 @@ extension Daemon {
             source: engine.followsInput ? (engine.currentSource, engine.holdsFoundSource) : nil)
         for resumed in await playback.resume(for: turn.resumes, wallClock: environment.clock.wallClock) {
             logger.info("playback resumed (\(resumed.reason.rawValue)): \(resumed.players.joined(separator: ", ")) on \(resumed.sink ?? "?")")
-            events.publish(.playbackChanged(resumed))
+            events.publish(.playback(resumed))
         }
         if turn.routeChanged || turn.registrationsChanged {
             await persister.save(engine, history: decisions.history)

@@ -1,3 +1,5 @@
+import WireFields
+import ControlProtocol
 import AudioGraph
 
 /// What standalone mode must do so every following stream plays to the default sink: which

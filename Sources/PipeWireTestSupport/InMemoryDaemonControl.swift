@@ -1,3 +1,5 @@
+import WireFields
+import ControlProtocol
 import AudioGraph
 import EarshotDaemon
 import RoutingPolicy
@@ -7,17 +9,17 @@ import RoutingPolicy
 /// daemon's.
 public actor InMemoryDaemonControl: DaemonControl {
     private var registrations: [AccessoryIdentity: AccessoryRegistration] = [:]
-    private var subscribers: [Int: AsyncStream<DaemonEvent>.Continuation] = [:]
+    private var subscribers: [Int: AsyncStream<ControlWire.Event>.Continuation] = [:]
     private var nextSubscriber = 0
     private var awaiting: [UInt64: (awaited: Awaited, waiter: CheckedContinuation<Void, Never>)] = [:]
     private var expired: Set<UInt64> = []
     private var nextWait: UInt64 = 0
-    private let reportedStatus: DaemonStatus
+    private let reportedStatus: ControlWire.Status
     /// Every accessory request performed, as the transport handed it over.
     public private(set) var performed: [AccessoryRequest] = []
 
     /// `status` answers what it is given (by default: standalone, connected, no decision).
-    public init(status: DaemonStatus = DaemonStatus(mode: .standalone, remote: "pipewire-0", connected: true, sessionManager: nil, decision: nil)) {
+    public init(status: ControlWire.Status = ControlWire.Status(mode: .standalone, remote: "pipewire-0", connected: true, sessionManager: nil, decision: nil)) {
         reportedStatus = status
     }
 
@@ -84,17 +86,17 @@ public actor InMemoryDaemonControl: DaemonControl {
         return .success(registration.configuration)
     }
 
-    public func list() async -> [AccessoryStatus] {
-        registrations.values.map { AccessoryStatus(registration: $0, isStale: false, sinks: []) }
+    public func list() async -> [ControlWire.ListedAccessory] {
+        registrations.values.map { ControlWire.ListedAccessory($0, stale: false, sinks: []) }
     }
 
-    public func status() async -> DaemonStatus { reportedStatus }
+    public func status() async -> ControlWire.Status { reportedStatus }
 
-    public func subscribe() async -> AsyncStream<DaemonEvent> {
+    public func subscribe() async -> AsyncStream<ControlWire.Event> {
         let id = nextSubscriber
         nextSubscriber += 1
         // Unbounded, as a daemon's may be: the server must not rely on the stream to drop.
-        let (stream, continuation) = AsyncStream<DaemonEvent>.makeStream()
+        let (stream, continuation) = AsyncStream<ControlWire.Event>.makeStream()
         continuation.onTermination = { _ in Task { await self.drop(id) } }
         subscribers[id] = continuation
         subscribersChanged()
@@ -175,7 +177,7 @@ public actor InMemoryDaemonControl: DaemonControl {
         }
     }
 
-    public func emit(_ event: DaemonEvent) {
+    public func emit(_ event: ControlWire.Event) {
         for continuation in subscribers.values { continuation.yield(event) }
     }
 
@@ -191,10 +193,10 @@ public actor InMemoryDaemonControl: DaemonControl {
     }
 }
 
-extension DaemonEvent {
+extension ControlWire.Event {
     /// A route change with test defaults.
     public static func route(_ reason: RouteChangeReason = .placementChanged, from previous: String? = "speakers", to current: String? = "headphones",
-                      summary: String = "2/2 sinks eligible") -> DaemonEvent {
-        .routeChanged(RouteChange(at: 1_700_000_000_000, reason: reason, previous: previous, current: current, accessory: "AA:BB:CC:DD:EE:FF", summary: summary))
+                      summary: String = "2/2 sinks eligible") -> ControlWire.Event {
+        .routeChange(ControlWire.RouteChangeEvent(at: 1_700_000_000_000, reason: reason, previous: previous, current: current, accessory: "AA:BB:CC:DD:EE:FF", summary: summary))
     }
 }

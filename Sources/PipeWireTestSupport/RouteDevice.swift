@@ -1,3 +1,5 @@
+import WireFields
+import ControlProtocol
 import AudioGraph
 import Foundation
 #if canImport(Glibc)

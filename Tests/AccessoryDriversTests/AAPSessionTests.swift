@@ -1,3 +1,4 @@
+import WireFields
 import RoutingPolicy
 import Testing
 @testable import AccessoryDrivers

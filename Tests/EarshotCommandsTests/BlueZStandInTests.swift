@@ -1,3 +1,4 @@
+import WireFields
 import AccessoryDrivers
 import Foundation
 import PipeWireTestSupport

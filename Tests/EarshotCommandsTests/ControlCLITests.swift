@@ -1,3 +1,5 @@
+import ControlProtocol
+import WireFields
 import AudioGraph
 import EarshotDaemon
 import Foundation
@@ -56,7 +58,7 @@ struct ControlCLITests {
     func againstServer() async throws {
         let runtime = try isolatedRuntime()
         defer { try? FileManager.default.removeItem(at: runtime) }
-        let server = try await ControlServer.start(path: "\(runtime.path)/earshot/control", control: InMemoryDaemonControl(status: DaemonStatus(mode: .cooperative, remote: "pipewire-0", connected: true, sessionManager: "wireplumber", decision: nil)))
+        let server = try await ControlServer.start(path: "\(runtime.path)/earshot/control", control: InMemoryDaemonControl(status: ControlWire.Status(mode: .cooperative, remote: "pipewire-0", connected: true, sessionManager: "wireplumber", decision: nil)))
         do {
             try await exchanges(runtime: runtime)
             await server.close()
@@ -72,7 +74,7 @@ struct ControlCLITests {
         defer { try? FileManager.default.removeItem(at: runtime) }
         let server = try await ControlServer.start(
             path: "\(runtime.path)/earshot/control",
-            control: InMemoryDaemonControl(status: DaemonStatus(mode: .disconnected, remote: "pipewire-0", connected: false, sessionManager: nil, decision: nil)))
+            control: InMemoryDaemonControl(status: ControlWire.Status(mode: .disconnected, remote: "pipewire-0", connected: false, sessionManager: nil, decision: nil)))
         let result = try await runOffPool(["status"], runtime: runtime)
         await server.close()
         #expect(result.status == 3)
@@ -120,7 +122,7 @@ struct ControlCLITests {
         let watching = Task { try await runOffPool(["watch"], runtime: runtime) }
         // The event goes out once watch has subscribed: wait for that, with a deadline.
         try await control.waitForSubscriber(timeout: .seconds(20))
-        await control.emit(.routeChanged(RouteChange(
+        await control.emit(.routeChange(ControlWire.RouteChangeEvent(
             at: 0, reason: .placementChanged, previous: "speakers", current: "headphones", accessory: "AA:BB:CC:DD:EE:FF", summary: "2/2 sinks eligible")))
         await control.finishSubscriptions()
         let result = try await watching.value

@@ -1,3 +1,4 @@
+import WireFields
 import AudioGraph
 import ControlProtocol
 @testable import EarshotCommands

@@ -1,4 +1,6 @@
 @testable import ControlProtocol
+import ControlProtocol
+import WireFields
 import AudioGraph
 @testable import EarshotCommands
 import EarshotDaemon

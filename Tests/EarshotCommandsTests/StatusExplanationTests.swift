@@ -1,4 +1,6 @@
 @testable import ControlProtocol
+import ControlProtocol
+import WireFields
 import AudioGraph
 import EarshotDaemon
 import Foundation
@@ -19,8 +21,8 @@ struct StatusExplanationTests {
         ) { decision, _ in decisions.append(decision) }
         let decision = decisions[3]
         // As a client reads it: the status line written by the daemon, decoded.
-        let line = try JSONEncoder().encode(ControlWire.Status(DaemonStatus(
-            mode: .cooperative, remote: "pipewire-0", connected: true, sessionManager: nil, decision: decision)))
+        let line = try JSONEncoder().encode(ControlWire.Status(
+            mode: .cooperative, remote: "pipewire-0", connected: true, sessionManager: nil, decision: .record(DecisionRecord(decision))))
         let status = try JSONDecoder().decode(ControlWire.Status.self, from: line)
         for (explain, detail) in [(false, DecisionText.Detail.summary), (true, .full)] {
             let lines = StatusText.render(status, explain: explain).split(separator: "\n").map(String.init)

@@ -1,4 +1,5 @@
 @testable import EarshotCommands
+import WireFields
 import Foundation
 import RoutingPolicy
 import TestScheduling

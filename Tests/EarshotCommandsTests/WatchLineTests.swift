@@ -1,4 +1,6 @@
 @testable import ControlProtocol
+import ControlProtocol
+import WireFields
 import AudioGraph
 @testable import EarshotCommands
 import EarshotDaemon
@@ -43,16 +45,16 @@ struct WatchLineTests {
 struct WatchTypedLineTests {
     @Test("route-change, accessory and playback lines; an unknown event is printed whole")
     func lines() throws {
-        let route = ControlWire.Event(.routeChanged(RouteChange(
+        let route = ControlWire.Event.routeChange(ControlWire.RouteChangeEvent(
             at: 1_763_800_000_200, reason: .placementChanged, previous: nil, current: "bluez_output.AA_BB_CC_DD_EE_FF.1", accessory: "AA:BB:CC:DD:EE:FF",
-            summary: "2/2 sinks eligible")))
+            summary: "2/2 sinks eligible"))
         #expect(ControlText.event(route) == "2025-11-22T08:26:40.200Z  placement-changed  (none) -> bluez_output.AA_BB_CC_DD_EE_FF.1  accessory AA:BB:CC:DD:EE:FF")
-        let updated = ControlWire.Event(.accessoryChanged(AccessoryChange(
-            at: 1_763_800_000_200, kind: .updated, accessory: "AA:BB:CC:DD:EE:FF", reporter: "org.example.r",
-            configuration: AccessoryConfiguration(capabilities: [.placement], placement: .inEar))))
+        let updated = ControlWire.Event.accessory(ControlWire.AccessoryEvent(
+            at: 1_763_800_000_200, change: .updated, accessory: "AA:BB:CC:DD:EE:FF", reporter: "org.example.r",
+            configuration: ControlWire.Configuration(AccessoryConfiguration(capabilities: [.placement], placement: .inEar))))
         #expect(ControlText.event(updated) == "2025-11-22T08:26:40.200Z  accessory updated AA:BB:CC:DD:EE:FF  placement in-ear")
-        let resumed = ControlWire.Event(.playbackChanged(PlaybackChange(
-            at: 1_763_800_000_200, action: .resumed, reason: .accessoryReturned, players: ["a", "b"], sink: nil, accessory: nil)))
+        let resumed = ControlWire.Event.playback(ControlWire.PlaybackEvent(
+            at: 1_763_800_000_200, action: .resumed, reason: .accessoryReturned, players: ["a", "b"], sink: nil, accessory: nil))
         #expect(ControlText.event(resumed) == "2025-11-22T08:26:40.200Z  resumed a, b  (accessory-returned)")
         let unknown = ControlWire.Event.other(name: "battery", try JSONValue.parse(#"{"at":1763800000200,"event":"battery","level":40}"#))
         #expect(ControlText.event(unknown) == #"2025-11-22T08:26:40.200Z  battery  {"at":1763800000200,"event":"battery","level":40}"#)
@@ -60,17 +62,17 @@ struct WatchTypedLineTests {
 
     @Test("names with ESC, BEL, line breaks or bidi overrides (any client's) are escaped: one line per event, the same line otherwise")
     func hostileNames() {
-        let route = ControlWire.Event(.routeChanged(RouteChange(
+        let route = ControlWire.Event.routeChange(ControlWire.RouteChangeEvent(
             at: 1_763_800_000_200, reason: .oldDeviceUnavailable, previous: "evil\u{1B}]0;pwned\u{07}", current: "speakers\n2025  forged -> line",
             accessory: nil, summary: "1/1 sinks eligible", previousPort: "Line", port: "Head\u{202E}phones",
-            portEvent: PortEvent(kind: .unplugged, sink: "x", port: "Jack\u{9B}2J"))))
+            portEvent: PortEvent(kind: .unplugged, sink: "x", port: "Jack\u{9B}2J")))
         #expect(ControlText.event(route) == #"2025-11-22T08:26:40.200Z  old-device-unavailable  evil\u{1B}]0;pwned\u{07} -> speakers\u{0A}2025  forged -> line  port "Jack\u{9B}2J" unplugged"#)
-        let accessory = ControlWire.Event(.accessoryChanged(AccessoryChange(
-            at: 1_763_800_000_200, kind: .registered, accessory: "Evil\r\u{2066}Sink", reporter: "org.example.r",
-            configuration: AccessoryConfiguration(capabilities: [.placement], placement: .inEar))))
+        let accessory = ControlWire.Event.accessory(ControlWire.AccessoryEvent(
+            at: 1_763_800_000_200, change: .registered, accessory: "Evil\r\u{2066}Sink", reporter: "org.example.r",
+            configuration: ControlWire.Configuration(AccessoryConfiguration(capabilities: [.placement], placement: .inEar))))
         #expect(ControlText.event(accessory) == #"2025-11-22T08:26:40.200Z  accessory registered Evil\u{0D}\u{2066}Sink  placement in-ear"#)
-        let paused = ControlWire.Event(.playbackChanged(PlaybackChange(
-            at: 1_763_800_000_200, action: .paused, reason: .sinkRemoved, players: ["org.mpris.MediaPlayer2.a"], sink: "s\u{7F}\u{1B}[8m", accessory: nil)))
+        let paused = ControlWire.Event.playback(ControlWire.PlaybackEvent(
+            at: 1_763_800_000_200, action: .paused, reason: .sinkRemoved, players: ["org.mpris.MediaPlayer2.a"], sink: "s\u{7F}\u{1B}[8m", accessory: nil))
         #expect(ControlText.event(paused) == #"2025-11-22T08:26:40.200Z  paused org.mpris.MediaPlayer2.a  (sink-removed)  sink s\u{7F}\u{1B}[8m"#)
     }
 }

@@ -1,4 +1,5 @@
 @testable import EarshotDaemon
+import WireFields
 import RoutingPolicy
 import SystemBridge
 import TestScheduling

@@ -1,4 +1,5 @@
 @testable import EarshotDaemon
+import WireFields
 import SystemBridge
 import TestScheduling
 import Testing

@@ -1,4 +1,5 @@
 @testable import EarshotDaemon
+import WireFields
 import TestScheduling
 import Testing
 

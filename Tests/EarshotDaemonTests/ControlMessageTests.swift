@@ -1,4 +1,6 @@
 @testable import ControlProtocol
+import ControlProtocol
+import WireFields
 import AudioGraph
 @testable import EarshotDaemon
 import Foundation
@@ -56,7 +58,7 @@ struct ControlMessageTests {
         #expect(try Self.read(ControlWire.AccessoryResult.self, from: Self.line(unregistered)).result.accessory == nil)
 
         let registration = AccessoryRegistration(identity: Self.address, reporter: "org.example.r", configuration: Self.worn, registeredAt: 0)
-        let listed = ControlWire.ListedAccessory(AccessoryStatus(registration: registration, isStale: false, sinks: ["bluez_output.AA_BB_CC_DD_EE_FF.1"]))
+        let listed = ControlWire.ListedAccessory(registration, stale: false, sinks: ["bluez_output.AA_BB_CC_DD_EE_FF.1"])
         let list = ControlWire.success(id: .integer(6), ControlWire.ListResult([listed]))
         let documented = try Self.documented("←", containing: #""id":6,"#)
         #expect(Self.line(list) == documented)
@@ -78,21 +80,21 @@ struct ControlMessageTests {
     @Test("status: every field written, null before the first decision; a decision is DecisionRecord's JSON, written once")
     func status() throws {
         let host = HostAddress(BluetoothAddress("11:22:33:44:55:66")!, from: [.bluez(adapter: "hci0")])
-        let before = DaemonStatus(mode: .cooperative, remote: "pipewire-0", connected: true, sessionManager: "WirePlumber", sessionManagerVersion: "0.5.8", decision: nil, hostAddresses: [host])
-        #expect(Self.line(ControlWire.success(id: .integer(7), ControlWire.StatusResult(ControlWire.Status(before))))
+        let before = ControlWire.Status(mode: .cooperative, remote: "pipewire-0", connected: true, sessionManager: "WirePlumber", sessionManagerVersion: "0.5.8", decision: nil, hostAddresses: [ControlWire.HostAddressEntry(host)])
+        #expect(Self.line(ControlWire.success(id: .integer(7), ControlWire.StatusResult(before)))
             == #"{"id":7,"ok":true,"status":{"connected":true,"decision":null,"diagnostics":{"switch-spans":[]},"drivers":[],"host-addresses":[{"address":"11:22:33:44:55:66","from":["bluez hci0"]}],"mode":"cooperative","remote":"pipewire-0","session-manager":"WirePlumber","session-manager-version":"0.5.8","state":"ok","subscribers":0}}"#)
 
         var engine = PolicyEngine(graph: Self.graph(), config: PolicyConfig())
         let decision = engine.handle(.start, at: 5120).decision
-        let after = DaemonStatus(mode: .standalone, remote: "pipewire-0", connected: true, sessionManager: nil, decision: decision)
-        let line = Self.line(ControlWire.StatusResult(ControlWire.Status(after)))
+        let after = ControlWire.Status(mode: .standalone, remote: "pipewire-0", connected: true, sessionManager: nil, decision: .record(DecisionRecord(decision)))
+        let line = Self.line(ControlWire.StatusResult(after))
         #expect(line.contains(#""decision":\#(DecisionRecord(decision).jsonLine),"#))
         let read = try JSONDecoder().decode(ControlWire.StatusResult.self, from: Data(line.utf8)).status
         #expect(read.decision?.json == (try JSONValue.parse(DecisionRecord(decision).jsonLine)))
-        #expect(read.decision?.json == ControlWire.Status(after).decision?.json)
-        #expect(read.sessionManager == nil && read.mode == "standalone")
+        #expect(read.decision?.json == after.decision?.json)
+        #expect(read.sessionManager == nil && read.mode == ApplyMode.standalone)
         // Written again by a client (`status --json`), it is the line it read.
-        #expect(ControlWire.text(read) == ControlWire.text(ControlWire.Status(after)))
+        #expect(ControlWire.text(read) == ControlWire.text(after))
     }
 
     static func graph() -> Graph {
@@ -105,17 +107,17 @@ struct ControlMessageTests {
 
     @Test("each event's line is the one the document shows, and reads back as the same event")
     func events() throws {
-        let route = ControlWire.Event(.routeChanged(RouteChange(
+        let route = ControlWire.Event.routeChange(ControlWire.RouteChangeEvent(
             at: 1_763_800_000_123, reason: .placementChanged, previous: "alsa_output.pci.analog-stereo", current: "bluez_output.AA_BB_CC_DD_EE_FF.1",
-            accessory: "AA:BB:CC:DD:EE:FF", summary: "2/2 sinks eligible")))
-        let accessory = ControlWire.Event(.accessoryChanged(AccessoryChange(
-            at: 1_763_800_000_100, kind: .updated, accessory: "AA:BB:CC:DD:EE:FF", reporter: "org.example.r", configuration: Self.worn)))
-        let playback = ControlWire.Event(.playbackChanged(PlaybackChange(
+            accessory: "AA:BB:CC:DD:EE:FF", summary: "2/2 sinks eligible"))
+        let accessory = ControlWire.Event.accessory(ControlWire.AccessoryEvent(
+            at: 1_763_800_000_100, change: .updated, accessory: "AA:BB:CC:DD:EE:FF", reporter: "org.example.r", configuration: ControlWire.Configuration(Self.worn)))
+        let playback = ControlWire.Event.playback(ControlWire.PlaybackEvent(
             at: 1_763_800_000_523, action: .paused, reason: .accessoryRemoved, players: ["org.mpris.MediaPlayer2.mpv.instance4242"],
-            sink: "bluez_output.AA_BB_CC_DD_EE_FF.1", accessory: "AA:BB:CC:DD:EE:FF")))
-        let input = ControlWire.Event(.routeChanged(RouteChange(
+            sink: "bluez_output.AA_BB_CC_DD_EE_FF.1", accessory: "AA:BB:CC:DD:EE:FF"))
+        let input = ControlWire.Event.routeChange(ControlWire.RouteChangeEvent(
             at: 1_763_800_000_123, reason: .placementChanged, previous: "alsa_input.pci.analog-stereo", current: "bluez_input.AA_BB_CC_DD_EE_FF.0",
-            accessory: "AA:BB:CC:DD:EE:FF", summary: "2/2 sources eligible", direction: .input)))
+            accessory: "AA:BB:CC:DD:EE:FF", summary: "2/2 sources eligible", direction: .input))
         for (event, marker) in [
             (route, #""direction":"output","event":"route-change""#), (input, #""direction":"input","event":"route-change""#),
             (accessory, #""event":"accessory""#), (playback, #""event":"playback""#),
@@ -130,7 +132,7 @@ struct ControlMessageTests {
             #expect(marker.contains(#""event":"\#(read.name)""#))
             #expect(json == (try JSONValue.parse(documented)))
         }
-        let ended = ControlWire.Event(.accessoryChanged(AccessoryChange(at: 1, kind: .unregistered, accessory: "usb-dac", reporter: nil, configuration: nil)))
+        let ended = ControlWire.Event.accessory(ControlWire.AccessoryEvent(at: 1, change: .unregistered, accessory: "usb-dac", reporter: nil, configuration: nil))
         #expect(Self.line(ended) == #"{"accessory":"usb-dac","at":1,"change":"unregistered","configuration":null,"event":"accessory","reporter":null}"#)
     }
 
@@ -234,34 +236,36 @@ struct ControlMessageTests {
         var engine = PolicyEngine(graph: Self.graph(), config: PolicyConfig())
         let decision = engine.handle(.start, at: 5120).decision
         let host = HostAddress(BluetoothAddress("11:22:33:44:55:66")!, from: [.config, .bluez(adapter: "hci0")])
-        try same(ControlWire.Status(DaemonStatus(mode: .cooperative, remote: "pipewire-0", connected: true, sessionManager: "wireplumber", decision: decision, hostAddresses: [host])))
+        try same(ControlWire.Status(mode: .cooperative, remote: "pipewire-0", connected: true, sessionManager: "wireplumber", decision: .record(DecisionRecord(decision)), hostAddresses: [ControlWire.HostAddressEntry(host)]))
         try same(DecisionRecord(decision, line: 3))
         let registration = AccessoryRegistration(identity: Self.address, reporter: "org.example.r", configuration: Self.worn, registeredAt: 0)
-        try same(ControlWire.success(id: .string("x"), ControlWire.ListResult([ControlWire.ListedAccessory(AccessoryStatus(registration: registration, isStale: true, sinks: []))])))
+        try same(ControlWire.success(id: .string("x"), ControlWire.ListResult([ControlWire.ListedAccessory(registration, stale: true, sinks: [])])))
         try same(ControlWire.failure(id: nil, AccessoryError(.invalidated, "gone")))
-        try same(ControlWire.Event(.accessoryChanged(AccessoryChange(at: 1, kind: .invalidated, accessory: "x", reporter: nil, configuration: nil))))
+        try same(ControlWire.Event.accessory(ControlWire.AccessoryEvent(at: 1, change: .invalidated, accessory: "x", reporter: nil, configuration: nil)))
         try same(ControlWire.Request(.status, id: nil, ControlWire.NoFields()))
         try same(ControlWire.UpdateRequest(accessory: "AA:BB:CC:DD:EE:FF", primarySource: .clear, secondarySource: .set("11:22:33:44:55:66")))
         try same(JSONValue.parse(#"{"a":[1,2.5,null,true,{"b":"c"}]}"#))
     }
 
-    @Test("absent fields: one rule (NullWhenAbsent) writes null in both encoders; a line without the key reads as absent")
+    @Test("absent fields: each field's declaration writes null in both encoders; a line without the key reads as absent; an unknown enum value is kept")
     func absentFields() throws {
-        let change = ControlWire.RouteChangeEvent(
-            at: 1, reason: "r", previous: nil, current: nil, accessory: nil, summary: "s", previousPort: nil, port: nil, portEvent: nil, direction: "output")
+        var change = ControlWire.RouteChangeEvent(
+            at: 1, reason: .initial, previous: nil, current: nil, accessory: nil, summary: "s", previousPort: nil, port: nil, portEvent: nil, direction: .output)
+        change.reason = OpenEnum(rawValue: "r")
         let text = ControlWire.text(change)
         #expect(text == #"{"accessory":null,"at":1,"current":null,"direction":"output","port":null,"port-event":null,"previous":null,"previous-port":null,"reason":"r","summary":"s"}"#)
         #expect(try ControlWire.jsonValue(of: change) == JSONValue.parse(text))
-        let playback = ControlWire.PlaybackEvent(at: 2, action: "paused", reason: "r", players: [], sink: nil, accessory: nil)
+        var playback = ControlWire.PlaybackEvent(at: 2, action: .paused, reason: .sinkRemoved, players: [], sink: nil, accessory: nil)
+        playback.reason = OpenEnum(rawValue: "r")
         #expect(ControlWire.text(playback) == #"{"accessory":null,"action":"paused","at":2,"players":[],"reason":"r","sink":null}"#)
-        let event = ControlWire.AccessoryEvent(at: 3, change: "unregistered", accessory: "AA:BB:CC:DD:EE:FF", reporter: nil, configuration: nil)
+        let event = ControlWire.AccessoryEvent(at: 3, change: .unregistered, accessory: "AA:BB:CC:DD:EE:FF", reporter: nil, configuration: nil)
         #expect(ControlWire.text(event) == #"{"accessory":"AA:BB:CC:DD:EE:FF","at":3,"change":"unregistered","configuration":null,"reporter":null}"#)
         #expect(ControlWire.text(ControlWire.ListResult([])) == #"{"accessories":[],"next":null}"#)
 
         // Keys left out by an older or terser peer decode as absent, not as an error.
         let decoder = JSONDecoder()
         let terse = try decoder.decode(ControlWire.RouteChangeEvent.self, from: Data(#"{"at":1,"reason":"r","summary":"s"}"#.utf8))
-        #expect(terse.previous == nil && terse.portEvent == nil && terse.direction == "output")
+        #expect(terse.previous == nil && terse.portEvent == nil && terse.direction == .output && terse.reason.rawValue == "r" && terse.reason.known == nil)
         let configuration = try decoder.decode(ControlWire.Configuration.self, from: Data(#"{"capabilities":[]}"#.utf8))
         #expect(configuration == ControlWire.Configuration(capabilities: []))
         let old = try decoder.decode(

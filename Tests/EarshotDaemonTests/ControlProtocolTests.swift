@@ -1,3 +1,5 @@
+import ControlProtocol
+import WireFields
 import AudioGraph
 import EarshotDaemon
 import Foundation
@@ -115,9 +117,9 @@ struct ControlProtocolTests {
             #expect(ok["id"] == .string("s"))
             #expect(ok["subscribed"] == .bool(true))
             await fixture.control.emit(.route(.placementChanged, from: "speakers", to: "headphones"))
-            await fixture.control.emit(.accessoryChanged(AccessoryChange(
-                at: 5, kind: .updated, accessory: "AA:BB:CC:DD:EE:FF", reporter: "org.example.r",
-                configuration: AccessoryConfiguration(capabilities: [.placement], placement: .onHead))))
+            await fixture.control.emit(.accessory(ControlWire.AccessoryEvent(
+                at: 5, change: .updated, accessory: "AA:BB:CC:DD:EE:FF", reporter: "org.example.r",
+                configuration: ControlWire.Configuration(AccessoryConfiguration(capabilities: [.placement], placement: .onHead)))))
             await fixture.control.emit(.route(.placementChanged, from: "headphones", to: nil))
 
             let first = try await client.readJSON()

@@ -1,4 +1,5 @@
 @testable import EarshotDaemon
+import WireFields
 import Dispatch
 import Foundation
 import SystemBridge

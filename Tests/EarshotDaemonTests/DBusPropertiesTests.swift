@@ -1,3 +1,5 @@
+import ControlProtocol
+import WireFields
 import AudioGraph
 @testable import EarshotDaemon
 import RoutingPolicy
@@ -30,7 +32,7 @@ struct DBusPropertiesTests {
 
     @Test("each property's value has the type the XML declares; before the first decision DefaultSink is empty")
     func valuesMatchTheXML() {
-        let status = DaemonStatus(mode: .cooperative, remote: "pipewire-0", connected: true, sessionManager: "wireplumber", decision: nil, hostAddresses: [Self.adapter])
+        let status = ControlWire.Status(mode: .cooperative, remote: "pipewire-0", connected: true, sessionManager: "wireplumber", decision: nil, hostAddresses: [ControlWire.HostAddressEntry(Self.adapter)])
         let declared = Self.declared()
         #expect(Set(declared.keys) == Set(EarshotBusProperty.allCases.map(\.rawValue)))
         for property in EarshotBusProperty.allCases {
@@ -46,24 +48,24 @@ struct DBusPropertiesTests {
 
     @Test("a route change signals DefaultSink, a host-address change HostAddresses; exactly the properties the XML says are signalled")
     func changedSignals() throws {
-        let route = RouteChange(at: 1, reason: .placementChanged, previous: "alsa_output.pci", current: "bluez_output.AA_BB_CC_DD_EE_FF.1", accessory: nil, summary: "")
-        let routed = try #require(EarshotBusProperty.changedSignal(for: .routeChanged(route)))
+        let route = ControlWire.RouteChangeEvent(at: 1, reason: .placementChanged, previous: "alsa_output.pci", current: "bluez_output.AA_BB_CC_DD_EE_FF.1", accessory: nil, summary: "")
+        let routed = try #require(EarshotBusProperty.changedSignal(for: .routeChange(route)))
         #expect(routed == [.string("org.earshot.Earshot1"), .properties(["DefaultSink": .string("bluez_output.AA_BB_CC_DD_EE_FF.1")]), .strings([])])
         #expect(routed.map(\.signature) == ["s", "a{sv}", "as"])
-        let none = RouteChange(at: 1, reason: .noSuitableRoute, previous: "alsa_output.pci", current: nil, accessory: nil, summary: "")
-        #expect(EarshotBusProperty.changedSignal(for: .routeChanged(none))?[1] == .properties(["DefaultSink": .string("")]))
+        let none = ControlWire.RouteChangeEvent(at: 1, reason: .noSuitableRoute, previous: "alsa_output.pci", current: nil, accessory: nil, summary: "")
+        #expect(EarshotBusProperty.changedSignal(for: .routeChange(none))?[1] == .properties(["DefaultSink": .string("")]))
 
-        let input = RouteChange(
+        let input = ControlWire.RouteChangeEvent(
             at: 1, reason: .placementChanged, previous: "alsa_input.pci", current: "bluez_input.AA_BB_CC_DD_EE_FF.0", accessory: nil, summary: "",
             direction: .input)
-        let microphone = try #require(EarshotBusProperty.changedSignal(for: .routeChanged(input)))
+        let microphone = try #require(EarshotBusProperty.changedSignal(for: .routeChange(input)))
         #expect(microphone[1] == .properties(["DefaultSource": .string("bluez_input.AA_BB_CC_DD_EE_FF.0")]))
-        #expect(EarshotBusValues.signal(.routeChanged(input)).member == "InputRouteChanged")
-        #expect(EarshotBusValues.signal(.routeChanged(route)).member == "RouteChanged")
-        #expect(EarshotBusValues.portSignal(.routeChanged(input)) == nil)
+        #expect(EarshotBusSignals.signals(for: .routeChange(input))[0].member == "InputRouteChanged")
+        #expect(EarshotBusSignals.signals(for: .routeChange(route))[0].member == "RouteChanged")
+        #expect(EarshotBusSignals.signals(for: .routeChange(input)).count == 1)
 
-        let plugged = try #require(HostAddressesChange(at: 1, from: [], to: [Self.adapter]))
-        let hosts = try #require(EarshotBusProperty.changedSignal(for: .hostAddressesChanged(plugged)))
+        let plugged = try #require(ControlWire.HostAddressesEvent(at: 1, from: [], to: [Self.adapter]))
+        let hosts = try #require(EarshotBusProperty.changedSignal(for: .hostAddresses(plugged)))
         #expect(hosts[1] == .properties(["HostAddresses": .strings(["11:22:33:44:55:66 (bluez hci0)"])]))
 
         let signalled = Set([routed, microphone, hosts].flatMap { $0[1].dictionary?.keys.map { $0 } ?? [] })

@@ -1,3 +1,4 @@
+import WireFields
 import ControlProtocol
 @testable import EarshotDaemon
 import Foundation

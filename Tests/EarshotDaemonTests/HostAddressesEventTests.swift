@@ -1,4 +1,6 @@
 @testable import ControlProtocol
+import ControlProtocol
+import WireFields
 import AudioGraph
 @testable import EarshotDaemon
 import Foundation
@@ -13,34 +15,34 @@ import Testing
 struct HostAddressesEventTests {
     static let configured = HostAddress(BluetoothAddress("66:55:44:33:22:11")!, from: [.config])
     static let adapter = HostAddress(BluetoothAddress("11:22:33:44:55:66")!, from: [.bluez(adapter: "hci0")])
-    static let plugged = HostAddressesChange(at: 1_763_800_000_200, from: [configured], to: [configured, adapter])!
+    static let plugged = ControlWire.HostAddressesEvent(at: 1_763_800_000_200, from: [configured], to: [configured, adapter])!
 
     @Test("a change of the set or of an origin is a change; the same list is none")
     func whatChanges() throws {
-        #expect(HostAddressesChange(at: 1, from: [Self.configured, Self.adapter], to: [Self.configured, Self.adapter]) == nil)
-        #expect(HostAddressesChange(at: 1, from: [], to: []) == nil)
-        #expect(Self.plugged.added == [Self.adapter.address])
+        #expect(ControlWire.HostAddressesEvent(at: 1, from: [Self.configured, Self.adapter], to: [Self.configured, Self.adapter]) == nil)
+        #expect(ControlWire.HostAddressesEvent(at: 1, from: [], to: []) == nil)
+        #expect(Self.plugged.added == [Self.adapter.address.description])
         #expect(Self.plugged.removed == [])
-        #expect(Self.plugged.addresses == [Self.configured, Self.adapter])
+        #expect(Self.plugged.addresses == [Self.configured, Self.adapter].map(ControlWire.HostAddressEntry.init))
 
-        let unplugged = try #require(HostAddressesChange(at: 1, from: [Self.configured, Self.adapter], to: [Self.configured]))
-        #expect(unplugged.added == [] && unplugged.removed == [Self.adapter.address])
+        let unplugged = try #require(ControlWire.HostAddressesEvent(at: 1, from: [Self.configured, Self.adapter], to: [Self.configured]))
+        #expect(unplugged.added == [] && unplugged.removed == [Self.adapter.address.description])
 
         // The adapter's address also put in the config: same set, another origin.
         let alsoConfigured = HostAddress(Self.adapter.address, from: [.config, .bluez(adapter: "hci0")])
-        let origins = try #require(HostAddressesChange(at: 1, from: [Self.adapter], to: [alsoConfigured]))
+        let origins = try #require(ControlWire.HostAddressesEvent(at: 1, from: [Self.adapter], to: [alsoConfigured]))
         #expect(origins.added == [] && origins.removed == [])
-        #expect(origins.addresses == [alsoConfigured])
+        #expect(origins.addresses == [ControlWire.HostAddressEntry(alsoConfigured)])
     }
 
     @Test("the JSON line is the one docs/control-protocol.md shows: keys sorted, every field present")
     func jsonLine() throws {
-        let line = String(decoding: ControlWire.line(ControlWire.event(.hostAddressesChanged(Self.plugged))), as: UTF8.self)
+        let line = String(decoding: ControlWire.line(ControlWire.Event.hostAddresses(Self.plugged)), as: UTF8.self)
         let documented = try ControlProtocolDocTests.jsonExample(containing: #""event":"host-addresses""#)
         #expect(line == documented + "\n")
 
-        let none = HostAddressesChange(at: 7, addresses: [], added: [], removed: [])
-        #expect(ControlWire.text(ControlWire.event(.hostAddressesChanged(none)))
+        let none = ControlWire.HostAddressesEvent(at: 7, addresses: [], added: [], removed: [])
+        #expect(ControlWire.text(ControlWire.Event.hostAddresses(none))
             == #"{"added":[],"addresses":[],"at":7,"event":"host-addresses","removed":[]}"#)
     }
 
@@ -49,7 +51,7 @@ struct HostAddressesEventTests {
         try await ControlFixture.with { fixture in
             let client = try RawControlSocket(path: fixture.socketPath)
             _ = try await client.request(#"{"id":1,"op":"subscribe"}"#)
-            await fixture.control.emit(.hostAddressesChanged(Self.plugged))
+            await fixture.control.emit(.hostAddresses(Self.plugged))
             let event = try await client.readJSON()
             #expect(event["event"] == .string("host-addresses"))
             #expect(event["added"] == .array([.string("11:22:33:44:55:66")]))
@@ -62,7 +64,7 @@ struct HostAddressesEventTests {
 
     @Test("the D-Bus signal HostAddressesChanged: arguments as the XML declares them")
     func dbusSignal() throws {
-        let signal = EarshotBusValues.signal(.hostAddressesChanged(Self.plugged))
+        let signal = EarshotBusSignals.signals(for: .hostAddresses(Self.plugged))[0]
         #expect(signal.member == "HostAddressesChanged")
         #expect(signal.arguments == [
             .strings(["66:55:44:33:22:11 (config)", "11:22:33:44:55:66 (bluez hci0)"]), .strings(["11:22:33:44:55:66"]), .strings([]),

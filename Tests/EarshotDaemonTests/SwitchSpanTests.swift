@@ -1,3 +1,4 @@
+import WireFields
 import AudioGraph
 import ControlProtocol
 import Foundation
@@ -98,10 +99,10 @@ import Testing
 
     @Test("status carries the spans under diagnostics, as CLOCK_MONOTONIC nanoseconds")
     func inStatus() throws {
-        let status = DaemonStatus(
+        let status = ControlWire.Status(
             mode: .cooperative, remote: "pipewire-0", connected: true, sessionManager: "WirePlumber", decision: nil,
-            switchSpans: [SwitchSpan(read: 1, sent: 2, echo: 3)])
-        let line = String(decoding: ControlWire.line(ControlWire.Status(status)), as: UTF8.self)
+            diagnostics: ControlWire.Diagnostics(switchSpans: [ControlWire.SwitchSpanEntry(read: 1, sent: 2, echo: 3)]))
+        let line = String(decoding: ControlWire.line(status), as: UTF8.self)
         #expect(line.contains(#""diagnostics":{"switch-spans":[{"echo-ns":3,"read-ns":1,"sent-ns":2}]}"#))
         let read = try JSONDecoder().decode(ControlWire.Status.self, from: Data(line.utf8))
         #expect(read.diagnostics?.switchSpans == [ControlWire.SwitchSpanEntry(read: 1, sent: 2, echo: 3)])

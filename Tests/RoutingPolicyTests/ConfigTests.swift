@@ -1,3 +1,4 @@
+import WireFields
 import Foundation
 import RoutingPolicy
 import Testing

@@ -1,3 +1,4 @@
+import WireFields
 import AudioGraph
 import Foundation
 import RoutingPolicy
@@ -172,7 +173,7 @@ struct RouteEligibilityTests {
         decision = engine.handle(.graphChanged(.device(card)), at: 1000).decision
         #expect(decision.defaultSink == "alsa_output.sof.Headphones__sink")
         #expect(decision.reason == .newDeviceAvailable && decision.decidedBy?.tier == .arrived)
-        #expect(decision.portEvent?.kind == .plugged)
+        #expect(decision.portEvent?.kind == OpenEnum(.plugged))
         // The user picks the headphones by hand, then pulls the plug: the pick ends like a gone sink's.
         decision = engine.handle(.userSelectedDefault("alsa_output.sof.Headphones__sink"), at: 1500).decision
         card.routes = card.routes?.setting("Headphones", available: .no)

@@ -1,3 +1,4 @@
+import WireFields
 import ControlProtocol
 import Dispatch
 import FoundationEssentials

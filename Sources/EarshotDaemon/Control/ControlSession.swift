@@ -1,3 +1,4 @@
+import WireFields
 import ControlProtocol
 import AudioGraph
 import FoundationEssentials
@@ -223,15 +224,15 @@ final class ControlSession: Sendable {
             case .success(let configuration):
                 return (reply(ControlWire.AccessoryResult(
                     ControlWire.Accessory(identity, configuration), reporter: await control.reporter(of: identity),
-                    driver: await control.driver(of: identity).map(ControlWire.DriverEntry.init))), nil)
+                    driver: await control.driver(of: identity))), nil)
             case .failure(let error):
                 return (refusal(error), nil)
             }
         case .list(let after, let limit):
-            let accessories = await control.list().sorted { $0.registration.identity < $1.registration.identity }
+            let accessories = ControlWire.ListedAccessory.sorted(await control.list())
             return (reply(Self.page(accessories, after: after, limit: limit)), nil)
         case .status:
-            return (reply(ControlWire.StatusResult(ControlWire.Status(await control.status()))), nil)
+            return (reply(ControlWire.StatusResult(await control.status())), nil)
         case .subscribe, .record:
             preconditionFailure("subscribe and record are answered by serve, which must order the reply before what streams")
         }
@@ -239,21 +240,21 @@ final class ControlSession: Sendable {
 
     /// One page of `list`: the entries after `after`, at most `limit` (and the protocol's page
     /// limits), and where the next page starts.
-    static func page(_ sorted: [AccessoryStatus], after: AccessoryIdentity?, limit: Int?) -> ControlWire.ListResult {
-        let start = after.map { after in sorted.firstIndex { $0.registration.identity > after } ?? sorted.endIndex } ?? sorted.startIndex
+    static func page(_ sorted: [ControlWire.ListedAccessory], after: AccessoryIdentity?, limit: Int?) -> ControlWire.ListResult {
+        let start = after.map { after in sorted.firstIndex { $0.identity.map { $0 > after } ?? true } ?? sorted.endIndex } ?? sorted.startIndex
         let most = min(limit ?? ControlWire.listPageLimit, ControlWire.listPageLimit)
         var entries: [ControlWire.ListedAccessory] = []
         var bytes = 0
         var index = start
         while index < sorted.endIndex, entries.count < most {
-            let entry = ControlWire.ListedAccessory(sorted[index])
+            let entry = sorted[index]
             let size = ControlWire.line(entry).count
             if !entries.isEmpty, bytes + size > ControlWire.listPageBytes { break }
             entries.append(entry)
             bytes += size
             index += 1
         }
-        let next = index < sorted.endIndex ? sorted[index - 1].registration.identity.description : nil
+        let next = index < sorted.endIndex ? sorted[index - 1].accessory.accessory : nil
         return ControlWire.ListResult(entries, next: next)
     }
 

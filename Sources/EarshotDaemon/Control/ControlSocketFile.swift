@@ -1,3 +1,5 @@
+import WireFields
+import ControlProtocol
 import FoundationEssentials
 import SystemBridge
 import SystemPackage

@@ -1,3 +1,5 @@
+import WireFields
+import ControlProtocol
 import SystemBridge
 
 /// The read-only properties of `org.earshot.Earshot1` (served through
@@ -13,10 +15,10 @@ enum EarshotBusProperty: String, CaseIterable, Sendable {
     case hostAddresses = "HostAddresses"
 
     /// The value now, read from the same status `Status` answers with.
-    func value(in status: DaemonStatus) -> DBusValue {
+    func value(in status: ControlWire.Status) -> DBusValue {
         switch self {
-        case .defaultSink: .string(status.decision?.defaultSink ?? "")
-        case .defaultSource: .string(status.decision?.defaultSource ?? "")
+        case .defaultSink: .string(status.decisionRecord?.default ?? "")
+        case .defaultSource: .string(status.decisionRecord?.defaultSource ?? "")
         case .mode: .string(status.mode.rawValue)
         case .connected: .boolean(status.connected)
         case .hostAddresses: .strings(status.hostAddresses.map(\.description))
@@ -24,7 +26,7 @@ enum EarshotBusProperty: String, CaseIterable, Sendable {
     }
 
     /// GetAll's answer.
-    static func all(in status: DaemonStatus) -> DBusValue {
+    static func all(in status: ControlWire.Status) -> DBusValue {
         .properties(Dictionary(uniqueKeysWithValues: allCases.map { ($0.rawValue, $0.value(in: status)) }))
     }
 
@@ -32,13 +34,13 @@ enum EarshotBusProperty: String, CaseIterable, Sendable {
     /// or nil. Only DefaultSink, DefaultSource and HostAddresses have events; a mode or connection change has
     /// none, so Mode and Connected are declared with EmitsChangedSignal "false" in the XML
     /// rather than signalled some of the time.
-    static func changedSignal(for event: DaemonEvent) -> [DBusValue]? {
+    static func changedSignal(for event: ControlWire.Event) -> [DBusValue]? {
         let changed: [String: DBusValue]
         switch event {
-        case .routeChanged(let change):
+        case .routeChange(let change):
             changed = [(change.direction == .input ? defaultSource : defaultSink).rawValue: .string(change.current ?? "")]
-        case .hostAddressesChanged(let change): changed = [hostAddresses.rawValue: .strings(change.addresses.map(\.description))]
-        case .accessoryChanged, .playbackChanged: return nil
+        case .hostAddresses(let change): changed = [hostAddresses.rawValue: .strings(change.addresses.map(\.description))]
+        case .accessory, .playback, .other: return nil
         }
         return [.string(EarshotBusService.interface), .properties(changed), .strings([])]
     }

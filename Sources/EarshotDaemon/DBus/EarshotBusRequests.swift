@@ -1,3 +1,4 @@
+import WireFields
 import ControlProtocol
 import AudioGraph
 import FoundationEssentials
@@ -19,7 +20,7 @@ enum EarshotBusRequests {
         else { return .failure(malformed(.register)) }
         return body(fields, method: .register, positional: [
             Key.accessory.stringValue: .string(accessory), Key.reporter.stringValue: .string(reporter),
-            ControlWire.Configuration.CodingKeys.capabilities.stringValue: .array(capabilities.map(JSONValue.string)),
+            ControlWire.Configuration.wireKey(\.capabilities): .array(capabilities.map(JSONValue.string)),
         ]).flatMap { AccessoryRequestDecoder.register($0).mapError(spokenForDBus) }.flatMap(refusingBuiltInDriverNames)
     }
 

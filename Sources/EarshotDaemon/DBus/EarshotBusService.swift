@@ -1,3 +1,4 @@
+import ControlProtocol
 import Logging
 import RoutingPolicy
 import Synchronization
@@ -108,11 +109,8 @@ final class EarshotBusService: Sendable {
         let events = await control.subscribeForSignals()
         let signalling = Task {
             for await event in events {
-                let signal = EarshotBusValues.signal(event)
-                bus.emitSignal(path: objectPath, interface: interface, member: signal.member, signal.arguments)
-                // RouteChanged keeps its 0.2 arguments; the ports follow in a signal of their own.
-                if let ports = EarshotBusValues.portSignal(event) {
-                    bus.emitSignal(path: objectPath, interface: interface, member: ports.member, ports.arguments)
+                for signal in EarshotBusSignals.signals(for: event) {
+                    bus.emitSignal(path: objectPath, interface: interface, member: signal.member, signal.arguments)
                 }
                 if let changed = EarshotBusProperty.changedSignal(for: event) {
                     bus.emitSignal(path: objectPath, interface: EarshotBusPropertyRead.interface, member: "PropertiesChanged", changed)
@@ -247,7 +245,7 @@ final class EarshotBusService: Sendable {
                 await control.perform(request).map { _ in [] }
             }
         case .list:
-            reply = .success([EarshotBusValues.accessories(await control.list().sorted { $0.registration.identity < $1.registration.identity })])
+            reply = .success([EarshotBusValues.accessories(ControlWire.ListedAccessory.sorted(await control.list()))])
         case .status:
             reply = .success([EarshotBusValues.status(await control.status())])
         }

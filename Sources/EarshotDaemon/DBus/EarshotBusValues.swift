@@ -1,3 +1,4 @@
+import WireFields
 import ControlProtocol
 import AudioGraph
 import RoutingPolicy
@@ -21,89 +22,44 @@ enum EarshotBusValues {
     }
 
     /// List: each accessory plus reporter, stale and sinks.
-    static func accessories(_ statuses: [AccessoryStatus]) -> DBusValue {
-        .array(element: "a{sv}", statuses.map { properties(ControlWire.ListedAccessory($0)) })
+    static func accessories(_ listed: [ControlWire.ListedAccessory]) -> DBusValue {
+        .array(element: "a{sv}", listed.map { properties($0) })
     }
 
     /// Status: the socket's status with the decision's headline fields spelled out, the text
     /// `earshot status --explain` prints, and the whole decision as JSON for tools that want
     /// every term.
-    static func status(_ status: DaemonStatus) -> DBusValue {
-        typealias Key = ControlWire.Status.CodingKeys
-        let wire = ControlWire.Status(status)
-        let record = status.decision.map { DecisionRecord($0) }
+    static func status(_ status: ControlWire.Status) -> DBusValue {
+        typealias Status = ControlWire.Status
+        let record = status.decisionRecord
         return .properties([
-            Key.mode.stringValue: .string(wire.mode),
-            Key.remote.stringValue: .string(wire.remote),
-            Key.connected.stringValue: .boolean(wire.connected),
-            Key.sessionManager.stringValue: .string(wire.sessionManager ?? ""),
-            Key.sessionManagerVersion.stringValue: .string(wire.sessionManagerVersion ?? ""),
-            Key.subscribers.stringValue: .uint32(UInt32(clamping: wire.subscribers)),
-            Key.hostAddresses.stringValue: .strings(status.hostAddresses.map(\.description)),
-            Key.state.stringValue: .string(wire.state ?? "ok"),
+            Status.wireKey(\.mode): .string(status.mode.rawValue),
+            Status.wireKey(\.remote): .string(status.remote),
+            Status.wireKey(\.connected): .boolean(status.connected),
+            Status.wireKey(\.sessionManager): .string(status.sessionManager ?? ""),
+            Status.wireKey(\.sessionManagerVersion): .string(status.sessionManagerVersion ?? ""),
+            Status.wireKey(\.subscribers): .uint32(UInt32(clamping: status.subscribers)),
+            Status.wireKey(\.hostAddresses): .strings(status.hostAddresses.map(\.description)),
+            Status.wireKey(\.state): .string(status.state ?? "ok"),
             "default": .string(record?.default ?? ""),
             "default-source": .string(record?.defaultSource ?? ""),
             "previous": .string(record?.previous ?? ""),
             "reason": .string(record?.reason ?? ""),
             "trigger": .string(record?.trigger ?? ""),
             "summary": .string(record?.summary ?? ""),
-            "explanation": .string(StatusText.render(wire, explain: true)),
+            "explanation": .string(StatusText.render(status, explain: true)),
             "decision": .string(record?.jsonLine ?? ""),
         ])
     }
 
-    /// `RoutePortChanged`, sent right after a `RouteChanged` that has ports to name: the
-    /// route's port before and after, and the jack event that made it (`unplugged`, `plugged`,
-    /// or empty) with its sink and port.
-    static func portSignal(_ event: DaemonEvent) -> (member: String, arguments: [DBusValue])? {
-        guard case .routeChanged(let change) = event, change.direction == .output,
-            change.port != nil || change.previousPort != nil || change.portEvent != nil
-        else {
-            return nil
-        }
-        return ("RoutePortChanged", [
-            .string(change.reason.rawValue), .string(change.current ?? ""), .string(change.previousPort ?? ""), .string(change.port ?? ""),
-            .string(change.portEvent?.kind.rawValue ?? ""), .string(change.portEvent?.sink ?? ""), .string(change.portEvent?.port ?? ""),
-            .int64(change.at),
-        ])
-    }
-
-    /// `InputRouteChanged` (§8): the default source changed. RouteChanged and
-    /// RoutePortChanged stay the output's, with the arguments they always had.
-    static func inputSignal(_ change: RouteChange) -> (member: String, arguments: [DBusValue]) {
-        ("InputRouteChanged", [
-            .string(change.reason.rawValue), .string(change.previous ?? ""), .string(change.current ?? ""),
-            .string(change.accessory ?? ""), .string(change.summary), .string(change.previousPort ?? ""), .string(change.port ?? ""),
-            .string(change.portEvent?.kind.rawValue ?? ""), .int64(change.at),
-        ])
-    }
-
-    /// The signal for an event: its member name and arguments, in the order of the XML.
-    static func signal(_ event: DaemonEvent) -> (member: String, arguments: [DBusValue]) {
-        switch event {
-        case .routeChanged(let change) where change.direction == .input:
-            return inputSignal(change)
-        case .routeChanged(let change):
-            return ("RouteChanged", [
-                .string(change.reason.rawValue), .string(change.previous ?? ""), .string(change.current ?? ""),
-                .string(change.accessory ?? ""), .string(change.summary), .int64(change.at),
-            ])
-        case .accessoryChanged(let change):
-            let configuration = change.configuration.map { properties(ControlWire.Configuration($0)) } ?? .properties([:])
-            return ("AccessoryChanged", [
-                .string(change.kind.rawValue), .string(change.accessory), .string(change.reporter ?? ""), configuration, .int64(change.at),
-            ])
-        case .playbackChanged(let change):
-            return ("PlaybackChanged", [
-                .string(change.action.rawValue), .string(change.reason.rawValue), .strings(change.players),
-                .string(change.sink ?? ""), .string(change.accessory ?? ""), .int64(change.at),
-            ])
-        case .hostAddressesChanged(let change):
-            // Each address with its origins as Status's host-addresses spells it.
-            return ("HostAddressesChanged", [
-                .strings(change.addresses.map(\.description)), .strings(change.added.map(\.description)),
-                .strings(change.removed.map(\.description)), .int64(change.at),
-            ])
+    /// A field's JSON value as the D-Bus argument of `signature`: none is `""` (an empty
+    /// `a{sv}` for an object).
+    static func value(_ json: JSONValue, signature: String) -> DBusValue {
+        switch (signature, json) {
+        case ("s", .null): .string("")
+        case ("a{sv}", .null): .properties([:])
+        case ("as", .null): .strings([])
+        default: value(json)
         }
     }
 
@@ -114,7 +70,7 @@ enum EarshotBusValues {
     }
 
     /// A JSON value as a D-Bus one: null as "", a list of strings as `as`, an object as `a{sv}`.
-    private static func value(_ json: JSONValue) -> DBusValue {
+    static func value(_ json: JSONValue) -> DBusValue {
         switch json {
         case .null: return .string("")
         case .bool(let flag): return .boolean(flag)

@@ -1,3 +1,5 @@
+import WireFields
+import ControlProtocol
 import AudioGraph
 import Logging
 import RoutingPolicy
@@ -15,14 +17,14 @@ struct DecisionLog {
 
     /// Records a decision; returns the route changes it made: the output's first, then the
     /// input's (§8), each when its default (or its port) changed.
-    mutating func record(_ decision: Decision, wallClock: Int64) -> [RouteChange] {
+    mutating func record(_ decision: Decision, wallClock: Int64) -> [ControlWire.RouteChangeEvent] {
         last = decision
-        var changes: [RouteChange] = []
+        var changes: [ControlWire.RouteChangeEvent] = []
         if decision.routeChanged {
             lastRouteChange = decision
             if let reason = decision.reason {
                 remember(.init(at: wallClock, current: decision.defaultSink, previous: decision.previous, reason: reason.rawValue))
-                changes.append(RouteChange(
+                changes.append(ControlWire.RouteChangeEvent(
                     at: wallClock, reason: reason, previous: decision.previous, current: decision.defaultSink,
                     accessory: decision.trigger.accessory?.description, summary: decision.summary,
                     previousPort: decision.previousPort, port: decision.port, portEvent: decision.portEvent))
@@ -32,7 +34,7 @@ struct DecisionLog {
             lastInputChange = input
             if let reason = input.reason {
                 remember(.init(at: wallClock, current: input.defaultSource, previous: input.previous, reason: reason.rawValue, direction: .input))
-                changes.append(RouteChange(
+                changes.append(ControlWire.RouteChangeEvent(
                     at: wallClock, reason: reason, previous: input.previous, current: input.defaultSource,
                     accessory: decision.trigger.accessory?.description, summary: input.summary,
                     previousPort: input.previousPort, port: input.port, portEvent: input.portEvent, direction: .input))
@@ -72,7 +74,7 @@ struct DecisionLog {
     /// Logs a decision: every route change, and accessory/config/host decisions that kept it.
     /// Node names and port labels are any client's: each line is escaped (TerminalText), here
     /// as well as by the daemon's handler (EscapingLogHandler), so no name forges a line.
-    static func log(_ decision: Decision, changes: [RouteChange], verbose: Bool, to logger: Logger) {
+    static func log(_ decision: Decision, changes: [ControlWire.RouteChangeEvent], verbose: Bool, to logger: Logger) {
         if !changes.isEmpty {
             for change in changes {
                 let jack = change.portEvent.map { " (port \"\($0.port)\" of \($0.sink) \($0.kind.rawValue))" } ?? ""

@@ -1,3 +1,4 @@
+import WireFields
 import ControlProtocol
 import RoutingPolicy
 import Synchronization
@@ -8,7 +9,7 @@ final class EventHub: Sendable {
     /// The live recordings of inputs (`earshot record`): another kind of subscriber.
     let recorder = InputRecorder()
     private struct State {
-        var subscribers: [UInt64: AsyncStream<DaemonEvent>.Continuation] = [:]
+        var subscribers: [UInt64: AsyncStream<ControlWire.Event>.Continuation] = [:]
         /// The socket's subscribers: each event's line is encoded once and shared by all.
         var lineSubscribers: [UInt64: AsyncStream<[UInt8]>.Continuation] = [:]
         var nextToken: UInt64 = 0
@@ -30,7 +31,7 @@ final class EventHub: Sendable {
     /// only a starved pool lets them pile up here; the socket's own bound comes first.
     static let maximumQueuedEvents = 1024
 
-    func publish(_ event: DaemonEvent) {
+    func publish(_ event: ControlWire.Event) {
         // Yielded outside the lock: a stream's termination handler takes it.
         let (subscribers, lineSubscribers) = state.withLock { (Array($0.subscribers.values), Array($0.lineSubscribers.values)) }
         for subscriber in subscribers {
@@ -38,7 +39,7 @@ final class EventHub: Sendable {
         }
         guard !lineSubscribers.isEmpty else { return }
         // One encoding, one buffer: 300 subscribers queue 300 references to it, not 300 copies.
-        let line = Array(ControlWire.line(ControlWire.event(event)))
+        let line = Array(ControlWire.line(event))
         for subscriber in lineSubscribers {
             if case .dropped = subscriber.yield(line) { subscriber.finish() }
         }
@@ -69,19 +70,19 @@ final class EventHub: Sendable {
     /// what they were last told. Called after the engine took an input and before its decision
     /// is published, so the event comes before the route change it causes.
     func announceHostAddresses(_ current: [HostAddress], at wallClock: Int64) {
-        let change = state.withLock { state -> HostAddressesChange? in
-            guard let change = HostAddressesChange(at: wallClock, from: state.announcedHostAddresses, to: current) else { return nil }
+        let change = state.withLock { state -> ControlWire.HostAddressesEvent? in
+            guard let change = ControlWire.HostAddressesEvent(at: wallClock, from: state.announcedHostAddresses, to: current) else { return nil }
             state.announcedHostAddresses = current
             return change
         }
-        if let change { publish(.hostAddressesChanged(change)) }
+        if let change { publish(.hostAddresses(change)) }
     }
 
     /// A new subscription. `bounded`: a queue of `maximumQueuedEvents` at most, past which the
     /// subscriber is cut off (clients of the socket); the daemon's own D-Bus signalling is not.
-    func subscribe(bounded: Bool = true) -> AsyncStream<DaemonEvent> {
+    func subscribe(bounded: Bool = true) -> AsyncStream<ControlWire.Event> {
         let (stream, continuation) = AsyncStream.makeStream(
-            of: DaemonEvent.self, bufferingPolicy: bounded ? .bufferingOldest(Self.maximumQueuedEvents) : .unbounded)
+            of: ControlWire.Event.self, bufferingPolicy: bounded ? .bufferingOldest(Self.maximumQueuedEvents) : .unbounded)
         let token = state.withLock { state -> UInt64? in
             guard !state.closed else { return nil }
             state.nextToken += 1

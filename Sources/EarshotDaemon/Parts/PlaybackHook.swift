@@ -1,3 +1,5 @@
+import WireFields
+import ControlProtocol
 import AudioGraph
 import Logging
 import RoutingPolicy
@@ -34,9 +36,9 @@ final class PlaybackHook {
     /// relinks their streams. Returns the changes to publish.
     nonisolated(nonsending) func pause(
         for cues: [PlaybackPolicy.Cue], at decisionTime: Milliseconds, graph: Graph, config: PlaybackConfig, wallClock: Int64
-    ) async -> [PlaybackChange] {
+    ) async -> [ControlWire.PlaybackEvent] {
         guard let players else { return [] }
-        var changes: [PlaybackChange] = []
+        var changes: [ControlWire.PlaybackEvent] = []
         for case .pause(let pause) in cues {
             let processIDs = lastPlayed.processIDs(playingOn: pause.sink, in: graph, movedOffSince: pause.movedOffSince)
             guard !processIDs.isEmpty else { continue }
@@ -49,9 +51,9 @@ final class PlaybackHook {
     }
 
     /// Resumes the players of each resume cue (the output is back on the accessory).
-    nonisolated(nonsending) func resume(for cues: [PlaybackPolicy.Cue], wallClock: Int64) async -> [PlaybackChange] {
+    nonisolated(nonsending) func resume(for cues: [PlaybackPolicy.Cue], wallClock: Int64) async -> [ControlWire.PlaybackEvent] {
         guard let players else { return [] }
-        var changes: [PlaybackChange] = []
+        var changes: [ControlWire.PlaybackEvent] = []
         for case .resume(let resume) in cues {
             let resumed = await players.resume(resume.players)
             guard !resumed.isEmpty else { continue }
@@ -61,10 +63,10 @@ final class PlaybackHook {
     }
 
     private static func change(
-        _ action: PlaybackChange.Action, _ reason: PlaybackChange.Reason, _ players: [MediaPlayer], sink: String,
+        _ action: ControlWire.PlaybackEvent.Action, _ reason: ControlWire.PlaybackEvent.Reason, _ players: [MediaPlayer], sink: String,
         accessory: AccessoryIdentity, at wallClock: Int64
-    ) -> PlaybackChange {
-        PlaybackChange(
+    ) -> ControlWire.PlaybackEvent {
+        ControlWire.PlaybackEvent(
             at: wallClock, action: action, reason: reason, players: players.map(\.busName).sorted(), sink: sink,
             accessory: accessory.description)
     }

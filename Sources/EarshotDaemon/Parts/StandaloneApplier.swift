@@ -1,3 +1,5 @@
+import WireFields
+import ControlProtocol
 import AudioGraph
 import Logging
 import RoutingPolicy

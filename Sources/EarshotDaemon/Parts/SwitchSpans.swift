@@ -1,20 +1,12 @@
-/// Earshot's own span of a switch a control request causes (docs/performance.md, issue 28):
+import WireFields
+import ControlProtocol
+
+/// `SwitchSpan`: Earshot's own span of a switch a control request causes (docs/performance.md, issue 28):
 /// CLOCK_MONOTONIC nanoseconds (`MonotonicClock`, shared by every process) when the request
 /// line was read off the socket, when the write of `default.configured.audio.sink` it caused
 /// was handed to libpipewire, and when the daemon took that write's echo (PipeWire reporting
-/// the value back). WirePlumber's move of the streams is not in it.
-public struct SwitchSpan: Sendable, Hashable {
-    public var read: UInt64
-    public var sent: UInt64
-    public var echo: UInt64
-
-    public init(read: UInt64, sent: UInt64, echo: UInt64) {
-        self.read = read
-        self.sent = sent
-        self.echo = echo
-    }
-}
-
+/// the value back). WirePlumber's move of the streams is not in it. The daemon keeps the wire's
+/// own entries: `status` publishes them as they are.
 /// Pairs a control request's write of the configured default with that write's echo, and keeps
 /// the last `capacity` spans. Writes are counted by their place in the writer's queue (an
 /// ordinal), so a request that wrote a name written before it is not mistaken for the earlier
@@ -30,7 +22,7 @@ struct SwitchSpanTracker {
     /// Requests' writes, sent and not yet echoed, oldest first: each write's ordinal among the
     /// writer's writes.
     private var open: [(ordinal: UInt64, read: UInt64, sent: UInt64)] = []
-    private var storage: [SwitchSpan] = []
+    private var storage: [ControlWire.SwitchSpanEntry] = []
     private var next = 0
 
     init() {
@@ -56,18 +48,18 @@ struct SwitchSpanTracker {
         let span = open[settled - 1]
         open.removeFirst(settled)
         guard span.ordinal == ordinal else { return }
-        record(SwitchSpan(read: span.read, sent: span.sent, echo: now()))
+        record(ControlWire.SwitchSpanEntry(read: span.read, sent: span.sent, echo: now()))
     }
 
     /// The writes in flight will never echo (metadata gone, a reconnection, a failed write).
     mutating func drop() { open.removeAll(keepingCapacity: true) }
 
     /// The spans kept, oldest first.
-    var spans: [SwitchSpan] {
+    var spans: [ControlWire.SwitchSpanEntry] {
         storage.count < Self.capacity ? storage : Array(storage[next...] + storage[..<next])
     }
 
-    private mutating func record(_ span: SwitchSpan) {
+    private mutating func record(_ span: ControlWire.SwitchSpanEntry) {
         if storage.count < Self.capacity { storage.append(span) } else { storage[next] = span }
         next = (next + 1) % Self.capacity
     }

@@ -1,3 +1,5 @@
+import WireFields
+import ControlProtocol
 import RoutingPolicy
 
 /// When to pause and resume media players (docs/policy.md §7: a player pauses when headphones go
@@ -6,14 +8,14 @@ import RoutingPolicy
 public struct PlaybackPolicy: Sendable {
     /// The worn accessory that held the default went away: pause what plays on `sink`.
     public struct Pause: Sendable, Hashable {
-        public var reason: PlaybackChange.Reason
+        public var reason: ControlWire.PlaybackEvent.Reason
         public var sink: String
         public var accessory: AccessoryIdentity
         /// Also pause streams that moved off `sink` at or after this time (a jack: the session
         /// manager may have moved them before Earshot read the card).
         public var movedOffSince: Milliseconds?
 
-        public init(reason: PlaybackChange.Reason, sink: String, accessory: AccessoryIdentity, movedOffSince: Milliseconds? = nil) {
+        public init(reason: ControlWire.PlaybackEvent.Reason, sink: String, accessory: AccessoryIdentity, movedOffSince: Milliseconds? = nil) {
             self.reason = reason
             self.sink = sink
             self.accessory = accessory
@@ -26,9 +28,9 @@ public struct PlaybackPolicy: Sendable {
         public var players: [MediaPlayer]
         public var sink: String
         public var accessory: AccessoryIdentity
-        public var reason: PlaybackChange.Reason
+        public var reason: ControlWire.PlaybackEvent.Reason
 
-        public init(players: [MediaPlayer], sink: String, accessory: AccessoryIdentity, reason: PlaybackChange.Reason = .accessoryReturned) {
+        public init(players: [MediaPlayer], sink: String, accessory: AccessoryIdentity, reason: ControlWire.PlaybackEvent.Reason = .accessoryReturned) {
             self.players = players
             self.sink = sink
             self.accessory = accessory

@@ -1,3 +1,4 @@
+import WireFields
 /// What the policy decided after one input: the default sink and the whole why. Deciding is
 /// separate from applying: the daemon writes `defaultSink` only when `changed`.
 public struct Decision: Sendable, Hashable {
@@ -102,22 +103,31 @@ public struct SourceDecision: Sendable, Hashable {
 /// A port of a sink became unavailable (headphones pulled from the jack, a monitor switched
 /// off) or a personal port became available (headphones plugged in): a route change even when
 /// the sink stays the default (docs/policy.md §6).
-public struct PortEvent: Sendable, Hashable {
+public struct PortEvent: WireRecord, Hashable {
     public enum Kind: String, Sendable, Hashable, Codable {
         case unplugged, plugged
     }
 
-    public var kind: Kind
+    /// Open on the wire: a newer peer's kind is kept, not refused.
+    public var kind: OpenEnum<Kind>
     /// The sink's node.name (on the input side, the source's).
     public var sink: String
     /// The port's description (`Headphones`), else its route name.
     public var port: String
 
     public init(kind: Kind, sink: String, port: String) {
-        self.kind = kind
+        self.kind = OpenEnum(kind)
         self.sink = sink
         self.port = port
     }
+
+    /// The route change's `port-event`, the decision record's and the input's.
+    public static let wireFields: [WireField<PortEvent>] = [
+        .field("kind", \.kind, "`unplugged` (the port went away: headphones pulled from the jack) or `plugged` (a headphones or headset port came)"),
+        .field("sink", \.sink, "the sink's `node.name` (the source's, on the input side)"),
+        .field("port", \.port, "the port's description (`Headphones`), else its route name"),
+    ]
+    public static let wireBlank = PortEvent(kind: .plugged, sink: "", port: "")
 
     public var reason: RouteChangeReason { kind == .unplugged ? .oldDeviceUnavailable : .newDeviceAvailable }
 }

@@ -1,3 +1,4 @@
+import WireFields
 import AudioGraph
 
 /// The routing policy as a value: inputs in, decisions out. Pure and single-threaded; time only

@@ -53,14 +53,7 @@ public struct DecisionRecord: Codable, Sendable, Hashable {
     /// says; the jack or port event that made the decision, if one did.
     public var previousPort: String?
     public var port: String?
-    public var portEvent: PortEventRecord?
-
-    public struct PortEventRecord: Codable, Sendable, Hashable {
-        public var kind: String
-        /// The sink's node.name (in `input`, the source's).
-        public var sink: String
-        public var port: String
-    }
+    public var portEvent: PortEvent?
 
     /// The default source decided (§8), beside `default`; null when no source is eligible or
     /// the input does not follow (`[input] follow = "never"`, then `input` is null too).
@@ -80,7 +73,7 @@ public struct DecisionRecord: Codable, Sendable, Hashable {
         public var rejected: [Rejected]
         public var previousPort: String?
         public var port: String?
-        public var portEvent: PortEventRecord?
+        public var portEvent: PortEvent?
 
         private enum CodingKeys: String, CodingKey {
             case `default`, previous, changed, reason, summary, ranking, decidedBy = "decided-by", rejected
@@ -104,7 +97,7 @@ public struct DecisionRecord: Codable, Sendable, Hashable {
                 ? input.rejected.map { Rejected(node: $0.node, why: Self.sourceWords(decision.why($0))) }.sorted { $0.node < $1.node } : []
             previousPort = input.previousPort
             port = input.port
-            portEvent = input.portEvent.map { PortEventRecord(kind: $0.kind.rawValue, sink: $0.sink, port: $0.port) }
+            portEvent = input.portEvent
         }
 
         /// The rules' words are the output's (one explainer ranks both sides, §8): on the input
@@ -178,7 +171,7 @@ public struct DecisionRecord: Codable, Sendable, Hashable {
         error = decision.error.map { Failure(code: $0.code.rawValue, message: $0.message) }
         previousPort = decision.previousPort
         port = decision.port
-        portEvent = decision.portEvent.map { PortEventRecord(kind: $0.kind.rawValue, sink: $0.sink, port: $0.port) }
+        portEvent = decision.portEvent
         defaultSource = decision.defaultSource
         let summaryOnly = ranked.count < decision.ranking.count || (rejected.isEmpty && !decision.rejected.isEmpty)
         input = withInput ? decision.input.map { InputRecord($0, of: decision, explaining: summaryOnly ? 1 : nil, listRejected: !summaryOnly) } : nil

@@ -1,3 +1,4 @@
+import WireFields
 import AccessoryDrivers
 import AudioGraph
 import Logging
@@ -63,7 +64,7 @@ struct DriverHostTests {
             }
         }
 
-        func decided() async -> String? { await h.daemon.status().decision?.defaultSink }
+        func decided() async -> String? { await h.daemon.status().decisionRecord?.default }
         func placement() async -> Placement? { try? await h.daemon.current(.address(DriverHostTests.address)).get().placement }
         func reporter() async -> String? { await h.daemon.reporter(of: .address(DriverHostTests.address)) }
 
@@ -105,7 +106,7 @@ struct DriverHostTests {
         let entry = try #require(rig.h.daemon.driverBoard.entry(for: Self.address))
         #expect(entry.connection == .connected && entry.family == "aap" && entry.skipped >= 2)
         let status = await rig.h.daemon.status()
-        #expect(status.drivers.map(\.address) == [Self.address])
+        #expect(status.drivers.map(\.address) == [Self.address.description])
         await rig.stop()
     }
 

@@ -1,3 +1,4 @@
+import WireFields
 import AudioGraph
 import Foundation
 import Logging
@@ -340,6 +341,6 @@ struct DaemonHarness {
     }
 
     var decision: Decision? {
-        get async { await daemon.status().decision }
+        get async { await daemon.latestDecision }
     }
 }

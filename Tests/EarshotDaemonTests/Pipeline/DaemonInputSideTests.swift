@@ -1,3 +1,4 @@
+import WireFields
 import AudioGraph
 import RoutingPolicy
 import TestScheduling
@@ -46,7 +47,7 @@ struct DaemonInputSideTests {
         #expect(h.log.all == ["set default.configured.audio.sink=\(H.headphones)", "set default.configured.audio.source=\(Self.headsetMicrophone)"])
         await h.echo()
         #expect(await h.decision?.trigger != .userSelectedSource(Self.headsetMicrophone))
-        #expect(await h.daemon.status().decision?.defaultSource == Self.headsetMicrophone)
+        #expect(await h.daemon.status().decisionRecord?.defaultSource == Self.headsetMicrophone)
 
         await h.changes(Self.sourceWritten(Self.laptopMicrophone))  // wpctl set-default <laptop microphone>
         let decision = await h.decision

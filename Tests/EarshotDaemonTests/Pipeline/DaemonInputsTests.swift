@@ -1,3 +1,5 @@
+import ControlProtocol
+import WireFields
 import AudioGraph
 import Foundation
 import RoutingPolicy
@@ -22,12 +24,12 @@ struct DaemonInputsTests {
         await h.echo()
         await h.changes(.removed(70), .removed(43))  // the link, then the sink
         #expect(h.log.all.suffix(3) == ["pause begin", "pause end", "set default.configured.audio.sink=\(H.speakers)"])
-        var paused: PlaybackChange?
+        var paused: ControlWire.PlaybackEvent?
         while paused == nil, let event = await events.next() {
-            if case .playbackChanged(let change) = event { paused = change }
+            if case .playback(let change) = event { paused = change }
         }
-        #expect(paused?.action == .paused)
-        #expect(paused?.reason == .sinkRemoved)
+        #expect(paused?.action == OpenEnum(.paused))
+        #expect(paused?.reason == OpenEnum(.sinkRemoved))
         #expect(paused?.players == [FakePlayers.player.busName])
         await h.stop()
     }
@@ -68,17 +70,17 @@ struct DaemonInputsTests {
             Issue.record("the registration is gone")
         }
         await h.stop()  // ends the subscription: what it holds is everything the reload told
-        var seen: [DaemonEvent] = []
+        var seen: [ControlWire.Event] = []
         while let event = await events.next() { seen.append(event) }
-        let invalidated = seen.compactMap { event -> AccessoryChange? in
-            if case .accessoryChanged(let change) = event { change } else { nil }
+        let invalidated = seen.compactMap { event -> ControlWire.AccessoryEvent? in
+            if case .accessory(let change) = event { change } else { nil }
         }
-        #expect(invalidated.map(\.kind) == [.invalidated])
+        #expect(invalidated.map(\.change) == [OpenEnum(.invalidated)])
         #expect(invalidated.first?.accessory == H.address)
         #expect(invalidated.first?.reporter == "org.earshot.test")
         #expect(invalidated.first?.configuration == nil)
-        if let route = seen.firstIndex(where: { if case .routeChanged = $0 { true } else { false } }) {
-            #expect(seen.firstIndex(where: { if case .accessoryChanged = $0 { true } else { false } }) ?? route < route)
+        if let route = seen.firstIndex(where: { if case .routeChange = $0 { true } else { false } }) {
+            #expect(seen.firstIndex(where: { if case .accessory = $0 { true } else { false } }) ?? route < route)
         }
     }
 
@@ -91,12 +93,12 @@ struct DaemonInputsTests {
         #expect(await h.decision == nil, "no graph yet: the first real decision stays 'initial'")
         await h.connect(H.graph(sessionManager: true))
         #expect(await h.decision?.reason == .initial)
-        #expect(await h.daemon.status().hostAddresses.map(\.address) == [adapter.address])
-        guard case .hostAddressesChanged(let change)? = await events.next() else {
+        #expect(await h.daemon.status().hostAddresses.map(\.address) == [adapter.address.description])
+        guard case .hostAddresses(let change)? = await events.next() else {
             Issue.record("the first event is the host-address change")
             return
         }
-        #expect(change.added == [adapter.address])
+        #expect(change.added == [adapter.address.description])
         await h.stop()
     }
 
@@ -216,7 +218,7 @@ struct DaemonInputsTests {
         #expect(log.all.isEmpty, "nothing written: \(log.all)")
         // The reporter confirms the known placement: no transition, the pick holds.
         _ = await restarted.perform(.register(Self.identity, reporter: "org.earshot.test", AccessoryConfiguration(capabilities: [.audioSwitching, .placement], placement: .onHead)))
-        #expect(await restarted.status().decision?.defaultSink == H.speakers)
+        #expect(await restarted.status().decisionRecord?.default == H.speakers)
         #expect(await restarted.decisions.history.allSatisfy { $0.reason != "user-override" })
         await Self.stop(restarted, consumer)
         await h.stop()
@@ -232,7 +234,7 @@ struct DaemonInputsTests {
         // The reporter puts it on while the daemon has no graph yet.
         _ = await restarted.perform(.update(Self.identity, AccessoryUpdate(placement: .set(.inEar))))
         _ = await restarted.submit(.connected(FakePipeWire(log: EffectLog()), H.graph(sessionManager: true)))
-        #expect(await restarted.status().decision?.defaultSink == H.headphones)
+        #expect(await restarted.status().decisionRecord?.default == H.headphones)
         await Self.stop(restarted, consumer)
         await h.stop()
     }
@@ -265,7 +267,7 @@ struct DaemonInputsTests {
         var graph = H.graph(sessionManager: true)
         if let configured = case_.graphDefault { graph.apply(H.defaultWritten(configured)) }
         _ = await restarted.submit(.connected(FakePipeWire(log: log), graph))
-        #expect(await restarted.status().decision?.defaultSink == case_.expected)
+        #expect(await restarted.status().decisionRecord?.default == case_.expected)
         if case_.writesNothing { #expect(log.all.isEmpty, "nothing written: \(log.all)") }
         await Self.stop(restarted, consumer)
         await h.stop()
@@ -286,7 +288,7 @@ struct DaemonInputsTests {
         graph.apply(H.defaultWritten(H.headphones))
         _ = await restarted.submit(.connected(FakePipeWire(log: log), graph))
         #expect(log.all.isEmpty, "a restart never moves audio")
-        #expect(await restarted.list().first?.isStale == true)
+        #expect(await restarted.list().first?.stale == true)
         await Self.stop(restarted, consumer)
         await h.stop()
     }

@@ -1,3 +1,5 @@
+import ControlProtocol
+import WireFields
 import AudioGraph
 import RoutingPolicy
 import TestScheduling
@@ -24,7 +26,7 @@ struct DaemonPipelineTests {
 
         await h.changes(H.defaultWritten(H.headphones))  // WirePlumber's echo of our write
         #expect(await h.decision?.trigger != .userSelected(H.headphones))
-        #expect(await h.daemon.status().decision?.defaultSink == H.headphones)
+        #expect(await h.daemon.status().decisionRecord?.default == H.headphones)
 
         await h.changes(H.defaultWritten(H.speakers))  // wpctl set-default speakers
         let decision = await h.decision
@@ -60,12 +62,12 @@ struct DaemonPipelineTests {
         _ = await h.place("off-head")
         #expect(h.log.all == ["set default.configured.audio.sink=\(H.headphones)"], "inside the grace nothing moves")
         h.clock.advance(by: 399)
-        #expect(await h.daemon.status().decision?.defaultSink == H.headphones)
+        #expect(await h.daemon.status().decisionRecord?.default == H.headphones)
         h.clock.advance(by: 1)
         var iterator = events.makeAsyncIterator()
-        var change: RouteChange?
+        var change: ControlWire.RouteChangeEvent?
         while change == nil, let event = await iterator.next() {
-            if case .routeChanged(let routeChange) = event { change = routeChange }
+            if case .routeChange(let routeChange) = event { change = routeChange }
         }
         #expect(change?.reason == .placementChanged)
         #expect(change?.current == H.speakers)
@@ -144,16 +146,16 @@ struct DaemonPipelineTests {
     }
 
     /// The reason of the next route change to `sink` (earlier events are skipped).
-    static func next(_ events: inout AsyncStream<DaemonEvent>.Iterator, _ sink: String) async -> RouteChangeReason? {
+    static func next(_ events: inout AsyncStream<ControlWire.Event>.Iterator, _ sink: String) async -> RouteChangeReason? {
         while let event = await events.next() {
-            if case .routeChanged(let change) = event, change.current == sink { return change.reason }
+            if case .routeChange(let change) = event, change.current == sink { return change.reason.known }
         }
         return nil
     }
 
-    static func nextPlayback(_ events: inout AsyncStream<DaemonEvent>.Iterator) async -> PlaybackChange.Action? {
+    static func nextPlayback(_ events: inout AsyncStream<ControlWire.Event>.Iterator) async -> ControlWire.PlaybackEvent.Action? {
         while let event = await events.next() {
-            if case .playbackChanged(let change) = event, change.action == .resumed { return change.action }
+            if case .playback(let change) = event, change.action == .resumed { return change.action.known }
         }
         return nil
     }

@@ -1,3 +1,4 @@
+import WireFields
 import AudioGraph
 import RoutingPolicy
 import TestScheduling
@@ -65,7 +66,7 @@ struct SessionManagerHandOverUnitTests {
             metadata: 77, subject: 0, key: Graph.configuredSinkKey, type: "Spa:String:JSON", value: MetadataEntry.json(name: H.speakers)))
         let decision = await h.daemon.decisions.last
         #expect(decision?.reason != .userOverride)
-        #expect(await h.daemon.status().decision?.defaultSink == H.headphones)
+        #expect(await h.daemon.status().decisionRecord?.default == H.headphones)
         #expect(h.log.all.last == "set default.configured.audio.sink=\(H.headphones)")
         await h.stop()
     }
@@ -80,7 +81,7 @@ struct SessionManagerHandOverUnitTests {
         await h.changes(.metadataProperty(
             metadata: 79, subject: 0, key: Graph.configuredSinkKey, type: "Spa:String:JSON", value: MetadataEntry.json(name: H.headphones)))
         #expect(await h.daemon.decisions.last?.reason != .userOverride)
-        #expect(await h.daemon.status().decision?.defaultSink == H.speakers)
+        #expect(await h.daemon.status().decisionRecord?.default == H.speakers)
         await h.stop()
     }
 
@@ -111,7 +112,7 @@ struct SessionManagerHandOverUnitTests {
         h.clock.advance(by: DefaultSinkWriter.startUpWindow)
         await h.changes(Self.configured(H.speakers))
         #expect(await h.daemon.decisions.last?.reason == .userOverride)
-        #expect(await h.daemon.status().decision?.defaultSink == H.speakers)
+        #expect(await h.daemon.status().decisionRecord?.default == H.speakers)
         await h.stop()
     }
 
@@ -134,7 +135,7 @@ struct SessionManagerHandOverUnitTests {
         let before = h.log.all.count
         await h.changes(Self.configured(H.headphones))  // WirePlumber's restore, late
         #expect(await h.daemon.decisions.last?.reason != .userOverride)
-        #expect(await h.daemon.status().decision?.defaultSink == H.speakers)
+        #expect(await h.daemon.status().decisionRecord?.default == H.speakers)
         #expect(Array(h.log.all.dropFirst(before)).contains("set default.configured.audio.sink=\(H.speakers)"))
         await h.stop()
     }

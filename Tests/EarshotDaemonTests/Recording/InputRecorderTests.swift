@@ -1,3 +1,4 @@
+import WireFields
 import AudioGraph
 import RoutingPolicy
 import TestScheduling

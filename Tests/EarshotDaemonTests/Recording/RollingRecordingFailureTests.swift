@@ -1,5 +1,6 @@
 // FaultInjection exists in debug builds only (the tests').
 #if DEBUG
+import WireFields
 import ControlProtocol
 import Foundation
 import SystemBridge

@@ -1,4 +1,6 @@
 @testable import ControlProtocol
+import ControlProtocol
+import WireFields
 import EarshotDaemon
 import PipeWireTestSupport
 import RoutingPolicy
@@ -191,9 +193,9 @@ struct AccessoryReportSessionTests {
         func current(_ identity: AccessoryIdentity) async -> Result<AccessoryConfiguration, AccessoryError> {
             .failure(AccessoryError(.unknown, "none"))
         }
-        func list() async -> [AccessoryStatus] { [] }
-        func status() async -> DaemonStatus { DaemonStatus(mode: .disconnected, remote: "", connected: false, sessionManager: nil, decision: nil) }
-        func subscribe() async -> AsyncStream<DaemonEvent> { AsyncStream { $0.finish() } }
+        func list() async -> [ControlWire.ListedAccessory] { [] }
+        func status() async -> ControlWire.Status { ControlWire.Status(mode: .disconnected, remote: "", connected: false, sessionManager: nil, decision: nil) }
+        func subscribe() async -> AsyncStream<ControlWire.Event> { AsyncStream { $0.finish() } }
     }
 
     @Test("invalidated over DaemonControl: registers again with the newest placement, one round")

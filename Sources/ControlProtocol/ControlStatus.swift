@@ -1,0 +1,201 @@
+import AudioGraph
+import RoutingPolicy
+import WireFields
+
+/// How decisions are applied (docs/architecture.md, "Applying a decision").
+public enum ApplyMode: String, Sendable, Hashable, Codable {
+    /// A session manager (WirePlumber) runs: write the configured default, let it move streams.
+    case cooperative
+    /// No session manager: keep the `default` metadata and link streams ourselves.
+    case standalone
+    /// Not connected to PipeWire.
+    case disconnected
+}
+
+// `status`: what the daemon publishes of itself (the socket's status, D-Bus's Status and
+// properties, `earshot status`).
+extension ControlWire {
+    public struct Status: WireRecord {
+        public var mode: OpenEnum<ApplyMode>
+        public var remote: String
+        public var connected: Bool
+        public var sessionManager: String?
+        public var sessionManagerVersion: String?
+        public var decision: DecisionObject?
+        public var subscribers: Int
+        public var hostAddresses: [HostAddressEntry]
+        public var state: String?
+        public var drivers: [DriverEntry]
+        public var diagnostics: Diagnostics?
+
+        public init(
+            mode: ApplyMode, remote: String, connected: Bool, sessionManager: String?, sessionManagerVersion: String? = nil, decision: DecisionObject?,
+            subscribers: Int = 0, hostAddresses: [HostAddressEntry] = [], state: String? = "ok", drivers: [DriverEntry] = [],
+            diagnostics: Diagnostics? = Diagnostics(switchSpans: [])
+        ) {
+            self.mode = OpenEnum(mode)
+            self.remote = remote
+            self.connected = connected
+            self.sessionManager = sessionManager
+            self.sessionManagerVersion = sessionManagerVersion
+            self.decision = decision
+            self.subscribers = subscribers
+            self.hostAddresses = hostAddresses
+            self.state = state
+            self.drivers = drivers
+            self.diagnostics = diagnostics
+        }
+
+        /// The state line for `stateProblem`: `ok`, or `not saved (REASON)`.
+        public static func state(problem: String?) -> String { problem.map { "not saved (\($0))" } ?? "ok" }
+
+        /// The decision as the daemon made it (nil from a client, which reads JSON).
+        public var decisionRecord: DecisionRecord? {
+            if case .record(let record)? = decision { record } else { nil }
+        }
+
+        public static let wireBlank = Status(mode: .disconnected, remote: "", connected: false, sessionManager: nil, decision: nil)
+        public static let wireFields: [WireField<Self>] = [
+            .field("mode", \.mode, "`cooperative` (a session manager moves the streams), `standalone` (Earshot links them) or `disconnected`"),
+            .field("remote", \.remote, "the PipeWire remote"),
+            .field("connected", \.connected, "whether the daemon is connected to PipeWire"),
+            .nullable("session-manager", \.sessionManager, "the session manager's name (`WirePlumber`); null in standalone mode"),
+            .nullable("session-manager-version", \.sessionManagerVersion, "its version as its client publishes it (WirePlumber 0.5 and later)"),
+            .nullable("decision", \.decision, "the latest decision as `earshot eval --format json` prints it; null before the first"),
+            .field("subscribers", \.subscribers, "clients subscribed to events now"),
+            .field("host-addresses", \.hostAddresses, "this host's Bluetooth addresses in use, each with `from`"),
+            .nullable("state", \.state, "`ok`, or `not saved (REASON)` while registrations and history cannot be saved"),
+            .defaulted("drivers", \.drivers, [], "the built-in drivers' devices; `[]` from a daemon older than them"),
+            .nullable("diagnostics", \.diagnostics, "measurements for `scripts/bench`, not a stable interface; null from an older daemon"),
+        ]
+    }
+
+    /// `status`'s `diagnostics`: what the bench reads of the daemon's own timing.
+    public struct Diagnostics: WireRecord, Hashable {
+        public var switchSpans: [SwitchSpanEntry]
+
+        public init(switchSpans: [SwitchSpanEntry]) { self.switchSpans = switchSpans }
+
+        public static let wireBlank = Diagnostics(switchSpans: [])
+        public static let wireFields: [WireField<Self>] = [
+            .field("switch-spans", \.switchSpans, "Earshot's own span of the last switches control requests caused (at most 16, oldest first)")
+        ]
+    }
+
+    /// One switch a control request caused, as CLOCK_MONOTONIC nanoseconds (the clock every
+    /// process shares). The daemon's `SwitchSpanTracker` keeps these values themselves.
+    public struct SwitchSpanEntry: WireRecord, Hashable {
+        public var read: UInt64
+        public var sent: UInt64
+        public var echo: UInt64
+
+        public init(read: UInt64, sent: UInt64, echo: UInt64) {
+            self.read = read
+            self.sent = sent
+            self.echo = echo
+        }
+
+        public static let wireBlank = SwitchSpanEntry(read: 0, sent: 0, echo: 0)
+        public static let wireFields: [WireField<Self>] = [
+            .field("read-ns", \.read, "the request line read off the socket"),
+            .field("sent-ns", \.sent, "the write of `default.configured.audio.sink` it caused handed to libpipewire"),
+            .field("echo-ns", \.echo, "that write's echo (PipeWire reporting the value back) taken by the daemon"),
+        ]
+    }
+
+    /// One device a built-in driver drives, in `status`.
+    public struct DriverEntry: WireRecord, Hashable {
+        public var address: String
+        public var family: String
+        public var name: String?
+        public var connection: String
+        public var problem: String?
+        public var battery: [String: Int]?
+        public var lastPacket: String?
+        public var packets: Int
+        public var skipped: Int
+
+        public init(
+            address: String, family: String, name: String?, connection: String, problem: String?, battery: [String: Int]?, lastPacket: String?,
+            packets: Int, skipped: Int
+        ) {
+            self.address = address
+            self.family = family
+            self.name = name
+            self.connection = connection
+            self.problem = problem
+            self.battery = battery
+            self.lastPacket = lastPacket
+            self.packets = packets
+            self.skipped = skipped
+        }
+
+        public static let wireBlank = DriverEntry(address: "", family: "", name: nil, connection: "", problem: nil, battery: nil, lastPacket: nil, packets: 0, skipped: 0)
+        public static let wireFields: [WireField<Self>] = [
+            .field("address", \.address, "the device's Bluetooth address"),
+            .field("family", \.family, "`aap` or `galaxy-buds`"),
+            .omitted("name", \.name, "the device's name"),
+            .field("connection", \.connection, "`connecting`, `connected`, `held`, `unreachable`, `unavailable`, `yielded`, `failed`"),
+            .omitted("problem", \.problem, "the last problem, when not connected"),
+            .omitted("battery", \.battery, "percentages by part (`left`, `right`, `case`, `headset`)"),
+            .omitted("last-packet", \.lastPacket, "when the last packet came (ISO 8601)"),
+            .field("packets", \.packets, "packets read"),
+            .field("skipped", \.skipped, "packets or frames skipped (unknown, malformed, bad CRC, oversized)"),
+        ]
+    }
+
+    /// The decision object of `status`. Its shape is `DecisionRecord`'s (RoutingPolicy, what
+    /// `earshot eval --format json` prints): the daemon writes the record itself; a client,
+    /// which cannot rebuild a record from JSON, reads it as JSON.
+    public enum DecisionObject: Codable, Sendable, WireTyped {
+        case record(DecisionRecord)
+        case json(JSONValue)
+
+        public static var wireType: WireType { .object }
+
+        public init(from decoder: any Decoder) throws {
+            self = .json(try JSONValue(from: decoder))
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            switch self {
+            case .record(let record): try record.encode(to: encoder)
+            case .json(let value): try value.encode(to: encoder)
+            }
+        }
+
+        /// The object as a client reads it (a record is encoded into JSONValue directly): for
+        /// the D-Bus service's `explanation`, rendered from what a client would read.
+        public var json: JSONValue {
+            switch self {
+            case .json(let value): value
+            case .record(let record): (try? ControlWire.jsonValue(of: record)) ?? .null
+            }
+        }
+    }
+
+    /// One of this host's Bluetooth addresses in use: `address` and `from` (where it came from:
+    /// `config`, `bluez hci0`).
+    public struct HostAddressEntry: WireRecord, Hashable, CustomStringConvertible {
+        public var address: String
+        public var from: [String]
+
+        public init(address: String, from: [String]) {
+            self.address = address
+            self.from = from
+        }
+
+        public init(_ host: HostAddress) {
+            self.init(address: host.address.description, from: host.origins.map(\.description))
+        }
+
+        /// As D-Bus and `earshot status` spell it: `11:22:33:44:55:66 (config, bluez hci0)`.
+        public var description: String { "\(address) (\(from.joined(separator: ", ")))" }
+
+        public static let wireBlank = HostAddressEntry(address: "", from: [])
+        public static let wireFields: [WireField<Self>] = [
+            .field("address", \.address, "the address"),
+            .field("from", \.from, "where it came from: `config`, `bluez hciN`"),
+        ]
+    }
+}

@@ -1,0 +1,86 @@
+import WireFields
+import ControlProtocol
+import SystemBridge
+
+/// Every signal of `org.earshot.Earshot1`, in the order of the introspection XML: the event
+/// each carries and which of its fields, in order. RouteChanged keeps its 0.2 arguments; the
+/// ports follow in RoutePortChanged; the input has its own (§8).
+enum EarshotBusSignals {
+    typealias Route = ControlWire.RouteChangeEvent
+
+    static let routeChanged = EarshotBusSignal<Route>(
+        name: "RouteChanged",
+        doc: "The default output changed. reason: initial, new-device-available, old-device-unavailable, placement-changed, source-changed, user-override, config-changed, no-suitable-route. previous, current: node.names. accessory: the one whose change caused it. at: milliseconds since the Unix epoch.",
+        arguments: [.field(\.reason), .field(\.previous), .field(\.current), .field(\.accessory), .field(\.summary), .field(\.at)])
+
+    static let routePortChanged = EarshotBusSignal<Route>(
+        name: "RoutePortChanged",
+        doc: "Sent right after a RouteChanged whose route has a port (a sink whose device publishes routes) or that a jack caused; RouteChanged keeps its arguments. current: the default's node.name; previous_port, port: the active route's description before and after; event: unplugged (the default's port went away: headphones pulled from the jack, a monitor off), plugged (a headphones or headset port came) or empty; event_sink, event_port: where. at: milliseconds since the Unix epoch.",
+        arguments: [
+            .field(\.reason), .field(\.current), .field(\.previousPort), .field(\.port), .field(\.portEvent, \.kind, as: "event"),
+            .field(\.portEvent, \.sink, as: "event_sink"), .field(\.portEvent, \.port, as: "event_port"), .field(\.at),
+        ])
+
+    static let inputRouteChanged = EarshotBusSignal<Route>(
+        name: "InputRouteChanged",
+        doc: "The default input (the microphone) changed (docs/policy.md §8); RouteChanged stays the output's. reason: as RouteChanged's. previous, current: the sources' node.names. accessory: the one whose change caused it. summary: sources eligible. previous_port, port: the source's active route before and after. event: unplugged, plugged or empty. at: milliseconds since the Unix epoch.",
+        arguments: [
+            .field(\.reason), .field(\.previous), .field(\.current), .field(\.accessory), .field(\.summary), .field(\.previousPort),
+            .field(\.port), .field(\.portEvent, \.kind, as: "event"), .field(\.at),
+        ])
+
+    static let accessoryChanged = EarshotBusSignal<ControlWire.AccessoryEvent>(
+        name: "AccessoryChanged",
+        doc: "A registration changed. change: registered, updated, unregistered, invalidated. configuration: capabilities as, placement s, primary-source s, secondary-source s afterwards; empty once it ended. at: milliseconds since the Unix epoch.",
+        arguments: [.field(\.change), .field(\.accessory), .field(\.reporter), .field(\.configuration), .field(\.at)])
+
+    static let playbackChanged = EarshotBusSignal<ControlWire.PlaybackEvent>(
+        name: "PlaybackChanged",
+        doc: "Earshot paused or resumed MPRIS players. action: paused, resumed. reason: accessory-removed, sink-removed, accessory-returned. players: MPRIS bus names. sink: the node.name they played on. at: milliseconds since the Unix epoch.",
+        arguments: [.field(\.action), .field(\.reason), .field(\.players), .field(\.sink), .field(\.accessory), .field(\.at)])
+
+    /// Each address with its origins as Status's host-addresses spells it.
+    static let hostAddressesChanged = EarshotBusSignal<ControlWire.HostAddressesEvent>(
+        name: "HostAddressesChanged",
+        doc: "This host's Bluetooth addresses in use changed (BlueZ's adapters, or host-addresses in a reloaded config), or where one came from did. addresses: every one now, each with its origins as Status's host-addresses spells it (11:22:33:44:55:66 (config, bluez hci0)). added, removed: the addresses in use now that were not before, and those no longer in use (both empty when only origins changed). at: milliseconds since the Unix epoch.",
+        arguments: [
+            .field(\.addresses, signature: "as") { .strings($0.addresses.map(\.description)) }, .field(\.added), .field(\.removed), .field(\.at),
+        ])
+
+    /// The signals' elements of the XML, in its order.
+    static var xml: [(name: String, xml: String)] {
+        [
+            (routeChanged.name, routeChanged.xml), (routePortChanged.name, routePortChanged.xml), (inputRouteChanged.name, inputRouteChanged.xml),
+            (accessoryChanged.name, accessoryChanged.xml), (playbackChanged.name, playbackChanged.xml),
+            (hostAddressesChanged.name, hostAddressesChanged.xml),
+        ]
+    }
+
+    /// The signals' argument tables for docs/dbus.md, in the same order.
+    static var markdownTables: [(name: String, table: String)] {
+        [
+            (routeChanged.name, routeChanged.markdownTable), (routePortChanged.name, routePortChanged.markdownTable),
+            (inputRouteChanged.name, inputRouteChanged.markdownTable), (accessoryChanged.name, accessoryChanged.markdownTable),
+            (playbackChanged.name, playbackChanged.markdownTable), (hostAddressesChanged.name, hostAddressesChanged.markdownTable),
+        ]
+    }
+
+    /// What an event sends: its signal, then RoutePortChanged after an output's RouteChanged
+    /// that has ports to name.
+    static func signals(for event: ControlWire.Event) -> [(member: String, arguments: [DBusValue])] {
+        switch event {
+        case .routeChange(let change) where change.direction == .input:
+            return [(inputRouteChanged.name, inputRouteChanged.arguments(for: change))]
+        case .routeChange(let change):
+            var signals = [(routeChanged.name, routeChanged.arguments(for: change))]
+            if change.port != nil || change.previousPort != nil || change.portEvent != nil {
+                signals.append((routePortChanged.name, routePortChanged.arguments(for: change)))
+            }
+            return signals
+        case .accessory(let change): return [(accessoryChanged.name, accessoryChanged.arguments(for: change))]
+        case .playback(let change): return [(playbackChanged.name, playbackChanged.arguments(for: change))]
+        case .hostAddresses(let change): return [(hostAddressesChanged.name, hostAddressesChanged.arguments(for: change))]
+        case .other: return []
+        }
+    }
+}

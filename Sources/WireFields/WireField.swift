@@ -1,0 +1,92 @@
+/// One outward field, declared once: its JSON key, its type, its doc line, and how it is read
+/// and written — as `ConfigSchema` declares each config key. A record's `wireFields` are its
+/// Codable (`WireRecord`), its D-Bus arguments (by key path) and its row in the docs' tables.
+///
+/// How an absent value travels is said per field, because the protocol's rules differ by field:
+/// results and events write none as `null` (a reader sees every field), a few per-operation
+/// fields are left out, and a field newer than some peers reads their lines with a default.
+public struct WireField<Record>: Sendable {
+    public enum Absent: Sendable, Hashable {
+        /// Always there (decoding fails without it).
+        case required
+        /// None is written as `null`; `null` and a missing key read as none.
+        case null
+        /// None is left out; a missing key reads as none.
+        case omitted
+        /// Always written; a missing key (an older peer) reads as the default.
+        case defaulted
+        /// Fields of a nested record written beside this record's own.
+        case inline
+    }
+
+    public let key: String
+    public let type: WireType
+    public let absent: Absent
+    /// One line for the docs' tables.
+    public let doc: String
+    /// The record's property, to find this declaration from a key path (D-Bus arguments).
+    public let keyPath: AnyKeyPath & Sendable
+    /// The inlined record's fields, for the docs (`.inline` only).
+    public let inlined: [(key: String, type: WireType, doc: String)]
+    let encode: @Sendable (Record, inout KeyedEncodingContainer<WireKey>, any Encoder) throws -> Void
+    let decode: @Sendable (inout Record, KeyedDecodingContainer<WireKey>, any Decoder) throws -> Void
+}
+
+extension WireField {
+    /// A field that is always there.
+    public static func field<Value: Codable & WireTyped & Sendable>(
+        _ key: String, _ path: WritableKeyPath<Record, Value> & Sendable, _ doc: String
+    ) -> WireField {
+        let codingKey = WireKey(key)
+        return WireField(
+            key: key, type: Value.wireType, absent: .required, doc: doc, keyPath: path, inlined: [],
+            encode: { record, container, _ in try container.encode(record[keyPath: path], forKey: codingKey) },
+            decode: { record, container, _ in record[keyPath: path] = try container.decode(Value.self, forKey: codingKey) })
+    }
+
+    /// An optional field written as `null` when absent; `null` and a missing key read as none.
+    public static func nullable<Value: Codable & WireTyped & Sendable>(
+        _ key: String, _ path: WritableKeyPath<Record, Value?> & Sendable, _ doc: String
+    ) -> WireField {
+        let codingKey = WireKey(key)
+        return WireField(
+            key: key, type: Value?.wireType, absent: .null, doc: doc, keyPath: path, inlined: [],
+            encode: { record, container, _ in
+                if let value = record[keyPath: path] { try container.encode(value, forKey: codingKey) } else { try container.encodeNil(forKey: codingKey) }
+            },
+            decode: { record, container, _ in record[keyPath: path] = try container.decodeIfPresent(Value.self, forKey: codingKey) })
+    }
+
+    /// An optional field left out when absent.
+    public static func omitted<Value: Codable & WireTyped & Sendable>(
+        _ key: String, _ path: WritableKeyPath<Record, Value?> & Sendable, _ doc: String
+    ) -> WireField {
+        let codingKey = WireKey(key)
+        return WireField(
+            key: key, type: Value?.wireType, absent: .omitted, doc: doc, keyPath: path, inlined: [],
+            encode: { record, container, _ in try container.encodeIfPresent(record[keyPath: path], forKey: codingKey) },
+            decode: { record, container, _ in record[keyPath: path] = try container.decodeIfPresent(Value.self, forKey: codingKey) })
+    }
+
+    /// A field always written, read as `fallback` from a peer older than it (a missing key or
+    /// `null`).
+    public static func defaulted<Value: Codable & WireTyped & Sendable>(
+        _ key: String, _ path: WritableKeyPath<Record, Value> & Sendable, _ fallback: Value, _ doc: String
+    ) -> WireField {
+        let codingKey = WireKey(key)
+        return WireField(
+            key: key, type: Value.wireType, absent: .defaulted, doc: doc, keyPath: path, inlined: [],
+            encode: { record, container, _ in try container.encode(record[keyPath: path], forKey: codingKey) },
+            decode: { record, container, _ in record[keyPath: path] = try container.decodeIfPresent(Value.self, forKey: codingKey) ?? fallback })
+    }
+
+    /// A nested record whose fields are written beside this record's own (an accessory object's
+    /// configuration).
+    public static func inline<Nested: WireRecord>(_ path: WritableKeyPath<Record, Nested> & Sendable) -> WireField {
+        WireField(
+            key: "", type: .object, absent: .inline, doc: "", keyPath: path,
+            inlined: Nested.wireFields.map { (key: $0.key, type: $0.type, doc: $0.doc) },
+            encode: { record, _, encoder in try record[keyPath: path].encode(to: encoder) },
+            decode: { record, _, decoder in record[keyPath: path] = try Nested(from: decoder) })
+    }
+}
