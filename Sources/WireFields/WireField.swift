@@ -6,18 +6,7 @@
 /// results and events write none as `null` (a reader sees every field), a few per-operation
 /// fields are left out, and a field newer than some peers reads their lines with a default.
 public struct WireField<Record>: Sendable {
-    public enum Absent: Sendable, Hashable {
-        /// Always there (decoding fails without it).
-        case required
-        /// None is written as `null`; `null` and a missing key read as none.
-        case null
-        /// None is left out; a missing key reads as none.
-        case omitted
-        /// Always written; a missing key (an older peer) reads as the default.
-        case defaulted
-        /// Fields of a nested record written beside this record's own.
-        case inline
-    }
+    public typealias Absent = WireAbsence
 
     public let key: String
     public let type: WireType
@@ -26,8 +15,8 @@ public struct WireField<Record>: Sendable {
     public let doc: String
     /// The record's property, to find this declaration from a key path (D-Bus arguments).
     public let keyPath: AnyKeyPath & Sendable
-    /// The inlined record's fields, for the docs (`.inline` only).
-    public let inlined: [(key: String, type: WireType, doc: String)]
+    /// The inlined record's rows, for the docs (`.inline` only; nested inlines expanded).
+    public let inlined: [WireDocRow]
     let encode: @Sendable (Record, inout KeyedEncodingContainer<WireKey>, any Encoder) throws -> Void
     let decode: @Sendable (inout Record, KeyedDecodingContainer<WireKey>, any Decoder) throws -> Void
 }
@@ -63,7 +52,7 @@ extension WireField {
     ) -> WireField {
         let codingKey = WireKey(key)
         return WireField(
-            key: key, type: Value?.wireType, absent: .omitted, doc: doc, keyPath: path, inlined: [],
+            key: key, type: Value.wireType, absent: .omitted, doc: doc, keyPath: path, inlined: [],
             encode: { record, container, _ in try container.encodeIfPresent(record[keyPath: path], forKey: codingKey) },
             decode: { record, container, _ in record[keyPath: path] = try container.decodeIfPresent(Value.self, forKey: codingKey) })
     }
@@ -85,8 +74,22 @@ extension WireField {
     public static func inline<Nested: WireRecord>(_ path: WritableKeyPath<Record, Nested> & Sendable) -> WireField {
         WireField(
             key: "", type: .object, absent: .inline, doc: "", keyPath: path,
-            inlined: Nested.wireFields.map { (key: $0.key, type: $0.type, doc: $0.doc) },
+            inlined: Nested.docRows,
             encode: { record, _, encoder in try record[keyPath: path].encode(to: encoder) },
             decode: { record, _, decoder in record[keyPath: path] = try Nested(from: decoder) })
     }
+}
+
+/// How a field travels when it has no value.
+public enum WireAbsence: Sendable, Hashable {
+    /// Always there (decoding fails without it).
+    case required
+    /// None is written as `null`; `null` and a missing key read as none.
+    case null
+    /// None is left out; a missing key reads as none.
+    case omitted
+    /// Always written; a missing key (an older peer) reads as the default.
+    case defaulted
+    /// Fields of a nested record written beside this record's own.
+    case inline
 }

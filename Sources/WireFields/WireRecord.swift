@@ -34,19 +34,29 @@ extension WireRecord {
         return field.key
     }
 
-    /// The record's fields as a Markdown table for the docs: field, type, meaning; inlined
-    /// records' fields in their place. A test compares it with the docs.
-    public static var markdownTable: String {
-        var rows = ["| field | type | meaning |", "|---|---|---|"]
-        for field in wireFields {
-            let entries = field.absent == .inline ? field.inlined : [(key: field.key, type: field.type, doc: field.doc)]
-            for entry in entries {
-                let type = field.absent == .omitted ? "\(entry.type.json), left out when none" : entry.type.json
-                rows.append("| `\(entry.key)` | \(type) | \(entry.doc) |")
-            }
+    /// One row per field, an inlined record's in its place.
+    public static var docRows: [WireDocRow] {
+        wireFields.flatMap { field in
+            field.absent == .inline ? field.inlined : [WireDocRow(key: field.key, type: field.type, absent: field.absent, doc: field.doc)]
         }
-        return rows.joined(separator: "\n") + "\n"
     }
+
+    /// The record's fields as a Markdown table for the docs: field, type, meaning. A test
+    /// compares it with the docs.
+    public static var markdownTable: String {
+        let rows = docRows.map { row in
+            "| `\(row.key)` | \(row.absent == .omitted ? "\(row.type.json), left out when none" : row.type.json) | \(row.doc) |"
+        }
+        return (["| field | type | meaning |", "|---|---|---|"] + rows).joined(separator: "\n") + "\n"
+    }
+}
+
+/// A field as the docs' tables show it.
+public struct WireDocRow: Sendable, Hashable {
+    public var key: String
+    public var type: WireType
+    public var absent: WireAbsence
+    public var doc: String
 }
 
 extension WireRecord {

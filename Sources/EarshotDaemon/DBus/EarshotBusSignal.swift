@@ -57,6 +57,8 @@ struct EarshotBusArgument<Record: WireRecord>: Sendable {
 /// checks dbus/org.earshot.Earshot1.xml holds exactly that element).
 struct EarshotBusSignal<Record: WireRecord>: Sendable {
     let name: String
+    /// The version that added it (nil: there from the first).
+    var since: String? = nil
     let doc: String
     let arguments: [EarshotBusArgument<Record>]
 
@@ -73,14 +75,10 @@ struct EarshotBusSignal<Record: WireRecord>: Sendable {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// The arguments as a Markdown table for docs/dbus.md: argument, D-Bus type, the field's
-    /// meaning.
-    var markdownTable: String {
-        var rows = ["| argument | type | meaning |", "|---|---|---|"]
-        for argument in arguments {
-            rows.append("| `\(argument.name)` | `\(argument.signature)` | \(argument.doc) |")
-        }
-        return rows.joined(separator: "\n") + "\n"
+    /// Its row of docs/dbus.md's table of signals: `| `RoutePortChanged` (0.3) | `s reason, …` |`.
+    var summaryRow: String {
+        let arguments = arguments.map { "\($0.signature) \($0.name)" }.joined(separator: ", ")
+        return "| `\(name)`\(since.map { " (\($0))" } ?? "") | `\(arguments)` |"
     }
 }
 

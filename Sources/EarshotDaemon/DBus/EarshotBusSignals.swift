@@ -14,7 +14,7 @@ enum EarshotBusSignals {
         arguments: [.field(\.reason), .field(\.previous), .field(\.current), .field(\.accessory), .field(\.summary), .field(\.at)])
 
     static let routePortChanged = EarshotBusSignal<Route>(
-        name: "RoutePortChanged",
+        name: "RoutePortChanged", since: "0.3",
         doc: "Sent right after a RouteChanged whose route has a port (a sink whose device publishes routes) or that a jack caused; RouteChanged keeps its arguments. current: the default's node.name; previous_port, port: the active route's description before and after; event: unplugged (the default's port went away: headphones pulled from the jack, a monitor off), plugged (a headphones or headset port came) or empty; event_sink, event_port: where. at: milliseconds since the Unix epoch.",
         arguments: [
             .field(\.reason), .field(\.current), .field(\.previousPort), .field(\.port), .field(\.portEvent, \.kind, as: "event"),
@@ -22,7 +22,7 @@ enum EarshotBusSignals {
         ])
 
     static let inputRouteChanged = EarshotBusSignal<Route>(
-        name: "InputRouteChanged",
+        name: "InputRouteChanged", since: "0.4",
         doc: "The default input (the microphone) changed (docs/policy.md §8); RouteChanged stays the output's. reason: as RouteChanged's. previous, current: the sources' node.names. accessory: the one whose change caused it. summary: sources eligible. previous_port, port: the source's active route before and after. event: unplugged, plugged or empty. at: milliseconds since the Unix epoch.",
         arguments: [
             .field(\.reason), .field(\.previous), .field(\.current), .field(\.accessory), .field(\.summary), .field(\.previousPort),
@@ -56,13 +56,13 @@ enum EarshotBusSignals {
         ]
     }
 
-    /// The signals' argument tables for docs/dbus.md, in the same order.
-    static var markdownTables: [(name: String, table: String)] {
-        [
-            (routeChanged.name, routeChanged.markdownTable), (routePortChanged.name, routePortChanged.markdownTable),
-            (inputRouteChanged.name, inputRouteChanged.markdownTable), (accessoryChanged.name, accessoryChanged.markdownTable),
-            (playbackChanged.name, playbackChanged.markdownTable), (hostAddressesChanged.name, hostAddressesChanged.markdownTable),
+    /// docs/dbus.md's table of signals, from the declarations.
+    static var markdownTable: String {
+        let rows = [
+            routeChanged.summaryRow, routePortChanged.summaryRow, inputRouteChanged.summaryRow, accessoryChanged.summaryRow,
+            playbackChanged.summaryRow, hostAddressesChanged.summaryRow,
         ]
+        return (["| signal | arguments |", "|---|---|"] + rows).joined(separator: "\n") + "\n"
     }
 
     /// What an event sends: its signal, then RoutePortChanged after an output's RouteChanged
