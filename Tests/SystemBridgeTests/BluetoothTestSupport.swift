@@ -62,8 +62,19 @@ func firstThreadID(named name: String) -> Int? {
     }.min()
 }
 
-/// Whether the thread with id `task` has ended.
-func threadEnded(_ task: Int?) -> Bool {
+/// Whether the thread with id `task` has ended, waiting up to `limit` for the kernel to say so.
+/// A join returns when the thread's tid futex is cleared (in `mm_release`, early in its exit);
+/// its `/proc/self/task` entry goes only when the kernel releases the task a little later, and on
+/// a loaded machine that "later" was seen to be after the check (hunt run 1 of 2026-11-28). No
+/// event tells of that release, so this looks again, backing off, until the limit.
+func threadEnded(_ task: Int?, within limit: Duration = .seconds(10)) -> Bool {
     guard let task else { return false }
-    return !FileManager.default.fileExists(atPath: "/proc/self/task/\(task)")
+    let deadline = ContinuousClock.now + limit
+    var pause = Duration.microseconds(100)
+    while FileManager.default.fileExists(atPath: "/proc/self/task/\(task)") {
+        guard ContinuousClock.now < deadline else { return false }
+        Thread.sleep(forTimeInterval: Double(pause.components.attoseconds) / 1e18 + Double(pause.components.seconds))
+        pause = min(pause * 2, .milliseconds(50))
+    }
+    return true
 }
