@@ -257,7 +257,7 @@ final class DeviceDriver: Sendable {
     /// Says what went wrong once per kind of problem (a held channel retried for an hour is
     /// one line, not thirty).
     private static func record(
-        _ error: DriverTransportError, label: String, kind: DriverFamily, said: inout DriverTransportError?, context: Context,
+        _ error: DriverTransportError, label: String, kind: AccessoryFamily.Kind, said: inout DriverTransportError?, context: Context,
         address: BluetoothAddress
     ) {
         let connection: DriverBoard.Entry.Connection

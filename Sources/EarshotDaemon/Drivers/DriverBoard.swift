@@ -61,7 +61,7 @@ public final class DriverBoard: Sendable {
         entries.withLock { $0[address] }
     }
 
-    func begin(_ device: DriverDevice, family: DriverFamily) {
+    func begin(_ device: DriverDevice, family: AccessoryFamily.Kind) {
         entries.withLock {
             $0[device.address] = Entry(address: device.address, family: family.rawValue, name: device.name, connection: .connecting)
         }

@@ -1,3 +1,4 @@
+import AccessoryDrivers
 import ControlProtocol
 import Logging
 import RoutingPolicy
@@ -17,7 +18,7 @@ struct DriverReporter {
     private var source: BluetoothAddress?
     private var sentSource: BluetoothAddress?
 
-    init(address: BluetoothAddress, family: DriverFamily, logger: Logger) {
+    init(address: BluetoothAddress, family: AccessoryFamily.Kind, logger: Logger) {
         session = AccessoryReportSession(accessory: .address(address), reporter: family.reporter, capabilities: [.audioSwitching, .placement])
         self.logger = logger
     }

@@ -1,4 +1,5 @@
 import AccessoryDrivers
+import RoutingPolicy
 
 /// Either family's session behind one face: bytes in, outputs out (AccessoryDrivers holds the
 /// protocols; this only dispatches).

@@ -101,7 +101,7 @@ public struct PlaybackConfig: Sendable, Hashable {
 }
 
 /// When a pair of earbuds counts as in the ear (docs/drivers.md).
-public enum EarbudWearRule: String, Sendable, Hashable, CaseIterable, Codable {
+public enum WearRule: String, Sendable, Hashable, CaseIterable, Codable {
     /// While at least one bud is in an ear.
     case either
     /// Only while both are.
@@ -128,7 +128,7 @@ public struct DriversConfig: Sendable, Hashable {
     public var aap = true
     /// Samsung Galaxy Buds (RFCOMM through BlueZ).
     public var galaxyBuds = true
-    public var inEar: EarbudWearRule = .either
+    public var inEar: WearRule = .either
     /// Devices no driver touches (another program reads them, or the user reports them).
     public var ignore: [BluetoothAddress] = []
     public init() {}

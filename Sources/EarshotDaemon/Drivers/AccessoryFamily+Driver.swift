@@ -2,11 +2,7 @@ import AccessoryDrivers
 import RoutingPolicy
 import SystemBridge
 
-/// A built-in driver's family: `AccessoryFamily` without the model (one concept, the drivers'
-/// name for it).
-typealias DriverFamily = AccessoryFamily.Kind
-
-/// What the daemon knows of each family: the reporter name it registers under, how its channel
+/// What the daemon knows of each built-in driver's family (`AccessoryFamily.Kind`): the reporter name it registers under, how its channel
 /// is opened, and the config switch that turns it off (docs/drivers.md).
 extension AccessoryFamily.Kind {
     /// The reporter name: a registration under it gives way to any other reporter's.
