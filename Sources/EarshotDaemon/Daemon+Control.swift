@@ -5,7 +5,10 @@ import FoundationEssentials
 import RoutingPolicy
 
 /// The control API (socket and D-Bus) and the other sources' ways in. Requests that change
-/// anything are inputs (queued, handled in order); queries read the state between inputs.
+/// anything are inputs (queued, handled in order). Queries are not: they run on the actor
+/// whenever it is free — between two inputs, or while a turn waits on an effect (a PipeWire
+/// round trip of the apply, an MPRIS call) — so `status` can show a decision whose apply is
+/// still under way (docs/architecture.md, "One input path").
 extension Daemon: DaemonControl {
     /// Answers once the change is on disk too (a burst of changes shares one write: the daemon
     /// takes the next inputs meanwhile).
@@ -112,11 +115,11 @@ extension Daemon {
     /// or is invalid is logged with file:line:col and the last good config stays. A config read
     /// once from a pipe or standard input is kept, and that is said once.
     public nonisolated func reloadConfig(because cause: String) async {
-        if let readOnce = configReadOnce {
+        if let readOnce = environment.configReadOnce {
             let path = InputFile.name(environment.options.configPath ?? "-")
-            if !configReadOnceNoticed.exchange(true, ordering: .relaxed) {
+            if !readOnce.noticed.exchange(true, ordering: .relaxed) {
                 environment.logger.warning(
-                    "config not reloaded (\(cause)): \(path) was read once at start, from \(readOnce), and cannot be read again; keeping the config read then (restart the daemon to change it; later reloads say nothing more)")
+                    "config not reloaded (\(cause)): \(path) was read once at start, from \(readOnce.origin), and cannot be read again; keeping the config read then (restart the daemon to change it; later reloads say nothing more)")
             } else {
                 environment.logger.debug("config not reloaded (\(cause)): \(path) was read once at start")
             }
@@ -127,7 +130,7 @@ extension Daemon {
             _ = await submit(.configLoaded(config, source, cause: cause))
         } catch {
             for problem in error.errors { environment.logger.error("config not reloaded (\(cause)): \(problem)") }
-            let running = await configSource
+            let running = await configs.source
             environment.logger.error("keeping the last good config from \(running)")
         }
     }
@@ -135,7 +138,7 @@ extension Daemon {
     /// The files whose changes trigger a reload: the explicit config, or every search path;
     /// none for a config read once from a pipe.
     public nonisolated var watchedConfigPaths: [String] {
-        guard configReadOnce == nil else { return [] }
+        guard environment.configReadOnce == nil else { return [] }
         return ConfigSource.candidates(explicit: environment.options.configPath, environment: environment.options.environment)
     }
 

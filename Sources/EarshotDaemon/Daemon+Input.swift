@@ -21,10 +21,11 @@ extension Daemon {
         var result = InputResult.done
         switch input {
         case .connected(let connection, let graph):
-            if events.recorder.isRecording { recordReplacement(of: engine.graph, by: graph) }
+            events.recorder.recordReplacement(of: engine.graph, by: graph, at: now)
             await connected(connection, graph: graph, turn: &turn)
         case .graphChanged(let changes):
-            for change in changes { await consider(take(change), turn: &turn) }
+            let observers = graphObservers
+            for change in changes { await consider(take(change, observers: observers), turn: &turn) }
         case .disconnected(let connection):
             if session.detach(connection) { logger.warning("PipeWire connection lost; reconnecting") }
             return .done
@@ -32,10 +33,7 @@ extension Daemon {
             let answer = decide(request)
             if case .success = answer.result {
                 turn.registrationsChanged = true
-                if events.recorder.isRecording {
-                    let (verb, body) = AccessoryRequestEncoder.encode(request)
-                    events.recorder.record(verb, body, at: now)
-                }
+                events.recorder.recordAccepted(request, at: now)
             }
             result = .accessory(answer.result)
             guard let outcome = answer.outcome else { return result }
@@ -45,15 +43,15 @@ extension Daemon {
         case .timerFired:
             while let due = engine.nextDeadline, due <= now { await consider(engine.handle(.timerFired, at: now), turn: &turn) }
         case .configLoaded(let config, let source, let cause):
-            guard config != engine.config || source != configSource else { return .done }
-            configSource = source
+            guard config != engine.config || source != configs.source else { return .done }
+            configs.source = source
             logger.info("config reloaded from \(source) (\(cause))")
             let endsBefore = engine.accessories.endCount
             let outcome = engine.handle(.configReplaced(config), at: now)
             announceInvalidated(engine.accessories.ended(since: endsBefore))
             events.announceHostAddresses(engine.knownHostAddresses, at: environment.clock.wallClock)
             turn.registrationsChanged = true  // a reload may end registrations
-            configApplied(engine.config)
+            configs.applied(engine.config)
             await consider(outcome, turn: &turn)
         case .hostAddressesChanged(let adapters):
             let listed = adapters.isEmpty ? "none" : adapters.map(\.description).joined(separator: ", ")
@@ -78,7 +76,7 @@ extension Daemon {
 
     private func connected(_ connection: any PipeWireCommands, graph: Graph, turn: inout Turn) async {
         let firstTime = session.attach(connection, graph: graph)
-        applier.reset()
+        applier.reset(mode: session.mode)
         playback.rebuild(from: graph)
         logger.info("connected to PipeWire (\(connection.remoteName)): \(session.mode.rawValue) mode\(session.sessionManager.map { ", session manager \($0)" } ?? "")")
         let outcome: PolicyOutcome
@@ -93,67 +91,28 @@ extension Daemon {
                 engine.restoreChoices(of: direction, lastChoice: choice.lastChoice, override: choice.override, hold: plainRestart)
             }
             outcome = engine.handle(.start, at: now)
-            firstGraphCame()
+            session.firstGraphTaken()
         } else {
             outcome = engine.handle(.graphReplaced(graph), at: now)
         }
         await consider(outcome, turn: &turn)
     }
 
-    /// One graph change into the engine, the mode, the players' last sinks, and the echo
-    /// filter: a configured default Earshot did not write is the user's pick.
-    private func take(_ change: GraphChange) -> PolicyOutcome {
-        if events.recorder.isRecording { record(change) }
-        switch change {
-        case .metadataProperty(let id, 0, let key?, _, let value) where engine.graph.metadata[id]?.name == "default":
-            logger.trace("default metadata \(id): \(key) = \(value ?? "nil") (in flight \(applier.writer.inFlight))")
-        case .metadata(let metadata) where metadata.name == "default":
-            logger.trace("default metadata \(metadata.id) \(engine.graph.metadata[metadata.id] == nil ? "appeared" : "changed")")
-        case .removed(let id) where engine.graph.metadata[id]?.name == "default":
-            logger.trace("default metadata \(id) went")
-        case .device(let device):
-            logger.trace("device \(device.id) \(device.props["device.name"] ?? "?"): routes \(device.routes.map(Self.describe) ?? "none")")
-        case .node(let node) where node.isAudioSink:
-            logger.trace("sink \(node.id) \(node.name ?? "?"): input ports \(node.inputPorts.map(String.init) ?? "?")")
-        default:
-            break
-        }
-        switch change {
-        case .removed(let id) where engine.graph.metadata[id]?.name == "default":
-            applier.writer.metadataRemoved()
-            applier.sourceWriter.metadataRemoved()
-        case .metadata(let metadata) where metadata.name == "default" && engine.graph.metadata[metadata.id] == nil
-            && session.connection?.createdDefaultMetadataIDs().contains(metadata.id) != true:
-            // A session manager's new `default` metadata: the values it fills in first are
-            // restored from its own state, not a user's pick.
-            applier.writer.sessionManagerArrived(at: now)
-            applier.sourceWriter.sessionManagerArrived(at: now)
-        default:
-            break
-        }
+    /// One graph change into the engine, and to each part that observes its kind: before the
+    /// engine takes it and after. A part may find it is a user's pick (a configured default
+    /// Earshot did not write): the engine then takes the pick, whose decision supersedes the
+    /// change's own (never applied).
+    private func take(_ change: GraphChange, observers: [any GraphChangeObserver]) -> PolicyOutcome {
+        let observing = observers.filter { $0.observedKinds.contains(change.kind) }
+        let before = GraphTurn(graph: engine.graph, session: session, currentDefault: engine.currentDefault, currentSource: engine.currentSource, now: now)
+        for observer in observing { observer.graphWillChange(change, in: before) }
         var outcome = engine.handle(.graphChanged(change), at: now)
-        playback.record(change, in: engine.graph, at: now)
-        switch change {
-        case .client, .removed:
-            if session.detectMode(in: engine.graph), session.connection != nil {
-                logger.info("apply mode: \(session.mode.rawValue)\(session.sessionManager.map { " (\($0))" } ?? "")")
-                applier.modeChanged(to: session.mode, at: now)
+        for observer in observing {
+            let after = GraphTurn(graph: engine.graph, session: session, currentDefault: engine.currentDefault, currentSource: engine.currentSource, now: now)
+            if let pick = observer.graphDidChange(change, in: after) {
+                outcome = engine.handle(pick, at: now)
+                events.recorder.recordPick(pick, at: now)
             }
-        case .metadataProperty(let id, 0, Graph.configuredSinkKey?, _, let value?) where engine.graph.metadata[id]?.name == "default":
-            if let name = MetadataEntry.name(inJSON: value), !applier.writer.consumeEcho(of: name, at: now), name != engine.currentDefault {
-                // Someone else (wpctl, pavucontrol, GNOME) chose: follow, don't fight. The
-                // graph-change decision before it is superseded, never applied.
-                outcome = engine.handle(.userSelectedDefault(name), at: now)
-                if events.recorder.isRecording { events.recorder.record("select", .object(["node": .string(name)]), at: now) }
-            }
-        case .metadataProperty(let id, 0, Graph.configuredSourceKey?, _, let value?) where engine.graph.metadata[id]?.name == "default":
-            if let name = MetadataEntry.name(inJSON: value), !applier.sourceWriter.consumeEcho(of: name, at: now), name != engine.currentSource {
-                // The user picked a microphone (§8): followed, as a pick of the output is.
-                outcome = engine.handle(.userSelectedSource(name), at: now)
-                if events.recorder.isRecording { events.recorder.record("select-source", .object(["node": .string(name)]), at: now) }
-            }
-        default:
-            break
         }
         return outcome
     }
@@ -276,69 +235,6 @@ extension Daemon {
             engine.accessories.entries.values.map { ($0.registration.identity, $0.registration.configuration.placement) }, uniquingKeysWith: { a, _ in a })
         if !saved.registrations.isEmpty {
             logger.info("restored \(saved.registrations.count) registration(s) from \(persister.store.path) (stale until their reporters confirm)")
-        }
-    }
-
-    /// `speaker yes, headphones no; active headphones@0` for a trace line.
-    static func describe(_ routes: DeviceRoutes) -> String {
-        routes.all.map { "\($0.name) \($0.available.rawValue)" }.joined(separator: ", ")
-            + "; active " + routes.active.map { "\($0.name)@\($0.device.map(String.init) ?? "?") \($0.available.rawValue)" }.joined(separator: ", ")
-    }
-
-    /// What a recording keeps of a graph change, in `earshot eval`'s terms: nodes and devices
-    /// as they appear, and nodes going by name. A later change of an object's properties or
-    /// state is left out (eval adds an id once; PipeWire 1.4 updates a stream's properties as
-    /// it runs); ports, links and clients are not the policy's inputs.
-    private func record(_ change: GraphChange) {
-        switch change {
-        case .node(let node) where engine.graph.nodes[node.id] == nil:
-            events.recorder.record("add", PwDumpEncoder.object(node), at: now)
-        case .node(let node):
-            // A sink or source appears before its ports (the session manager configures them):
-            // the node again once it has them, which eval takes as an update of the same node
-            // (else the replay would hold it out as `no-ports` for good).
-            guard let old = engine.graph.nodes[node.id], old.name == node.name else { return }
-            let portsCame = node.isAudioSink ? (old.inputPorts ?? 0) == 0 && (node.inputPorts ?? 0) > 0
-                : node.isAudioSource && (old.outputPorts ?? 0) == 0 && (node.outputPorts ?? 0) > 0
-            if portsCame { events.recorder.record("add", PwDumpEncoder.object(node), at: now) }
-        case .device(let device) where engine.graph.devices[device.id] == nil:
-            events.recorder.record("add", PwDumpEncoder.object(device), at: now)
-        case .device(let device):
-            // A jack or a monitor: each route whose availability or activity changed, as the
-            // `route` event eval replays (a device first seen without routes gets them here).
-            guard let name = device.props["device.name"], let routes = device.routes else { return }
-            guard let before = engine.graph.devices[device.id]?.routes else {
-                // The routes came after the device (they are read once its info is in): the
-                // device again, which eval takes as an update of the same device.
-                events.recorder.record("add", PwDumpEncoder.object(device), at: now)
-                return
-            }
-            for change in before.changes(to: routes) {
-                var body: [String: JSONValue] = [
-                    "device": .string(name), "route": .string(change.name), "available": .string(change.available.rawValue),
-                ]
-                if change.active { body["active"] = .bool(true) }
-                events.recorder.record("route", .object(body), at: now)
-            }
-        case .removed(let id):
-            guard let name = engine.graph.nodes[id]?.name else { return }
-            events.recorder.record("remove", .object(["node": .string(name)]), at: now)
-        default:
-            break
-        }
-    }
-
-    /// A (re)connection replaces the graph: a recording says so as every node of the old one
-    /// leaving, then every node and device of the new one arriving (ids are PipeWire's anew).
-    private func recordReplacement(of old: Graph, by new: Graph) {
-        for node in old.nodes.values.sorted(by: { $0.id < $1.id }) {
-            if let name = node.name { events.recorder.record("remove", .object(["node": .string(name)]), at: now) }
-        }
-        for device in new.devices.values.sorted(by: { $0.id < $1.id }) {
-            events.recorder.record("add", PwDumpEncoder.object(device), at: now)
-        }
-        for node in new.nodes.values.sorted(by: { $0.id < $1.id }) {
-            events.recorder.record("add", PwDumpEncoder.object(node), at: now)
         }
     }
 }

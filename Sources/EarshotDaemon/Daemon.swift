@@ -2,7 +2,6 @@ import AudioGraph
 import FoundationEssentials
 import Logging
 import RoutingPolicy
-import Synchronization
 
 /// The live engine. Every input — a burst of graph changes, a control request, the placement
 /// timer, a config reload, BlueZ's adapters, an MPRIS status — goes through one path,
@@ -10,78 +9,58 @@ import Synchronization
 /// (publish, pause players, arm the timer, apply, resume players, save) and finish before the
 /// next input is taken. Each part owns its own state:
 ///
-/// - `session`: the current PipeWire connection and the apply mode
-/// - `engine`: the policy (a value: inputs in, decisions out) and `configSource`, where its config came from
+/// - `session`: the current PipeWire connection, the apply mode, who waits for the first graph
+/// - `engine`: the policy (a value: inputs in, decisions out); `configs`: where its config came
+///   from, and who hears of each config it takes
 /// - `decisions`: the last decision, the last route change, the history of defaults
 /// - `applier`: cooperative and standalone application (echo filter, pins, port requests)
 /// - `playback`: MPRIS pause/resume and where each stream last played
 /// - `persister`: the state file and which restored registrations are stale
-/// - `events`: subscribers and the host addresses they were told about
+/// - `events`: subscribers, live recordings, and the host addresses subscribers were told about
 /// - `inputs`: the queue every source submits to, and the placement timer
+///
+/// The parts that follow the graph observe each change themselves (`graphObservers`).
 public actor Daemon {
     nonisolated let environment: DaemonEnvironment
     nonisolated let inputs = InputQueue()
     nonisolated let events: EventHub
     let applier: ApplyStage
     let playback = PlaybackHook()
+    let session: GraphSession
     var engine: PolicyEngine
-    var configSource: ConfigSource
-    /// What an explicit `--config` read once at start was (a pipe, standard input): a reload
-    /// keeps its config, and says so once (`configReadOnceNoticed`).
-    nonisolated let configReadOnce: String?
-    nonisolated let configReadOnceNoticed = Atomic<Bool>(false)
-    var session = GraphSession()
+    var configs: AppliedConfigs
     var decisions = DecisionLog()
     var persister: StatePersister
-    /// Whether the first graph has come (the engine was rebased onto it), and who is told when
-    /// it does (the rolling recording starts its first segment from that graph: nodes present
-    /// at start are not arrivals, and a replay must not see them arrive).
-    public private(set) var hasFirstGraph = false
-    private var firstGraphHandlers: [@Sendable () async -> Void] = []
-    /// Who hears of each config the daemon takes (the driver host, the rolling recording), in
-    /// order: each has a stream of its own holding at most the newest config not yet read.
-    private var configListeners: [AsyncStream<PolicyConfig>.Continuation] = []
+
+    /// Who is told of each graph change, in this order: the recording first (it reads the graph
+    /// before anyone acts on the change), the session before the apply stage (which observes its
+    /// mode).
+    var graphObservers: [any GraphChangeObserver] { [events.recorder, GraphTrace(logger: logger), playback, session, applier] }
+
+    /// Whether the first graph has come (the engine was rebased onto it).
+    public var hasFirstGraph: Bool { session.firstGraphListeners.happened }
 
     /// The configs the daemon runs, in the order it takes them: the one in force now, then each
     /// one a reload brings (from the `.configLoaded` turn itself, so no later read of the actor
     /// can see another). A slow reader gets only the newest.
     public func appliedConfigs() -> AsyncStream<PolicyConfig> {
-        let (stream, continuation) = AsyncStream.makeStream(of: PolicyConfig.self, bufferingPolicy: .bufferingNewest(1))
-        continuation.yield(engine.config)
-        if configListeners.count < 8 { configListeners.append(continuation) } else { continuation.finish() }
-        return stream
-    }
-
-    func configApplied(_ config: PolicyConfig) {
-        for listener in configListeners { listener.yield(config) }
+        configs.listen(current: engine.config)
     }
 
     func endConfigListeners() {
-        for listener in configListeners { listener.finish() }
-        configListeners = []
+        configs.end()
     }
 
     /// Runs `handler` once the first graph has come (at once, on its own task, if it has).
     public func onFirstGraph(_ handler: @escaping @Sendable () async -> Void) {
-        if hasFirstGraph {
-            Task { await handler() }
-        } else if firstGraphHandlers.count < 8 {
-            firstGraphHandlers.append(handler)
-        }
-    }
-
-    func firstGraphCame() {
-        hasFirstGraph = true
-        let handlers = firstGraphHandlers
-        firstGraphHandlers = []
-        for handler in handlers { Task { await handler() } }
+        session.onFirstGraph(handler)
     }
 
     public init(options: DaemonOptions, logger: Logger, clock: any DaemonClock = SystemDaemonClock()) throws(ConfigErrors) {
-        environment = DaemonEnvironment(options: options, logger: logger, clock: clock)
         let file = try DaemonConfigFile.atStart(options: options)
-        configSource = file.source
-        configReadOnce = file.readOnce
+        environment = DaemonEnvironment(options: options, logger: logger, clock: clock, configReadOnce: file.readOnce.map(ConfigReadOnce.init))
+        configs = AppliedConfigs(source: file.source)
+        session = GraphSession(logger: logger)
         engine = PolicyEngine(graph: Graph(), config: file.config)
         events = EventHub(hostAddresses: engine.knownHostAddresses)
         applier = ApplyStage(logger: logger)
@@ -93,8 +72,8 @@ public actor Daemon {
     var now: Milliseconds { environment.clock.now }
 
     public var configDescription: String {
-        guard let readOnce = configReadOnce else { return configSource.description }
-        return "\(InputFile.name(configSource.description)) (read once, from \(readOnce): a reload keeps it)"
+        guard let readOnce = environment.configReadOnce else { return configs.source.description }
+        return "\(InputFile.name(configs.source.description)) (read once, from \(readOnce.origin): a reload keeps it)"
     }
 
     /// Restores the saved state, then takes inputs until `stop()`: PipeWire's (through a
@@ -145,4 +124,6 @@ struct DaemonEnvironment: Sendable {
     let clock: any DaemonClock
     /// What the built-in headset drivers are doing, for status (they write it, status reads).
     let driverBoard = DriverBoard()
+    /// The explicit `--config` was read once at start (a pipe): reloads keep its config.
+    let configReadOnce: ConfigReadOnce?
 }

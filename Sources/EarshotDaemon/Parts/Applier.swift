@@ -144,12 +144,14 @@ final class ApplyStage {
     let sourceWriter: DefaultSinkWriter
     private let cooperative: CooperativeApplier
     private let standalone: StandaloneApplier
-    private let logger: Logger
+    let logger: Logger
     /// The session manager just went: the first standalone apply checks first that PipeWire
     /// still answers Earshot (a session manager dying while Earshot's bind of its metadata
     /// was pending leaves Earshot's connection unanswered for ever: it is then ended, and the
     /// reconnection takes over).
     private var responsivenessCheckDue = false
+    /// The session's mode as this stage last saw it (at the connection, or as it changed).
+    private(set) var modeSeen: ApplyMode = .disconnected
 
     init(logger: Logger) {
         self.logger = logger
@@ -159,8 +161,9 @@ final class ApplyStage {
         standalone = StandaloneApplier(writer: writer, sourceWriter: sourceWriter, logger: logger)
     }
 
-    /// A new connection.
-    func reset() {
+    /// A new connection, whose session is in `mode`.
+    func reset(mode: ApplyMode) {
+        modeSeen = mode
         responsivenessCheckDue = false
         writer.reset()
         sourceWriter.reset()
@@ -170,6 +173,7 @@ final class ApplyStage {
 
     /// The mode changed (a session manager came or went): a write in flight may never echo.
     func modeChanged(to mode: ApplyMode, at now: Int64) {
+        modeSeen = mode
         for writer in [writer, sourceWriter] {
             if mode == .cooperative { writer.sessionManagerArrived(at: now) } else { writer.reset() }
         }

@@ -8,23 +8,17 @@ import Synchronization
 final class EventHub: Sendable {
     /// The live recordings of inputs (`earshot record`): another kind of subscriber.
     let recorder = InputRecorder()
-    private struct State {
-        var subscribers: [UInt64: AsyncStream<ControlWire.Event>.Continuation] = [:]
-        /// The socket's subscribers: each event's line is encoded once and shared by all.
-        var lineSubscribers: [UInt64: AsyncStream<[UInt8]>.Continuation] = [:]
-        var nextToken: UInt64 = 0
-        var closed = false
-        /// The host addresses subscribers were last told about (at start, the config's).
-        var announcedHostAddresses: [HostAddress]
-    }
-
-    private let state: Mutex<State>
+    private let subscribers = StreamListeners<ControlWire.Event>()
+    /// The socket's subscribers: each event's line is encoded once and shared by all.
+    private let lineSubscribers = StreamListeners<[UInt8]>()
+    /// The host addresses subscribers were last told about (at start, the config's).
+    private let announcedHostAddresses: Mutex<[HostAddress]>
 
     init(hostAddresses: [HostAddress]) {
-        state = Mutex(State(announcedHostAddresses: hostAddresses))
+        announcedHostAddresses = Mutex(hostAddresses)
     }
 
-    var subscriberCount: Int { state.withLock { $0.subscribers.count + $0.lineSubscribers.count } }
+    var subscriberCount: Int { subscribers.count + lineSubscribers.count }
 
     /// Events a subscriber may have waiting before it is cut off (its stream finished: the
     /// socket session then closes the connection). Its session writes each as it comes, so
@@ -32,47 +26,26 @@ final class EventHub: Sendable {
     static let maximumQueuedEvents = 1024
 
     func publish(_ event: ControlWire.Event) {
-        // Yielded outside the lock: a stream's termination handler takes it.
-        let (subscribers, lineSubscribers) = state.withLock { (Array($0.subscribers.values), Array($0.lineSubscribers.values)) }
-        for subscriber in subscribers {
-            if case .dropped = subscriber.yield(event) { subscriber.finish() }
-        }
+        subscribers.yield(event)
         guard !lineSubscribers.isEmpty else { return }
         // One encoding, one buffer: 300 subscribers queue 300 references to it, not 300 copies.
-        let line = Array(ControlWire.line(event))
-        for subscriber in lineSubscribers {
-            if case .dropped = subscriber.yield(line) { subscriber.finish() }
-        }
+        lineSubscribers.yield(Array(ControlWire.line(event)))
     }
 
     /// A subscription for the control socket: each event as its wire line (ending in a
     /// newline), shared by every subscriber; at most `maximumQueuedEvents` waiting, past which
     /// the subscriber is cut off.
     func subscribeLines() -> AsyncStream<[UInt8]> {
-        let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .bufferingOldest(Self.maximumQueuedEvents))
-        let token = state.withLock { state -> UInt64? in
-            guard !state.closed else { return nil }
-            state.nextToken += 1
-            state.lineSubscribers[state.nextToken] = continuation
-            return state.nextToken
-        }
-        guard let token else {
-            continuation.finish()
-            return stream
-        }
-        continuation.onTermination = { [weak self] _ in
-            self?.state.withLock { _ = $0.lineSubscribers.removeValue(forKey: token) }
-        }
-        return stream
+        lineSubscribers.subscribe(bufferingPolicy: .bufferingOldest(Self.maximumQueuedEvents))
     }
 
     /// Tells subscribers the host addresses in use when they (or their origins) differ from
     /// what they were last told. Called after the engine took an input and before its decision
     /// is published, so the event comes before the route change it causes.
     func announceHostAddresses(_ current: [HostAddress], at wallClock: Int64) {
-        let change = state.withLock { state -> ControlWire.HostAddressesEvent? in
-            guard let change = ControlWire.HostAddressesEvent(at: wallClock, from: state.announcedHostAddresses, to: current) else { return nil }
-            state.announcedHostAddresses = current
+        let change = announcedHostAddresses.withLock { announced -> ControlWire.HostAddressesEvent? in
+            guard let change = ControlWire.HostAddressesEvent(at: wallClock, from: announced, to: current) else { return nil }
+            announced = current
             return change
         }
         if let change { publish(.hostAddresses(change)) }
@@ -81,36 +54,13 @@ final class EventHub: Sendable {
     /// A new subscription. `bounded`: a queue of `maximumQueuedEvents` at most, past which the
     /// subscriber is cut off (clients of the socket); the daemon's own D-Bus signalling is not.
     func subscribe(bounded: Bool = true) -> AsyncStream<ControlWire.Event> {
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: ControlWire.Event.self, bufferingPolicy: bounded ? .bufferingOldest(Self.maximumQueuedEvents) : .unbounded)
-        let token = state.withLock { state -> UInt64? in
-            guard !state.closed else { return nil }
-            state.nextToken += 1
-            state.subscribers[state.nextToken] = continuation
-            return state.nextToken
-        }
-        guard let token else {
-            continuation.finish()
-            return stream
-        }
-        continuation.onTermination = { [weak self] _ in
-            self?.state.withLock { _ = $0.subscribers.removeValue(forKey: token) }
-        }
-        return stream
+        subscribers.subscribe(bufferingPolicy: bounded ? .bufferingOldest(Self.maximumQueuedEvents) : .unbounded)
     }
 
     /// Ends every subscription and recording (the daemon stops).
     func close() {
         recorder.close()
-        let (subscribers, lineSubscribers) = state.withLock { state in
-            state.closed = true
-            defer {
-                state.subscribers.removeAll()
-                state.lineSubscribers.removeAll()
-            }
-            return (Array(state.subscribers.values), Array(state.lineSubscribers.values))
-        }
-        for subscriber in subscribers { subscriber.finish() }
-        for subscriber in lineSubscribers { subscriber.finish() }
+        subscribers.close()
+        lineSubscribers.close()
     }
 }

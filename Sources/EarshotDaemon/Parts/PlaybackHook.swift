@@ -10,7 +10,7 @@ import RoutingPolicy
 /// each stream last played.
 /// A class: its async steps run on the daemon's actor (`nonisolated(nonsending)`), between
 /// which the daemon takes no other input.
-final class PlaybackHook {
+final class PlaybackHook: GraphChangeObserver {
     /// nil without a session bus: then nothing is tracked or paused.
     var players: (any MediaPlayerControl)?
     private var policy = PlaybackPolicy()
@@ -19,8 +19,14 @@ final class PlaybackHook {
     /// A new connection's graph: where each stream plays now.
     func rebuild(from graph: Graph) { lastPlayed.rebuild(from: graph) }
 
-    /// One graph change, taken before the next one can hide where a stream played.
-    func record(_ change: GraphChange, in graph: Graph, at now: Milliseconds) { lastPlayed.record(change, in: graph, at: now) }
+    /// Links made and objects gone: where each stream plays.
+    var observedKinds: GraphChangeKinds { [.link, .removed] }
+
+    /// Each change, taken before the next one of the burst can hide where a stream played.
+    func graphDidChange(_ change: GraphChange, in turn: GraphTurn) -> PolicyInput? {
+        lastPlayed.record(change, in: turn.graph, at: turn.now)
+        return nil
+    }
 
     func playerStatusChanged(connection: String, to status: String, signal: UInt64) {
         policy.playerStatusChanged(connection: connection, to: status, signal: signal)
