@@ -1,6 +1,7 @@
 import AudioGraph
 import FoundationEssentials
 import RoutingPolicy
+import SystemBridge
 
 /// The control API (socket and D-Bus) and the other sources' ways in. Requests that change
 /// anything are inputs (queued, handled in order); queries read the state between inputs.
