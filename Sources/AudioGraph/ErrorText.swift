@@ -17,12 +17,5 @@ public enum ErrorText {
         return "\(error)"
     }
 
-    /// The errno behind a file error (a POSIX error, or the one a Cocoa file error carries).
-    public static func errno(of error: any Error) -> Int32? {
-        if let posix = error as? POSIXError { return posix.code.rawValue }
-        if let cocoa = error as? CocoaError, let posix = cocoa.underlying as? POSIXError { return posix.code.rawValue }
-        return nil
-    }
-
     public static func describe(errno code: Int32) -> String { Errno(rawValue: code).description }
 }

@@ -12,13 +12,13 @@ public enum RecordingFiles {
     /// it would make a script eval cannot replay), writes the graph (0600) and opens the events
     /// file for appending (0600).
     public static func start(in directory: String, graph: JSONValue) throws(RecordingError) -> AppendingFile {
-        for name in [Self.graph, events] where FileManager.default.fileExists(atPath: "\(directory)/\(name)") {
+        for name in [Self.graph, events] where FileSystem.exists("\(directory)/\(name)") {
             throw RecordingError("\(directory)/\(name) exists: record into another directory (--output)")
         }
         do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileSystem.createDirectory(directory, permissions: 0o700)
         } catch {
-            throw RecordingError("cannot create \(directory): \(ErrorText.describe(error))")
+            throw RecordingError("cannot create \(directory): \(error.errno.description)")
         }
         // Checked again once it exists (the caller may have checked before it did).
         if case .refused(let why) = check(directory: directory) { throw RecordingError(why) }
@@ -85,12 +85,12 @@ public enum RollingRecordingSegments {
 
     /// The segments' starts (ms since the epoch), oldest first.
     public static func list(in directory: String) -> [Int64] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).compactMap { Int64($0) }.sorted()
+        ((try? FileSystem.contentsOfDirectory(directory)) ?? []).compactMap { Int64($0) }.sorted()
     }
 
     /// Why inputs are missing before the segment that started at `start`, if they are.
     public static func gap(before start: Int64, in directory: String) -> String? {
-        guard let text = try? String(contentsOfFile: "\(directory)/\(start)/\(gapMarker)", encoding: .utf8) else { return nil }
+        guard let text = try? InputFile.text("\(directory)/\(start)/\(gapMarker)") else { return nil }
         return text.trimmingWhitespace.isEmpty ? "inputs are missing" : String(text.trimmingWhitespace)
     }
 }

@@ -6,7 +6,7 @@ import SystemBridge
 public enum StateLocation {
     /// No place for the state file: neither variable names one and the user database gives no
     /// home directory.
-    public struct NoStateLocation: Error, Sendable, CustomStringConvertible {
+    public struct Missing: Error, Sendable, CustomStringConvertible {
         public var uid: UInt32
         /// Why the user database gave none (its entry has no home; or the lookup failed).
         public var detail: String
@@ -23,7 +23,7 @@ public enum StateLocation {
     public static func defaultPath(
         environment: [String: String], uid: UInt32 = CurrentProcess.userID,
         passwdHome: () throws -> String? = { try CurrentProcess.passwdHomeDirectory() }
-    ) throws(NoStateLocation) -> String {
+    ) throws(Missing) -> String {
         func absolute(_ value: String?) -> String? {
             guard let value, value.hasPrefix("/") else { return nil }
             return value
@@ -37,10 +37,10 @@ public enum StateLocation {
             do {
                 found = try passwdHome()
             } catch {
-                throw NoStateLocation(uid: uid, detail: "the user database cannot be read (\(error))")
+                throw Missing(uid: uid, detail: "the user database cannot be read (\(error))")
             }
             guard let found = absolute(found) else {
-                throw NoStateLocation(uid: uid, detail: "the user database gives uid \(uid) no home directory")
+                throw Missing(uid: uid, detail: "the user database gives uid \(uid) no home directory")
             }
             home = found
         }

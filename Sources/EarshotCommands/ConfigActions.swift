@@ -1,5 +1,6 @@
 import FoundationEssentials
 import RoutingPolicy
+import SystemBridge
 
 /// The logic of `earshot config`: find, load, report.
 enum ConfigActions {
@@ -22,19 +23,9 @@ enum ConfigActions {
         }
         let source = ConfigSource.resolve(explicit: explicit, environment: environment, fileExists: InputFile.nameExists)
         let config: PolicyConfig
-        var text = ""
+        let text: String
         do throws(ConfigErrors) {
-            // Read once: a pipe or stdin cannot be read a second time for the listing below.
-            if case .file(let path) = source {
-                do {
-                    text = try InputFile.text(path, limit: PolicyConfigLoader.sizeLimit)
-                } catch {
-                    throw PolicyConfigLoader.unreadable(InputFile.name(path), error.reason)
-                }
-                config = try PolicyConfigLoader.parse(text, file: InputFile.name(path))
-            } else {
-                config = try source.load()
-            }
+            (config, text) = try source.loadWithText()
         } catch {
             return CommandOutcome(standardError: error.errors.map { "\($0)\n" }.joined(), exitCode: 1)
         }

@@ -48,6 +48,6 @@ enum DaemonExecutable {
     }
 
     static func find(besides client: String?) -> String? {
-        candidates(besides: client).first { FileManager.default.isExecutableFile(atPath: $0) }
+        candidates(besides: client).first(where: FileSystem.isExecutable)
     }
 }

@@ -1,6 +1,7 @@
 import AudioGraph
 import FoundationEssentials
 import RoutingPolicy
+import SystemBridge
 
 /// The logic of `earshot eval`: load the graph, config and script, run, print.
 enum EvalActions {
@@ -33,7 +34,7 @@ enum EvalActions {
         }
         let decoded: DecodedGraph
         do {
-            let data = try InputFile.data(request.graphPath)
+            let data = Data(try InputFile.bytes(request.graphPath))
             decoded = try PwDumpDecoder.decodeReporting(data, source: InputFile.name(request.graphPath), strict: request.strict)
         } catch let error as InputFile.Failure {
             return failure("earshot eval: graph \(error)")

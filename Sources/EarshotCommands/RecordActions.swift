@@ -22,7 +22,7 @@ enum RecordActions {
         socket: String?, directory: String, duration: Duration?, warn: (String) -> Void = { _ in }, started: (String) -> Void
     ) -> CommandOutcome {
         let path = socket ?? ControlSocketPath.default()
-        for name in [RecordingFiles.graph, RecordingFiles.events] where FileManager.default.fileExists(atPath: "\(directory)/\(name)") {
+        for name in [RecordingFiles.graph, RecordingFiles.events] where FileSystem.exists("\(directory)/\(name)") {
             return CommandOutcome(standardError: "earshot record: \(directory)/\(name) exists: record into another directory (--output)\n", exitCode: 1)
         }
         if let refused = checkDirectory(directory, warn: warn) { return refused }
@@ -118,7 +118,7 @@ extension RecordActions {
         let segments = starts[first...]
         let origin = segments.first!
         do {
-            let graphText = try Data(contentsOf: URL(fileURLWithPath: "\(recordings)/\(origin)/\(RecordingFiles.graph)"))
+            let graphText = Data(try InputFile.bytes("\(recordings)/\(origin)/\(RecordingFiles.graph)"))
             var events: AppendingFile
             do {
                 events = try RecordingFiles.start(in: directory, graph: try JSONDecoder().decode(JSONValue.self, from: graphText))
@@ -128,7 +128,7 @@ extension RecordActions {
             defer { try? events.close() }
             var lines = 0
             for start in segments {
-                let text = (try? String(contentsOfFile: "\(recordings)/\(start)/\(RecordingFiles.events)", encoding: .utf8)) ?? ""
+                let text = (try? InputFile.text("\(recordings)/\(start)/\(RecordingFiles.events)")) ?? ""
                 for line in text.split(separator: "\n") {
                     // A line cut short (the daemon stopped mid-write) is left out.
                     guard case .object(var fields) = try? JSONValue.parse(String(line)), case .integer(let at)? = fields["at"] else { continue }

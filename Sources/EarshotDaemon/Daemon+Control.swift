@@ -3,6 +3,7 @@ import ControlProtocol
 import AudioGraph
 import FoundationEssentials
 import RoutingPolicy
+import SystemBridge
 
 /// The control API (socket and D-Bus) and the other sources' ways in. Requests that change
 /// anything are inputs (queued, handled in order). Queries are not: they run on the actor

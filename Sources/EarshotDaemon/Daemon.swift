@@ -2,6 +2,8 @@ import AudioGraph
 import FoundationEssentials
 import Logging
 import RoutingPolicy
+import Synchronization
+import SystemBridge
 
 /// The live engine. Every input — a burst of graph changes, a control request, the placement
 /// timer, a config reload, BlueZ's adapters, an MPRIS status — goes through one path,

@@ -36,7 +36,7 @@ struct Earshotd: AsyncParsableCommand {
         if let level = environment["EARSHOT_LOG"].flatMap(Logger.Level.init(rawValue:)) { logger.logLevel = level }
         let statePath: String
         do {
-            statePath = try arguments.state ?? StateStore.defaultPath(environment: environment)
+            statePath = try arguments.state ?? StateLocation.defaultPath(environment: environment)
         } catch {
             // As a state directory that is not the user's own: fixed by the user, not a restart.
             logger.error("cannot start: \(error)")

@@ -1,3 +1,4 @@
+import ControlProtocol
 import EarshotDaemon
 import Foundation
 import SystemBridge
@@ -16,26 +17,26 @@ struct StateLocationTests {
     @Test("XDG_STATE_HOME, else HOME, else the user database's home; only absolute paths count")
     func searchOrder() throws {
         let never: () throws -> String? = { Issue.record("the user database was asked"); return nil }
-        #expect(try StateStore.defaultPath(environment: ["XDG_STATE_HOME": "/s", "HOME": "/h"], passwdHome: never) == "/s/earshot/state.json")
-        #expect(try StateStore.defaultPath(environment: ["HOME": "/h"], passwdHome: never) == "/h/.local/state/earshot/state.json")
+        #expect(try StateLocation.defaultPath(environment: ["XDG_STATE_HOME": "/s", "HOME": "/h"], passwdHome: never) == "/s/earshot/state.json")
+        #expect(try StateLocation.defaultPath(environment: ["HOME": "/h"], passwdHome: never) == "/h/.local/state/earshot/state.json")
         // An empty or relative variable is as good as unset (XDG's rule).
-        #expect(try StateStore.defaultPath(environment: ["XDG_STATE_HOME": "", "HOME": "/h"], passwdHome: never) == "/h/.local/state/earshot/state.json")
-        #expect(try StateStore.defaultPath(environment: ["XDG_STATE_HOME": "state", "HOME": "/h"], passwdHome: never) == "/h/.local/state/earshot/state.json")
+        #expect(try StateLocation.defaultPath(environment: ["XDG_STATE_HOME": "", "HOME": "/h"], passwdHome: never) == "/h/.local/state/earshot/state.json")
+        #expect(try StateLocation.defaultPath(environment: ["XDG_STATE_HOME": "state", "HOME": "/h"], passwdHome: never) == "/h/.local/state/earshot/state.json")
         // No HOME: the passwd entry's home, not /tmp.
-        #expect(try StateStore.defaultPath(environment: [:]) { "/home/u" } == "/home/u/.local/state/earshot/state.json")
-        #expect(try StateStore.defaultPath(environment: ["HOME": ""]) { "/home/u" } == "/home/u/.local/state/earshot/state.json")
-        #expect(try StateStore.defaultPath(environment: ["HOME": "relative"]) { "/root" } == "/root/.local/state/earshot/state.json")
-        #expect(try StateStore.defaultPath(environment: [:]) { "/" } == "/.local/state/earshot/state.json")
+        #expect(try StateLocation.defaultPath(environment: [:]) { "/home/u" } == "/home/u/.local/state/earshot/state.json")
+        #expect(try StateLocation.defaultPath(environment: ["HOME": ""]) { "/home/u" } == "/home/u/.local/state/earshot/state.json")
+        #expect(try StateLocation.defaultPath(environment: ["HOME": "relative"]) { "/root" } == "/root/.local/state/earshot/state.json")
+        #expect(try StateLocation.defaultPath(environment: [:]) { "/" } == "/.local/state/earshot/state.json")
         // The real lookup, for this test's own user.
         let home = try #require(try CurrentProcess.passwdHomeDirectory())
-        #expect(try StateStore.defaultPath(environment: [:]) == "\(home)/.local/state/earshot/state.json")
+        #expect(try StateLocation.defaultPath(environment: [:]) == "\(home)/.local/state/earshot/state.json")
     }
 
     @Test("no home anywhere: refused, saying what to set; never a shared directory")
     func noHome() {
         for passwd: () throws -> String? in [{ nil }, { "" }, { "relative/home" }, { throw NoLookUp() }] {
             do {
-                let path = try StateStore.defaultPath(environment: [:], uid: 4242, passwdHome: passwd)
+                let path = try StateLocation.defaultPath(environment: [:], uid: 4242, passwdHome: passwd)
                 Issue.record("a state path without a home: \(path)")
             } catch {
                 #expect(error.uid == 4242)

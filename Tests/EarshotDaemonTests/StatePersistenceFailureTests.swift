@@ -160,11 +160,12 @@ struct StatePersistenceFailureTests {
         #expect(problem.hasSuffix(fault.text), "\(problem)")
         #expect(log.all.filter { $0.hasPrefix("error") }.count == 1, "\(log.all)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
-        #expect(try StateStore(path: path).load() == good)
         let left = try FileManager.default.contentsOfDirectory(atPath: directory.path)
         #expect(left == ["state.json"], "a temporary left behind: \(left)")
 
+        // Read once the fault is gone: it reaches the store's reads too (EROFS at open).
         FaultInjection.remove(token)
+        #expect(try StateStore(path: path).load() == good)
         await writer.save(Self.state)
         #expect(writer.problem == nil)
         #expect(try StateStore(path: path).load() == Self.state)
@@ -183,6 +184,40 @@ struct StatePersistenceFailureTests {
         #expect(writer.problem == nil)
         #expect(try StateStore(path: path).load() == Self.state)
         #expect(!log.all.contains { $0.hasPrefix("error") }, "\(log.all)")
+    }
+
+    @Test("a state directory that cannot be made (EROFS at mkdir, through SystemBridge's door): the save says so with the call, path and errno; the next save after the fault writes")
+    func directoryCannotBeMade() async throws {
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("earshot/state.json").path
+        let log = CapturedLog()
+        let writer = StateWriter(store: StateStore(path: path), logger: log.logger)
+        let token = FaultInjection.inject(.readOnlyFileSystem, into: "mkdir", onPathsContaining: directory.lastPathComponent)
+        await writer.save(Self.state)
+        #expect(writer.problem == "mkdir \(directory.path)/earshot: Read-only file system (EROFS)", "\(writer.problem ?? "nil")")
+        #expect(log.all.filter { $0.hasPrefix("error") }.count == 1, "\(log.all)")
+        #expect(!FileManager.default.fileExists(atPath: path))
+        FaultInjection.remove(token)
+        await writer.save(Self.state)
+        #expect(writer.problem == nil)
+        #expect(try StateStore(path: path).load() == Self.state)
+    }
+
+    @Test("a state file the disk cannot read (EIO at read): said at start with the call, path and errno, kept aside, the daemon starts clean")
+    func unreadableFileAtStart() throws {
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("state.json").path
+        try StateStore(path: path).save(Self.state)
+        let log = CapturedLog()
+        let persister = StatePersister(path: path, logger: log.logger)
+        FaultInjection.inject(.ioError, into: "read", onPathsContaining: directory.lastPathComponent, times: 1)
+        #expect(persister.load(now: Date(timeIntervalSince1970: 1_795_000_000)) == PersistedState())
+        let aside = "\(path).corrupt-20261118T110640Z"
+        #expect(try StateStore(path: aside).load() == Self.state, "the unread state is kept whole")
+        #expect(
+            log.all.contains { $0.contains("(read \(path): Input/output error (EIO)); moved aside to \(aside)") }, "\(log.all)")
     }
     #endif
 

@@ -19,10 +19,9 @@ enum ControlSocketFile {
             return
         }
         do {
-            try FileManager.default.createDirectory(
-                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileSystem.createDirectory(directory, permissions: 0o700)
         } catch {
-            throw .directory(directory, "cannot create it: \(ErrorText.describe(error))")
+            throw .directory(directory, "cannot create it: \(error.errno.description)")
         }
     }
 

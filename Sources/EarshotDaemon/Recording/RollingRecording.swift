@@ -90,9 +90,9 @@ actor RollingRecording {
         // daemon stopped, or keep-hours was 0) were not recorded.
         (continuous, gapReason, failing) = (false, Self.notRecordingBefore, false)
         do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileSystem.createDirectory(directory, permissions: 0o700)
         } catch {
-            logger.warning("rolling recording: cannot create \(directory): \(ErrorText.describe(error)); not recording")
+            logger.warning("rolling recording: cannot create \(directory): \(error.errno.description); not recording")
             return
         }
         while !Task.isCancelled {
@@ -186,7 +186,7 @@ actor RollingRecording {
     /// in its gap marker, when there is an older one to not join).
     private func openSegment(start: Int64, graph: JSONValue, gap: String?) -> AppendingFile? {
         let segment = "\(directory)/\(start)"
-        let existed = FileManager.default.fileExists(atPath: segment)
+        let existed = FileSystem.exists(segment)
         do {
             let file = try RecordingFiles.start(in: segment, graph: graph)
             if let gap, RollingRecordingSegments.list(in: directory).contains(where: { $0 < start }) {
@@ -204,7 +204,7 @@ actor RollingRecording {
             if !failing { logger.warning("rolling recording: \(error); not recording until the next segment, in an hour") }
             // What this failed start made (the directory, part of graph.json) goes, never a
             // segment that was there before it (RecordingFiles.start refuses to reuse one).
-            if !existed { try? FileManager.default.removeItem(atPath: segment) }
+            if !existed { _ = try? FileSystem.removeTree(segment) }
             return nil
         }
     }
@@ -214,6 +214,6 @@ actor RollingRecording {
     private func prune(before cutoff: Int64) {
         let starts = RollingRecordingSegments.list(in: directory)
         let old = starts.filter { $0 < cutoff }
-        for start in old.dropLast() { try? FileManager.default.removeItem(atPath: "\(directory)/\(start)") }
+        for start in old.dropLast() { _ = try? FileSystem.removeTree("\(directory)/\(start)") }
     }
 }

@@ -1,9 +1,9 @@
 /// Which config applies: `--config`, then `$XDG_CONFIG_HOME/earshot/earshot.toml`, then
 /// `/etc/earshot/earshot.toml`, else the built-in defaults. File existence is asked of the
-/// caller, so the choice itself stays pure: callers ask whether anything is at the path
-/// (`InputFile.nameExists`, lstat), so a symbolic link whose target is missing or that loops
-/// is chosen, and reported as unreadable, rather than silently passed over for the next file
-/// or the built-in defaults.
+/// caller, and the caller reads the file, so the choice itself stays pure: callers ask whether
+/// anything is at the path (SystemBridge's `InputFile.nameExists`, lstat), so a symbolic link
+/// whose target is missing or that loops is chosen, and reported as unreadable, rather than
+/// silently passed over for the next file or the built-in defaults.
 public enum ConfigSource: Sendable, Hashable, CustomStringConvertible {
     case file(String)
     case builtIn
@@ -28,13 +28,6 @@ public enum ConfigSource: Sendable, Hashable, CustomStringConvertible {
     public static func resolve(explicit: String?, environment: [String: String], fileExists: (String) -> Bool) -> ConfigSource {
         if let explicit { return .file(explicit) }
         return candidates(explicit: nil, environment: environment).first(where: fileExists).map { .file($0) } ?? .builtIn
-    }
-
-    public func load() throws(ConfigErrors) -> PolicyConfig {
-        switch self {
-        case .file(let path): try PolicyConfigLoader.load(path: path)
-        case .builtIn: PolicyConfig.builtIn
-        }
     }
 
     public var description: String {

@@ -2,23 +2,13 @@ import FoundationEssentials
 import TOMLKit
 
 /// Reads a TOML config (through TOMLKit) into a `PolicyConfig`, checking it against the schema.
-/// Reports every error at once, each as file:line:column.
+/// Reports every error at once, each as file:line:column. It reads no file: the callers do
+/// (SystemBridge's `InputFile` in the client, `DaemonConfigFile` in the daemon) and give it the
+/// text and the file's name.
 public enum PolicyConfigLoader {
     /// The most a config file may have: 16 MiB (the 10 000-rule benchmark config is about
-    /// 1 MiB). A larger one is refused with its size before it is read.
+    /// 1 MiB). The callers refuse a larger one with its size before it is read.
     public static let sizeLimit = 16 << 20
-
-    /// Reading the file (InputFile: a path, a pipe or `-` for stdin) is the only I/O in
-    /// RoutingPolicy; at most `sizeLimit` bytes are read.
-    public static func load(path: String) throws(ConfigErrors) -> PolicyConfig {
-        let text: String
-        do {
-            text = try InputFile.text(path, limit: sizeLimit)
-        } catch {
-            throw unreadable(InputFile.name(path), error.reason)
-        }
-        return try parse(text, file: InputFile.name(path))
-    }
 
     /// A file that could not be read: `FILE:1:1: cannot read the file: REASON`.
     public static func unreadable(_ file: String, _ reason: String) -> ConfigErrors {

@@ -90,6 +90,27 @@ struct RollingRecordingFailureTests {
         await h.stop()
     }
 
+    @Test("a segment whose directory cannot be made (EROFS at mkdir, once): said once with the reason, nothing left of it; the next segment records again")
+    func segmentDirectoryCannotBeMade() async throws {
+        let h = try await DaemonHarness()
+        let directory = Self.directory(h)
+        let token = FaultInjection.inject(.readOnlyFileSystem, into: "mkdir", onPathsContaining: directory + "/", times: 1)
+        let (recording, log) = await Self.start(h, segmentLength: .milliseconds(300))
+        let recovered = await log.waitUntil(timeout: .seconds(30)) { lines in
+            lines.contains { $0.hasPrefix("notice: rolling recording: segment") }
+        }
+        #expect(recovered, "\(log.all)")
+        #expect(FaultInjection.uses(of: token) == 1)
+        let warnings = log.all.filter { $0.hasPrefix("warning") }
+        #expect(warnings.count == 1, "\(warnings)")
+        #expect(warnings.first?.contains("cannot create \(directory)/") == true && warnings.first?.contains(": Read-only file system;") == true, "\(warnings)")
+        await Self.finish(h, recording)
+        for segment in Self.segments(directory) {
+            #expect(FileManager.default.fileExists(atPath: "\(directory)/\(segment)/graph.json"), "\(segment)")
+        }
+        await h.stop()
+    }
+
     @Test("after a segment whose writes failed (ENOSPC, once), the next segment is marked as following a gap, so a replay never joins the two")
     func gapMarkedAfterAFailedSegment() async throws {
         let h = try await DaemonHarness()

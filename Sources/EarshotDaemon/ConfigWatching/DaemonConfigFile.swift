@@ -50,9 +50,7 @@ public struct DaemonConfigFile: Sendable {
 
     /// `--config`, else the first search path where anything is (lstat), else built-in.
     static func resolve(_ options: DaemonOptions) -> ConfigSource {
-        ConfigSource.resolve(explicit: options.configPath, environment: options.environment) { path in
-            (try? FileSystem.entry(at: path)) != nil
-        }
+        ConfigSource.resolve(explicit: options.configPath, environment: options.environment, fileExists: InputFile.nameExists)
     }
 
     /// What an explicit path is when it is to be read as a stream: `-`, or anything that is

@@ -61,17 +61,6 @@ public struct StateStore: Sendable {
 
     public init(path: String) { self.path = path }
 
-    /// No place for the state file (ControlProtocol's `StateLocation`, shared with the CLI).
-    public typealias NoStateLocation = StateLocation.NoStateLocation
-
-    /// `StateLocation.defaultPath`: where the state file goes by default.
-    public static func defaultPath(
-        environment: [String: String], uid: UInt32 = CurrentProcess.userID,
-        passwdHome: () throws -> String? = { try CurrentProcess.passwdHomeDirectory() }
-    ) throws(NoStateLocation) -> String {
-        try StateLocation.defaultPath(environment: environment, uid: uid, passwdHome: passwdHome)
-    }
-
     /// The state directory is not the user's own: refused at start (docs/state-file.md).
     public struct UnsafeDirectory: Error, Sendable, Equatable, CustomStringConvertible {
         public var directory: String
@@ -100,8 +89,7 @@ public struct StateStore: Sendable {
         let directory = self.directory.isEmpty ? "." : self.directory
         var status = try? FileSystem.status(of: directory)
         if status == nil {
-            try? FileManager.default.createDirectory(
-                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try? FileSystem.createDirectory(directory, permissions: 0o700)
             status = try? FileSystem.status(of: directory)
         }
         guard let status else { return }
@@ -123,10 +111,11 @@ public struct StateStore: Sendable {
 
     /// The saved state; a missing file is an empty state. One that cannot be read (corrupt, of
     /// an unknown version, a field wrong) throws a `StateFileError` naming the file and the
-    /// field, so the daemon can warn and start clean. The schema is `StateFile`'s.
+    /// field, and one the system cannot read throws its `SystemError` (`read …: Input/output
+    /// error (EIO)`), so the daemon can warn and start clean. The schema is `StateFile`'s.
     public func load() throws -> PersistedState {
-        guard let data = FileManager.default.contents(atPath: path) else { return PersistedState() }
-        return try StateFile.decode(data, path: path)
+        guard let bytes = try FileSystem.contents(of: path) else { return PersistedState() }
+        return try StateFile.decode(Data(bytes), path: path)
     }
 
     /// Writes `state`. Every failure is a `SystemError` naming the call, the path and the
@@ -144,13 +133,7 @@ public struct StateStore: Sendable {
         }
         let data = try StateFile.encode(state, reusing: &cache)
         let directory = FilePath(path).removingLastComponent().string
-        if try FileSystem.entry(at: directory) == nil {
-            do {
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            } catch {
-                throw Self.systemError(error, call: "mkdir", path: directory)
-            }
-        }
+        if try FileSystem.entry(at: directory) == nil { try FileSystem.createDirectory(directory, permissions: 0o700) }
         try FileSystem.atomicWrite(data, to: path, permissions: 0o600)
     }
 
@@ -158,11 +141,5 @@ public struct StateStore: Sendable {
     static func reason(_ error: any Error) -> String {
         if let error = error as? SystemError { return error.description }
         return "\(error)"
-    }
-
-    /// Foundation's file errors carry the errno underneath: named as SystemBridge names it.
-    static func systemError(_ error: any Error, call: String, path: String) -> any Error {
-        if let code = ErrorText.errno(of: error) { return SystemError(call, path: path, code: code) }
-        return SystemError(call, path: path, detail: ErrorText.describe(error), code: Errno.ioError.rawValue)
     }
 }
