@@ -145,19 +145,23 @@ public enum StateFile {
         /// Version 2: `{"output": {"last-choice": …, "override": …}, "input": {…}}`.
         var choices: [String: Choice]?
 
-        /// Both fields written as null when absent (the protocol's rule, `NullWhenAbsent`).
-        struct Choice: Codable {
-            @NullWhenAbsent var lastChoice: String?
-            @NullWhenAbsent var override: String?
+        /// Both fields written as null when absent, declared as the protocol's fields are.
+        struct Choice: WireRecord {
+            var lastChoice: String?
+            var override: String?
 
             init(_ choice: PersistedState.Choice) {
                 lastChoice = choice.lastChoice
                 override = choice.override
             }
 
-            enum CodingKeys: String, CodingKey {
-                case lastChoice = "last-choice", override
-            }
+            private init() {}
+
+            static let wireBlank = Choice()
+            static let wireFields: [WireField<Choice>] = [
+                .nullable("last-choice", \.lastChoice, "the default Earshot chose last"),
+                .nullable("override", \.override, "the user's pick in force"),
+            ]
         }
 
         /// One registration: `accessory`, `reporter`, `capabilities`, and `placement`,
