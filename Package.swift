@@ -66,6 +66,9 @@ let package = Package(
         // Codable, the D-Bus arguments and the docs' tables come from it. Depends on nothing.
         .target(name: "WireFields", swiftSettings: strict),
         .target(name: "RoutingPolicy", dependencies: ["AudioGraph", "WireFields", "TOMLKit"], swiftSettings: strict),
+        // `earshot eval`: scripts, runs, expectations, diffs, the timeline and its SVG, the
+        // replay workloads. Only the client links it: the daemon carries no SVG renderer.
+        .target(name: "PolicyEval", dependencies: ["AudioGraph", "RoutingPolicy", "WireFields"], swiftSettings: strict),
         .target(name: "AccessoryDrivers", dependencies: ["RoutingPolicy"], swiftSettings: strict),
         // What the client and the daemon share: the control protocol's wire types and their
         // JSON, the client side of the socket, the report bridge's session, recordings' files.
@@ -92,7 +95,7 @@ let package = Package(
         .target(
             name: "EarshotCommands",
             dependencies: [
-                "AudioGraph", "SystemBridge", "RoutingPolicy", "AccessoryDrivers", "ControlProtocol", "DaemonArguments", "WireFields",
+                "AudioGraph", "SystemBridge", "RoutingPolicy", "PolicyEval", "AccessoryDrivers", "ControlProtocol", "DaemonArguments", "WireFields",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
@@ -135,10 +138,10 @@ let package = Package(
         .testTarget(name: "AudioGraphTests", dependencies: ["AudioGraph"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "SystemBridgeTests", dependencies: ["SystemBridge", "PipeWireTestSupport", "TestScheduling", "AudioGraph"], swiftSettings: strict),
         .testTarget(name: "AccessoryDriversTests", dependencies: ["WireFields", "AccessoryDrivers", "RoutingPolicy"], swiftSettings: strict),
-        .testTarget(name: "RoutingPolicyTests", dependencies: ["WireFields", "RoutingPolicy", "AudioGraph"], resources: [.copy("Fixtures")], swiftSettings: strict),
+        .testTarget(name: "RoutingPolicyTests", dependencies: ["WireFields", "PolicyEval", "RoutingPolicy", "AudioGraph"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(
-            name: "EarshotDaemonTests", dependencies: ["WireFields", "EarshotDaemon", "ControlProtocol", "AccessoryDrivers", "RoutingPolicy", "AudioGraph", "PipeWireTestSupport", "TestScheduling", "SystemBridge"],
+            name: "EarshotDaemonTests", dependencies: ["WireFields", "PolicyEval", "EarshotDaemon", "ControlProtocol", "AccessoryDrivers", "RoutingPolicy", "AudioGraph", "PipeWireTestSupport", "TestScheduling", "SystemBridge"],
             resources: [.copy("Fixtures")], swiftSettings: strict),
-        .testTarget(name: "EarshotCommandsTests", dependencies: ["WireFields", "EarshotCommands", "ControlProtocol", "EarshotDaemon", "AccessoryDrivers", "RoutingPolicy", "SystemBridge", "PipeWireTestSupport", "TestScheduling", "AudioGraph"], swiftSettings: strict),
+        .testTarget(name: "EarshotCommandsTests", dependencies: ["WireFields", "PolicyEval", "EarshotCommands", "ControlProtocol", "EarshotDaemon", "AccessoryDrivers", "RoutingPolicy", "SystemBridge", "PipeWireTestSupport", "TestScheduling", "AudioGraph"], swiftSettings: strict),
     ]
 )

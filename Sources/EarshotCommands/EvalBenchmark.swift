@@ -1,3 +1,4 @@
+import PolicyEval
 import SystemPackage
 import ArgumentParser
 import FoundationEssentials

@@ -1,3 +1,4 @@
+import PolicyEval
 import AudioGraph
 import FoundationEssentials
 import RoutingPolicy

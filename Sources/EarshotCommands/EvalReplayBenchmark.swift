@@ -1,3 +1,4 @@
+import PolicyEval
 import FoundationEssentials
 import RoutingPolicy
 import SystemBridge

@@ -1,4 +1,5 @@
 @testable import ControlProtocol
+import PolicyEval
 import ControlProtocol
 import WireFields
 import AudioGraph

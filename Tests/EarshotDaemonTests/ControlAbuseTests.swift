@@ -1,3 +1,4 @@
+import PolicyEval
 import WireFields
 import AudioGraph
 import EarshotDaemon

@@ -1,6 +1,7 @@
 import WireFields
 import AudioGraph
 import Foundation
+import PolicyEval
 import RoutingPolicy
 import Testing
 

@@ -1,5 +1,6 @@
 import WireFields
 import AudioGraph
+import PolicyEval
 import RoutingPolicy
 import Testing
 

@@ -1,5 +1,6 @@
 import WireFields
 import Foundation
+import PolicyEval
 import RoutingPolicy
 import Testing
 

@@ -1,6 +1,7 @@
 import WireFields
 import AudioGraph
 import Foundation
+import PolicyEval
 import RoutingPolicy
 
 /// Small hand-made graphs for the rule tables, named after what they model.

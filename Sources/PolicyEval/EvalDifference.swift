@@ -1,3 +1,5 @@
+import AudioGraph
+import RoutingPolicy
 import FoundationEssentials
 
 /// One place where two configs decide differently over the same graph and script: what

@@ -1,3 +1,5 @@
+import AudioGraph
+import RoutingPolicy
 /// SplitMix64: a small, fast, seedable generator, so a bench script or a soak run replays from
 /// its seed alone.
 public struct SplitMix64: RandomNumberGenerator, Sendable {

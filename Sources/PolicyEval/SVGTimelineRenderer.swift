@@ -1,3 +1,5 @@
+import AudioGraph
+import RoutingPolicy
 /// Draws `Timeline`s as one self-contained SVG 1.1 document: no scripts, no external fonts,
 /// images or style sheets, every text escaped, and the same timelines give the same bytes.
 /// Several timelines (a baseline and a candidate) are drawn one above the other with their

@@ -1,3 +1,4 @@
+import RoutingPolicy
 import AudioGraph
 
 /// `earshot eval --against`: the same graph and script under two configs, and the decisions

@@ -217,3 +217,12 @@ public struct DecisionRecord: Codable, Sendable, Hashable {
         return String(decoding: data, as: UTF8.self)
     }
 }
+
+extension DecisionRecord {
+    /// Why `winner` ranks above `other` in `decision` (eval's diff explains one run's winner
+    /// against the other run's default, not only against its own runner-up).
+    package static func decider(in decision: Decision, winner: RankedSink, over other: RankedSink) -> Decider {
+        let decider = RankExplainer(config: decision.config, hostAddresses: decision.hostAddresses).decidedBy(winner, over: other)
+        return Decider(tier: decider.tierName, runnerUp: decider.runnerUp, why: decider.why)
+    }
+}

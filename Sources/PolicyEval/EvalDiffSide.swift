@@ -1,3 +1,6 @@
+import AudioGraph
+import RoutingPolicy
+
 extension EvalDifference.Side {
     /// One run's side, explained against the other run's default: the tier that put this
     /// run's winner above the sink the other run chose is the term that made the difference.
@@ -6,8 +9,7 @@ extension EvalDifference.Side {
         var record = DecisionRecord(step.decision, line: step.line)
         let decision = step.decision
         if let winner = decision.ranking.first, let other = decision.ranking.first(where: { $0.node == otherDefault }), other.node != winner.node {
-            let decider = RankExplainer(config: decision.config, hostAddresses: decision.hostAddresses).decidedBy(winner, over: other)
-            record.decidedBy = DecisionRecord.Decider(tier: decider.tierName, runnerUp: decider.runnerUp, why: decider.why)
+            record.decidedBy = DecisionRecord.decider(in: decision, winner: winner, over: other)
         }
         self.init(record, decided: decided)
     }
@@ -20,8 +22,7 @@ extension EvalDifference.Side {
         if let ranking = decision.input?.ranking, let winner = ranking.first, let other = ranking.first(where: { $0.node == otherDefault }),
             other.node != winner.node
         {
-            let decider = RankExplainer(config: decision.config, hostAddresses: decision.hostAddresses).decidedBy(winner, over: other)
-            decidedBy = DecisionRecord.Decider(tier: decider.tierName, runnerUp: decider.runnerUp, why: decider.why)
+            decidedBy = DecisionRecord.decider(in: decision, winner: winner, over: other)
         }
         self.init(decided: decided, default: record?.default, reason: record?.reason, decidedBy: decidedBy, winner: record?.ranking.first)
     }

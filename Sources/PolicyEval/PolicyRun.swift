@@ -1,3 +1,5 @@
+import AudioGraph
+import RoutingPolicy
 /// An input at a time, as a script of events gives it.
 public struct TimedInput: Sendable {
     public var at: Milliseconds

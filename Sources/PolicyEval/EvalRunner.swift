@@ -1,3 +1,4 @@
+import RoutingPolicy
 import AudioGraph
 
 /// `earshot eval` without the I/O: a graph, a config and a script in, one decision per event

@@ -1,3 +1,4 @@
+import RoutingPolicy
 import AudioGraph
 
 /// A generated graph and event script for `scripts/bench eval`: many sinks, a fifth of them

@@ -1,3 +1,4 @@
+import RoutingPolicy
 import AudioGraph
 import FoundationEssentials
 

@@ -1,3 +1,4 @@
+import RoutingPolicy
 import AudioGraph
 
 /// What an event line's `"expect"` asks of the default once that event and the timers it

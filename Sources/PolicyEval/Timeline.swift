@@ -1,3 +1,4 @@
+import RoutingPolicy
 import AudioGraph
 /// A run of the policy as a picture would show it, without the drawing: one lane per sink, the
 /// spans during which each sink held the default, markers for what happened to it (placement

@@ -1,3 +1,5 @@
+import AudioGraph
+import RoutingPolicy
 /// A tiny XML writer for SVG: every attribute value and every piece of text passes through
 /// `escape`, so no node name can break the document. Elements are written one per line.
 struct SVGWriter {

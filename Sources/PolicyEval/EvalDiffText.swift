@@ -1,3 +1,4 @@
+import RoutingPolicy
 import AudioGraph
 
 /// `earshot eval --against` as text: an aligned table, a row per difference with the tier

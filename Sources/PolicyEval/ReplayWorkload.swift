@@ -1,3 +1,4 @@
+import RoutingPolicy
 import AudioGraph
 
 /// A day at a desk as files, for `scripts/bench replay`: a pw-dump of `sinks` sinks (a fifth

@@ -1,3 +1,5 @@
+import AudioGraph
+import RoutingPolicy
 /// Checks each event's `"expect"` against the decisions `EvalRunner` reports, in order. An
 /// event has settled when the next event arrives (the runner has by then fired every timer due
 /// up to and including that event's time) or when the run ends (every timer has fired); the
