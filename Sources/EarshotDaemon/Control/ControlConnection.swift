@@ -23,24 +23,15 @@ final class ControlConnection: @unchecked Sendable {
     private let unsentEvents = Atomic<Int>(0)
 
     // On `queue` only:
+    /// Which phase the connection is in: it decides, this class performs.
+    private var lifecycle = ControlConnectionLifecycle()
     private var framer: ControlLineFramer
     private var handlers: Handlers?
-    private var reading = SourceState.inactive
-    private var writing = SourceState.inactive
-    private var readingHeld = true
-    /// A turn of reading is queued (more was waiting than one turn reads).
-    private var readScheduled = false
-    private var inputEnded = false
-    private var isClosed = false
-    private var sourcesCancelled = 0
     private var output = ControlOutputBuffer()
-    private var closesWhenFlushed = false
     /// Watched for the client going away after it shut its sending side.
     private var hangUpToken: UInt64?
     /// Told once the descriptor is closed (a descriptor is free again).
     private var released: (() -> Void)?
-
-    private enum SourceState { case inactive, running, suspended }
 
     /// What the connection tells its owner, on the control queue.
     struct Handlers {
@@ -83,9 +74,9 @@ final class ControlConnection: @unchecked Sendable {
     /// Lets reading go on (at the start, and after `holdReading`). On `queue`.
     func resumeReading() {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard readingHeld, !isClosed, !inputEnded else { return }
-        readingHeld = false
-        run(readSource, &reading)
+        let resumed = lifecycle.resumeReading()
+        guard resumed.starts else { return }
+        perform(resumed.operation, on: readSource)
         // What is already waiting is read now: a source may report only new arrivals.
         readAvailable()
     }
@@ -93,9 +84,7 @@ final class ControlConnection: @unchecked Sendable {
     /// Stops reading until `resumeReading`: what the client sends waits in its socket. On `queue`.
     func holdReading() {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard !readingHeld, !isClosed else { return }
-        readingHeld = true
-        pause(readSource, &reading)
+        perform(lifecycle.holdReading(), on: readSource)
     }
 
     /// At most this much is read in one turn, so one flooding client cannot hold the queue; the
@@ -107,15 +96,14 @@ final class ControlConnection: @unchecked Sendable {
     private func readAvailable() {
         var taken = 0
         defer {
-            if taken >= Self.bytesPerTurn, !readingHeld, !isClosed, !inputEnded, !readScheduled {
-                readScheduled = true
+            if lifecycle.turnRead(taken: taken, perTurn: Self.bytesPerTurn) {
                 queue.async { [self] in
-                    readScheduled = false
+                    lifecycle.scheduledTurnRuns()
                     readAvailable()
                 }
             }
         }
-        while !readingHeld, !isClosed, !inputEnded, taken < Self.bytesPerTurn {
+        while lifecycle.mayRead, taken < Self.bytesPerTurn {
             let received: NonblockingSocket.Received
             do {
                 received = try NonblockingSocket.receive(descriptor, into: readBuffer.bytes)
@@ -139,8 +127,7 @@ final class ControlConnection: @unchecked Sendable {
     /// source, which would fire at the end for ever, stops); one that is gone is closed now.
     private func endOfInput() {
         framer.end()
-        inputEnded = true
-        pause(readSource, &reading)
+        perform(lifecycle.inputEnds(), on: readSource)
         if NonblockingSocket.peerHungUp(descriptor) { return closeNow() }
         hangUpToken = hangUps.watch(self)
         handlers?.inputEnded()
@@ -160,7 +147,7 @@ final class ControlConnection: @unchecked Sendable {
         unsent.add(count, ordering: .relaxed)
         if event { unsentEvents.add(count, ordering: .relaxed) }
         queue.async { [self] in
-            guard !isClosed else {
+            guard !lifecycle.isClosed else {
                 unsent.subtract(count, ordering: .relaxed)
                 if event { unsentEvents.subtract(count, ordering: .relaxed) }
                 return
@@ -170,12 +157,12 @@ final class ControlConnection: @unchecked Sendable {
                 // The client does not read: cut off.
                 return closeNow()
             }
-            if writing != .running { flushOutput() }
+            if lifecycle.writesNow { flushOutput() }
         }
     }
 
     private func flushOutput() {
-        guard !isClosed else { return }
+        guard !lifecycle.isClosed else { return }
         while !output.isEmpty {
             let written: Int
             do {
@@ -185,22 +172,23 @@ final class ControlConnection: @unchecked Sendable {
             }
             guard written > 0 else {
                 // The socket is full: the write source says when it takes more.
-                run(writeSource, &writing)
+                perform(lifecycle.outputBlocked(), on: writeSource)
                 return
             }
             let events = output.consume(written)
             unsent.subtract(written, ordering: .relaxed)
             if events > 0 { unsentEvents.subtract(events, ordering: .relaxed) }
         }
-        pause(writeSource, &writing)
-        if closesWhenFlushed { closeNow() }
+        let flushed = lifecycle.outputFlushed()
+        perform(flushed.operation, on: writeSource)
+        if flushed.close { closeNow() }
     }
 
     /// Closes the connection once everything sent before is written (a refusal, the last
     /// answer), from any thread.
     func closeWhenFlushed() {
         queue.async { [self] in
-            if output.isEmpty { closeNow() } else { closesWhenFlushed = true }
+            if lifecycle.closeWhenFlushed(outputEmpty: output.isEmpty) { closeNow() }
         }
     }
 
@@ -218,14 +206,15 @@ final class ControlConnection: @unchecked Sendable {
     }
 
     private func closeNow() {
-        guard !isClosed else { return }
-        isClosed = true
+        guard let operations = lifecycle.close() else { return }
         if let hangUpToken { hangUps.forget(hangUpToken) }
         unsent.subtract(output.unsentCount, ordering: .relaxed)
         unsentEvents.subtract(output.unsentTaggedCount, ordering: .relaxed)
         output = ControlOutputBuffer()
-        cancel(readSource, &reading)
-        cancel(writeSource, &writing)
+        // A source runs its cancel handler only once it runs: a suspended or never started one
+        // is started after its cancel (its event handler does nothing once closed).
+        for operation in operations.read { perform(operation, on: readSource) }
+        for operation in operations.write { perform(operation, on: writeSource) }
         let closed = handlers?.closed
         handlers = nil
         closed?()
@@ -233,8 +222,7 @@ final class ControlConnection: @unchecked Sendable {
 
     /// Both sources are done with the descriptor: it can go.
     private func sourceCancelled() {
-        sourcesCancelled += 1
-        guard sourcesCancelled == 2 else { return }
+        guard lifecycle.sourceCancelled() else { return }
         NonblockingSocket.close(descriptor)
         let released = released
         self.released = nil
@@ -243,26 +231,14 @@ final class ControlConnection: @unchecked Sendable {
 
     // MARK: Sources
 
-    private func run(_ source: some DispatchSourceProtocol, _ state: inout SourceState) {
-        switch state {
-        case .inactive: source.activate()
-        case .suspended: source.resume()
-        case .running: return
+    private func perform(_ operation: ControlConnectionLifecycle.SourceOperation?, on source: some DispatchSourceProtocol) {
+        switch operation {
+        case .activate: source.activate()
+        case .resume: source.resume()
+        case .suspend: source.suspend()
+        case .cancel: source.cancel()
+        case nil: break
         }
-        state = .running
-    }
-
-    private func pause(_ source: some DispatchSourceProtocol, _ state: inout SourceState) {
-        guard state == .running else { return }
-        source.suspend()
-        state = .suspended
-    }
-
-    /// A source runs its cancel handler only once it runs: a suspended or never started one
-    /// is started first (its event handler does nothing once `isClosed` is set).
-    private func cancel(_ source: some DispatchSourceProtocol, _ state: inout SourceState) {
-        source.cancel()
-        run(source, &state)
     }
 }
 
