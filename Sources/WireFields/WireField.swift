@@ -26,35 +26,27 @@ extension WireField {
     public static func field<Value: Codable & WireTyped & Sendable>(
         _ key: String, _ path: WritableKeyPath<Record, Value> & Sendable, _ doc: String
     ) -> WireField {
-        let codingKey = WireKey(key)
-        return WireField(
-            key: key, type: Value.wireType, absent: .required, doc: doc, keyPath: path, inlined: [],
-            encode: { record, container, _ in try container.encode(record[keyPath: path], forKey: codingKey) },
-            decode: { record, container, _ in record[keyPath: path] = try container.decode(Value.self, forKey: codingKey) })
+        keyed(key, path, Value.wireType, .required, doc, write: { value, container, key in try container.encode(value, forKey: key) }) { container, key in
+            try container.decode(Value.self, forKey: key)
+        }
     }
 
     /// An optional field written as `null` when absent; `null` and a missing key read as none.
     public static func nullable<Value: Codable & WireTyped & Sendable>(
         _ key: String, _ path: WritableKeyPath<Record, Value?> & Sendable, _ doc: String
     ) -> WireField {
-        let codingKey = WireKey(key)
-        return WireField(
-            key: key, type: Value?.wireType, absent: .null, doc: doc, keyPath: path, inlined: [],
-            encode: { record, container, _ in
-                if let value = record[keyPath: path] { try container.encode(value, forKey: codingKey) } else { try container.encodeNil(forKey: codingKey) }
-            },
-            decode: { record, container, _ in record[keyPath: path] = try container.decodeIfPresent(Value.self, forKey: codingKey) })
+        keyed(key, path, Value?.wireType, .null, doc, write: { value, container, key in
+            if let value { try container.encode(value, forKey: key) } else { try container.encodeNil(forKey: key) }
+        }) { container, key in try container.decodeIfPresent(Value.self, forKey: key) }
     }
 
     /// An optional field left out when absent.
     public static func omitted<Value: Codable & WireTyped & Sendable>(
         _ key: String, _ path: WritableKeyPath<Record, Value?> & Sendable, _ doc: String
     ) -> WireField {
-        let codingKey = WireKey(key)
-        return WireField(
-            key: key, type: Value.wireType, absent: .omitted, doc: doc, keyPath: path, inlined: [],
-            encode: { record, container, _ in try container.encodeIfPresent(record[keyPath: path], forKey: codingKey) },
-            decode: { record, container, _ in record[keyPath: path] = try container.decodeIfPresent(Value.self, forKey: codingKey) })
+        keyed(key, path, Value.wireType, .omitted, doc, write: { value, container, key in try container.encodeIfPresent(value, forKey: key) }) {
+            container, key in try container.decodeIfPresent(Value.self, forKey: key)
+        }
     }
 
     /// A field always written, read as `fallback` from a peer older than it (a missing key or
@@ -62,11 +54,22 @@ extension WireField {
     public static func defaulted<Value: Codable & WireTyped & Sendable>(
         _ key: String, _ path: WritableKeyPath<Record, Value> & Sendable, _ fallback: Value, _ doc: String
     ) -> WireField {
+        keyed(key, path, Value.wireType, .defaulted, doc, write: { value, container, key in try container.encode(value, forKey: key) }) {
+            container, key in try container.decodeIfPresent(Value.self, forKey: key) ?? fallback
+        }
+    }
+
+    /// The one shape of a keyed field: how its stored value is written and read under its key.
+    private static func keyed<Stored: Sendable>(
+        _ key: String, _ path: WritableKeyPath<Record, Stored> & Sendable, _ type: WireType, _ absent: WireAbsence, _ doc: String,
+        write: @escaping @Sendable (Stored, inout KeyedEncodingContainer<WireKey>, WireKey) throws -> Void,
+        read: @escaping @Sendable (KeyedDecodingContainer<WireKey>, WireKey) throws -> Stored
+    ) -> WireField {
         let codingKey = WireKey(key)
         return WireField(
-            key: key, type: Value.wireType, absent: .defaulted, doc: doc, keyPath: path, inlined: [],
-            encode: { record, container, _ in try container.encode(record[keyPath: path], forKey: codingKey) },
-            decode: { record, container, _ in record[keyPath: path] = try container.decodeIfPresent(Value.self, forKey: codingKey) ?? fallback })
+            key: key, type: type, absent: absent, doc: doc, keyPath: path, inlined: [],
+            encode: { record, container, _ in try write(record[keyPath: path], &container, codingKey) },
+            decode: { record, container, _ in record[keyPath: path] = try read(container, codingKey) })
     }
 
     /// A nested record whose fields are written beside this record's own (an accessory object's
