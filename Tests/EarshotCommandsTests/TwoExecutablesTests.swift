@@ -54,6 +54,12 @@ struct TwoExecutablesTests {
         print("two executables (debug build): earshot \(sizes[0] / 1024) KiB, earshotd \(sizes[1] / 1024) KiB")
     }
 
+    @Test("the daemon links nothing of eval (no PolicyEval: no timeline, no SVG renderer, no workloads); the client does")
+    func daemonLinksNoEval() throws {
+        #expect(try Self.symbols(of: "PolicyEval", in: try Self.daemonURL().path) == 0)
+        #expect(try Self.symbols(of: "PolicyEval", in: try #require(EarshotBinary.url).path) > 0)
+    }
+
     /// The shared objects `path` needs (its DT_NEEDED entries).
     static func neededLibraries(of path: String) throws -> [String] {
         let result = try Shell.run(["readelf", "-d", path], environment: ProcessInfo.processInfo.environment)
