@@ -35,6 +35,14 @@ struct DBusPropertiesEndToEndTests {
             ])
             #expect(registered.status == 0, "\(registered.output)")
             try await daemon.waitForRoute(to: D.speakers, streams: [])
+            // The graph can show WirePlumber's own choice before the daemon has decided (the
+            // Register answered before its first graph: hunt run 39), and a first decision that
+            // holds that choice signals nothing (issue 19): read again after each signal, or
+            // every quarter second, until the guard.
+            let decided = ContinuousClock.now + .seconds(30)
+            while try getProperty("DefaultSink") != "s \"\(D.speakers)\"\n", ContinuousClock.now < decided {
+                _ = try? await signals.collect(timeout: .milliseconds(250)) { _ in true }
+            }
             #expect(try getProperty("DefaultSink") == "s \"\(D.speakers)\"\n")
 
             // On-head: the headphones again, read back and signalled.
