@@ -178,14 +178,22 @@ extension Daemon {
         turn.resumes += cues
     }
 
+    /// When the apply stage wants to look again with no other input (a hand-back's grace).
+    var applyDeadline: Milliseconds? { applier.nextDeadline }
+
     /// Once per input: arm the timer for the engine's next deadline, apply, resume players,
-    /// save. Applying comes before saving: the switch never waits for the disk.
+    /// save. Applying comes before saving: the switch never waits for the disk. The timer is
+    /// armed again after applying when the apply stage wants to look again sooner (a stream
+    /// handed back to the session manager and not yet linked by it).
     private func finish(_ turn: Turn) async {
         inputs.scheduleTimer(at: engine.nextDeadline, clock: environment.clock)
         await applier.apply(
             engine.currentDefault, mode: session.mode, sessionManager: session.sessionManager, graph: engine.graph, on: session.connection,
             holdsFoundDefault: engine.holdsFoundDefault,
-            source: engine.followsInput ? (engine.currentSource, engine.holdsFoundSource) : nil)
+            source: engine.followsInput ? (engine.currentSource, engine.holdsFoundSource) : nil, at: now)
+        if let again = applier.nextDeadline, again < engine.nextDeadline ?? .max {
+            inputs.scheduleTimer(at: again, clock: environment.clock)
+        }
         for resumed in await playback.resume(for: turn.resumes, wallClock: environment.clock.wallClock) {
             logger.info("playback resumed (\(resumed.reason.rawValue)): \(resumed.players.joined(separator: ", ")) on \(resumed.sink ?? "?")")
             events.publish(.playback(resumed))

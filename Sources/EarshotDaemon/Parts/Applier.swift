@@ -185,13 +185,15 @@ final class ApplyStage {
     ///     held (`PolicyEngine.holdsFoundDefault`).
     ///   - source: the input's decision (§8), when the policy decides it: the default source
     ///     (nil: none eligible) and whether it is the one found at start, still held.
+    ///   - now: the daemon's clock (a stream handed back to the session manager gets a grace).
     nonisolated(nonsending) func apply(
         _ target: String?, mode: ApplyMode, sessionManager: SessionManager?, graph: Graph, on connection: (any PipeWireCommands)?,
-        holdsFoundDefault: Bool = false, source: (name: String?, holdsFound: Bool)? = nil
+        holdsFoundDefault: Bool = false, source: (name: String?, holdsFound: Bool)? = nil, at now: Milliseconds = 0
     ) async {
         guard let connection else { return }
         if let target {
-            await applyOutput(target, mode: mode, sessionManager: sessionManager, graph: graph, on: connection, holdsFoundDefault: holdsFoundDefault)
+            await applyOutput(
+                target, mode: mode, sessionManager: sessionManager, graph: graph, on: connection, holdsFoundDefault: holdsFoundDefault, at: now)
         }
         if let source, let name = source.name {
             switch mode {
@@ -202,9 +204,12 @@ final class ApplyStage {
         }
     }
 
+    /// When the apply stage wants to run again with no other input (a hand-back's grace).
+    var nextDeadline: Milliseconds? { standalone.nextDeadline }
+
     private nonisolated(nonsending) func applyOutput(
         _ target: String, mode: ApplyMode, sessionManager: SessionManager?, graph: Graph, on connection: any PipeWireCommands,
-        holdsFoundDefault: Bool
+        holdsFoundDefault: Bool, at now: Milliseconds
     ) async {
         switch mode {
         case .cooperative:
@@ -218,7 +223,7 @@ final class ApplyStage {
             // holds the decision, so they never play elsewhere first.
             if graph.defaultMetadata != nil, graph.configuredDefaultSinkName == target, !writer.sessionManagerSettling {
                 await standalone.handBackStreams(
-                    graph, to: target, sessionManagerRelinks: sessionManager?.relinksFreedStreams ?? false, on: connection)
+                    graph, to: target, sessionManagerRelinks: sessionManager?.relinksFreedStreams ?? false, at: now, on: connection)
             }
         case .standalone:
             if responsivenessCheckDue {

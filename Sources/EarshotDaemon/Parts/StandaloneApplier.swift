@@ -24,6 +24,21 @@ final class StandaloneApplier {
     /// Streams (by serial) Earshot linked in standalone mode: after a session manager that
     /// does not adopt them arrives (WirePlumber 0.4), Earshot keeps them playing.
     private var served: Set<UInt64> = []
+    /// Streams (by serial) handed back to a session manager that links freed streams, and
+    /// when: one it has not linked within `handBackGrace` is Earshot's again.
+    private var handedBack: [UInt64: Milliseconds] = [:]
+    /// Streams (by serial) a session manager left unlinked after their hand-back: Earshot keeps
+    /// them, as for one that never adopts streams, instead of freeing them again.
+    private var keptAfterHandBack: Set<UInt64> = []
+    /// How long a session manager that links freed streams (WirePlumber 0.5) gets to link one
+    /// Earshot freed. A WirePlumber still starting under load was seen to leave one silent for
+    /// good (hunt run 39): its initial scan saw Earshot's links, and the links' removal came
+    /// before it watched for it.
+    static let handBackGrace: Milliseconds = 3_000
+
+    /// When a handed-back stream's grace ends, if one is waiting (the daemon's timer comes back
+    /// then, so the check runs with no other input).
+    var nextDeadline: Milliseconds? { handedBack.values.min().map { $0 + Self.handBackGrace } }
 
     /// The streams of one direction Earshot links: what it asked of them, by object serial
     /// (ids are reused).
@@ -93,6 +108,8 @@ final class StandaloneApplier {
         capture.forget()
         createdMetadata = false
         served = []
+        handedBack = [:]
+        keptAfterHandBack = []
     }
 
     nonisolated(nonsending) func apply(_ target: String, graph: Graph, on connection: any PipeWireCommands) async {
@@ -127,17 +144,23 @@ final class StandaloneApplier {
     /// them playing on the default itself, make before break, until they end or the session
     /// manager links them after all.
     nonisolated(nonsending) func handBackStreams(
-        _ graph: Graph, to target: String, sessionManagerRelinks: Bool, on connection: any PipeWireCommands
+        _ graph: Graph, to target: String, sessionManagerRelinks: Bool, at now: Milliseconds, on connection: any PipeWireCommands
     ) async {
         let owned = connection.ownedLinks()
-        guard !owned.isEmpty || !served.isEmpty else { return }
+        guard !owned.isEmpty || !served.isEmpty || !handedBack.isEmpty else { return }
         if sessionManagerRelinks {
-            served = []
-            let released = owned.values.flatMap(\.keys).sorted()
-            guard !released.isEmpty else { return }
-            logger.info("handing streams \(owned.keys.sorted()) back to the session manager: removing Earshot's links \(released)")
-            do { try await connection.destroy(released) } catch { logger.debug("Earshot's links already gone: \(error)") }
-            return
+            await takeBackUnlinked(graph, to: target, at: now, on: connection)
+            let serials = Dictionary(graph.playbackStreams.map { ($0.id, $0.objectKey) }, uniquingKeysWith: { first, _ in first })
+            let freeing = owned.filter { stream, _ in !(serials[stream].map(keptAfterHandBack.contains) ?? false) }
+            served.formIntersection(keptAfterHandBack)
+            let released = freeing.values.flatMap(\.keys).sorted()
+            if !released.isEmpty {
+                logger.info("handing streams \(freeing.keys.sorted()) back to the session manager: removing Earshot's links \(released)")
+                for stream in freeing.keys { if let serial = serials[stream] { handedBack[serial] = now } }
+                do { try await connection.destroy(released) } catch { logger.debug("Earshot's links already gone: \(error)") }
+            }
+            guard !keptAfterHandBack.isEmpty else { return }
+            // The streams kept: as with a session manager that never adopts them, below.
         }
         // Streams the session manager linked after all are its own now.
         var adopted: [ObjectID] = []
@@ -147,6 +170,7 @@ final class StandaloneApplier {
             if graph.outgoingLinks(of: stream.id).contains(where: { ours[$0.id] == nil }) {
                 adopted += ours.keys
                 served.remove(stream.objectKey)
+                keptAfterHandBack.remove(stream.objectKey)
             } else {
                 serving.insert(stream.id)
             }
@@ -156,6 +180,27 @@ final class StandaloneApplier {
             do { try await connection.destroy(adopted.sorted()) } catch { logger.debug("Earshot's links already gone: \(error)") }
         }
         if !serving.isEmpty { await relink(playback, graph, to: target, on: connection, only: serving) }
+    }
+
+    /// Handed-back streams the session manager has linked (or that ended) are its own; one
+    /// still unlinked after `handBackGrace` is linked to the default by Earshot again, and kept.
+    private nonisolated(nonsending) func takeBackUnlinked(_ graph: Graph, to target: String, at now: Milliseconds, on connection: any PipeWireCommands) async {
+        guard !handedBack.isEmpty else { return }
+        var silent: Set<ObjectID> = []
+        for (serial, since) in handedBack {
+            guard let stream = graph.playbackStreams.first(where: { $0.objectKey == serial }), graph.outgoingLinks(of: stream.id).isEmpty else {
+                handedBack[serial] = nil
+                continue
+            }
+            guard now - since >= Self.handBackGrace else { continue }
+            handedBack[serial] = nil
+            keptAfterHandBack.insert(serial)
+            served.insert(serial)
+            silent.insert(stream.id)
+        }
+        guard !silent.isEmpty else { return }
+        logger.warning("the session manager did not link streams \(silent.sorted()) within \(Self.handBackGrace) ms of their hand-back: Earshot links them to the default again and keeps them until they end or the session manager links them")
+        await relink(playback, graph, to: target, on: connection, only: silent)
     }
 
     /// Nobody provides the `default` metadata, so Earshot does (it lives as long as Earshot's

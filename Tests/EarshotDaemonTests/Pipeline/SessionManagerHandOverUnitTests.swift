@@ -139,4 +139,63 @@ struct SessionManagerHandOverUnitTests {
         #expect(Array(h.log.all.dropFirst(before)).contains("set default.configured.audio.sink=\(H.speakers)"))
         await h.stop()
     }
+
+    static let wirePlumber05 = Client(id: 20, props: [
+        "application.process.binary": "wireplumber", "wireplumber.daemon": "true", "application.version": "0.5.8", "object.serial": "520",
+    ])
+
+    /// Seen on WirePlumber 0.5.8 at a load average of 20 (hunt run 39): it came back, Earshot
+    /// freed the stream it had linked, and WirePlumber never linked it: silence for good.
+    @Test("a stream handed back to WirePlumber 0.5 and still unlinked after the grace is linked by Earshot again, and kept until the session manager links it")
+    func unlinkedAfterHandBack() async throws {
+        let h = try await H()
+        await h.connect(H.graph(sessionManager: true))
+        await Self.takeOver(h)
+        #expect(h.pipewire.ownedLinks()[H.streamID]?.values.sorted() == [40], "standalone: Earshot links the stream")
+        // WirePlumber 0.5 returns with its metadata; its value is Earshot's decision.
+        await h.changes(.client(Self.wirePlumber05), .metadata(Metadata(id: 77, props: ["metadata.name": "default"])))
+        await h.changes(.removed(FakePipeWire.createdMetadataID))
+        _ = h.pipewire.takeEchoes()
+        await h.changes(Self.configured(H.speakers))
+        #expect(h.pipewire.ownedLinks()[H.streamID]?.isEmpty ?? true, "handed back: Earshot's links went")
+        let handedBack = await h.daemon.applyDeadline
+        #expect(handedBack != nil, "the daemon looks again when the grace ends")
+
+        // Within the grace nothing happens; past it, with WirePlumber still silent, Earshot links.
+        h.clock.advance(by: StandaloneApplier.handBackGrace - 1)
+        _ = await h.daemon.submit(.timerFired)
+        #expect(h.pipewire.ownedLinks()[H.streamID]?.isEmpty ?? true)
+        h.clock.advance(by: 1)
+        _ = await h.daemon.submit(.timerFired)
+        #expect(h.pipewire.ownedLinks()[H.streamID]?.values.sorted() == [40], "linked again to the default")
+        #expect(await h.daemon.applyDeadline == nil)
+
+        // Kept: later turns do not free it again (WirePlumber 0.5 would not link a linked stream).
+        let before = h.log.all.count
+        await h.changes(.client(Client(id: 22, props: ["object.serial": "522"])))
+        #expect(!h.log.all.dropFirst(before).contains { $0.hasPrefix("destroy") })
+        // WirePlumber links it after all: the stream is its own, Earshot's link goes.
+        let ours = try #require(h.pipewire.ownedLinks()[H.streamID]?.keys.first)
+        await h.changes(.link(Link(id: 95, outputNode: H.streamID, outputPort: 61, inputNode: 40, inputPort: 41, props: ["object.serial": "595"])))
+        #expect(h.log.all.dropFirst(before).contains("destroy \(ours)"))
+        await h.stop()
+    }
+
+    @Test("a stream WirePlumber 0.5 links within the grace stays its own: Earshot links nothing")
+    func linkedWithinTheGrace() async throws {
+        let h = try await H()
+        await h.connect(H.graph(sessionManager: true))
+        await Self.takeOver(h)
+        await h.changes(.client(Self.wirePlumber05), .metadata(Metadata(id: 77, props: ["metadata.name": "default"])))
+        await h.changes(.removed(FakePipeWire.createdMetadataID))
+        _ = h.pipewire.takeEchoes()
+        await h.changes(Self.configured(H.speakers))
+        await h.changes(.link(Link(id: 95, outputNode: H.streamID, outputPort: 61, inputNode: 40, inputPort: 41, props: ["object.serial": "595"])))
+        let before = h.log.all.count
+        h.clock.advance(by: StandaloneApplier.handBackGrace)
+        _ = await h.daemon.submit(.timerFired)
+        #expect(!h.log.all.dropFirst(before).contains { $0.hasPrefix("link") })
+        #expect(await h.daemon.applyDeadline == nil)
+        await h.stop()
+    }
 }
