@@ -144,19 +144,24 @@ struct SessionManagerHandOverUnitTests {
         "application.process.binary": "wireplumber", "wireplumber.daemon": "true", "application.version": "0.5.8", "object.serial": "520",
     ])
 
+    /// Earshot takes over and links the stream; WirePlumber 0.5 returns with its metadata,
+    /// whose value is Earshot's decision: the stream is handed back.
+    static func handBackToWirePlumber05(_ h: H) async {
+        await h.connect(H.graph(sessionManager: true))
+        await takeOver(h)
+        #expect(h.pipewire.ownedLinks()[H.streamID]?.values.sorted() == [40], "standalone: Earshot links the stream")
+        await h.changes(.client(wirePlumber05), .metadata(Metadata(id: 77, props: ["metadata.name": "default"])))
+        await h.changes(.removed(FakePipeWire.createdMetadataID))
+        _ = h.pipewire.takeEchoes()
+        await h.changes(configured(H.speakers))
+    }
+
     /// Seen on WirePlumber 0.5.8 at a load average of 20 (hunt run 39): it came back, Earshot
     /// freed the stream it had linked, and WirePlumber never linked it: silence for good.
     @Test("a stream handed back to WirePlumber 0.5 and still unlinked after the grace is linked by Earshot again, and kept until the session manager links it")
     func unlinkedAfterHandBack() async throws {
         let h = try await H()
-        await h.connect(H.graph(sessionManager: true))
-        await Self.takeOver(h)
-        #expect(h.pipewire.ownedLinks()[H.streamID]?.values.sorted() == [40], "standalone: Earshot links the stream")
-        // WirePlumber 0.5 returns with its metadata; its value is Earshot's decision.
-        await h.changes(.client(Self.wirePlumber05), .metadata(Metadata(id: 77, props: ["metadata.name": "default"])))
-        await h.changes(.removed(FakePipeWire.createdMetadataID))
-        _ = h.pipewire.takeEchoes()
-        await h.changes(Self.configured(H.speakers))
+        await Self.handBackToWirePlumber05(h)
         #expect(h.pipewire.ownedLinks()[H.streamID]?.isEmpty ?? true, "handed back: Earshot's links went")
         let handedBack = await h.daemon.applyDeadline
         #expect(handedBack != nil, "the daemon looks again when the grace ends")
@@ -184,12 +189,7 @@ struct SessionManagerHandOverUnitTests {
     @Test("a stream WirePlumber 0.5 links within the grace stays its own: Earshot links nothing")
     func linkedWithinTheGrace() async throws {
         let h = try await H()
-        await h.connect(H.graph(sessionManager: true))
-        await Self.takeOver(h)
-        await h.changes(.client(Self.wirePlumber05), .metadata(Metadata(id: 77, props: ["metadata.name": "default"])))
-        await h.changes(.removed(FakePipeWire.createdMetadataID))
-        _ = h.pipewire.takeEchoes()
-        await h.changes(Self.configured(H.speakers))
+        await Self.handBackToWirePlumber05(h)
         await h.changes(.link(Link(id: 95, outputNode: H.streamID, outputPort: 61, inputNode: 40, inputPort: 41, props: ["object.serial": "595"])))
         let before = h.log.all.count
         h.clock.advance(by: StandaloneApplier.handBackGrace)
