@@ -33,8 +33,10 @@ final class StandaloneApplier {
     /// How long a session manager that links freed streams (WirePlumber 0.5) gets to link one
     /// Earshot freed. A WirePlumber still starting under load was seen to leave one silent for
     /// good (hunt run 39): its initial scan saw Earshot's links, and the links' removal came
-    /// before it watched for it.
-    static let handBackGrace: Milliseconds = 3_000
+    /// before it watched for it. Generous: one that links later than this plays the stream on
+    /// a second sink for a moment, until Earshot sees its link and removes its own (at 3 s, a
+    /// WirePlumber still starting at a load average of 20 did that in hunt run 42).
+    static let handBackGrace: Milliseconds = 10_000
 
     /// When a handed-back stream's grace ends, if one is waiting (the daemon's timer comes back
     /// then, so the check runs with no other input).
