@@ -11,7 +11,7 @@ extension ApplyStage: GraphChangeObserver {
         let graph = turn.graph
         switch change {
         case .metadataProperty(let id, 0, let key?, _, let value) where graph.metadata[id]?.name == "default":
-            logger.trace("default metadata \(id): \(key) = \(value ?? "nil") (in flight \(writer.inFlight))")
+            logger.debug("default metadata \(id): \(key) = \(value ?? "nil") (in flight \(writer.inFlight))")
         case .metadata(let metadata) where metadata.name == "default":
             let appeared = graph.metadata[metadata.id] == nil
             logger.trace("default metadata \(metadata.id) \(appeared ? "appeared" : "changed")")
