@@ -114,6 +114,10 @@ extension ControlWire {
         public var lastPacket: String?
         public var packets: Int
         public var skipped: Int
+        /// `reported` or `not-reported` once the driver found out (Sony sets differ); nil before.
+        public var wear: String?
+        /// How it is reported, or why not, in plain words.
+        public var wearDetail: String?
 
         public init(
             address: String, family: String, name: String?, connection: String, problem: String?, battery: [String: Int]?, lastPacket: String?,
@@ -133,7 +137,7 @@ extension ControlWire {
         public static let wireBlank = DriverEntry(address: "", family: "", name: nil, connection: "", problem: nil, battery: nil, lastPacket: nil, packets: 0, skipped: 0)
         public static let wireFields: [WireField<Self>] = [
             .field("address", \.address, "the device's Bluetooth address"),
-            .field("family", \.family, "`aap` or `galaxy-buds`"),
+            .field("family", \.family, "`aap`, `galaxy-buds` or `sony`"),
             .omitted("name", \.name, "the device's name"),
             .field("connection", \.connection, "`connecting`, `connected`, `held`, `unreachable`, `unavailable`, `yielded`, `failed`"),
             .omitted("problem", \.problem, "the last problem, when not connected"),
@@ -141,6 +145,8 @@ extension ControlWire {
             .omitted("last-packet", \.lastPacket, "when the last packet came (ISO 8601)"),
             .field("packets", \.packets, "packets read"),
             .field("skipped", \.skipped, "packets or frames skipped (unknown, malformed, bad CRC, oversized)"),
+            .omitted("wear", \.wear, "whether the headset says it is worn: `reported`, or `not-reported` (its battery is still read; a reporter of your own can say it); left out until the driver knows"),
+            .omitted("wear-detail", \.wearDetail, "how wear is read, or why it is not"),
         ]
     }
 

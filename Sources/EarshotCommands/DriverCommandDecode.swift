@@ -158,6 +158,9 @@ struct PacketLineDecoder {
                 }
                 return record
             }
+        case .sony:
+            // Wired by the Sony decoder (issue 30).
+            return [.malformed(packets, "line \(line): Sony frames are not decoded yet")]
         }
     }
 

@@ -170,7 +170,7 @@ struct PacketLogLineTests {
         }
         #expect(why("hello") == "\"hello\" is not hex")
         #expect(why("0") == "odd number of hex digits (1)")
-        #expect(why("AA:BB:CC:DD:EE:FF 04 00") == "the address must be followed by a family: aap, galaxy-buds, galaxy-buds-plus-live-pro, galaxy-buds2-or-later")
+        #expect(why("AA:BB:CC:DD:EE:FF 04 00") == "the address must be followed by a family: aap, galaxy-buds, galaxy-buds-plus-live-pro, galaxy-buds2-or-later, sony, sony-earbuds")
         #expect(why("AA:BB:CC:DD:EE aap 04") == "\"AA:BB:CC:DD:EE\" is not a Bluetooth address")
         #expect(why("2026-02-30T00:00:00.000Z < 01") == "\"2026-02-30T00:00:00.000Z\" is not a time like 2026-11-22T23:04:05.123Z")
         #expect(why("2026-11-22T23:04:05.123+01:00 01") != nil)

@@ -159,6 +159,7 @@ struct ConfigTests {
         custom.playback.resumeWindow = 9
         custom.drivers.aap = false
         custom.drivers.galaxyBuds = false
+        custom.drivers.sony = false
         custom.drivers.inEar = .both
         custom.drivers.ignore = [BluetoothAddress("66:55:44:33:22:11")!]
         custom.recordKeepHours = 12

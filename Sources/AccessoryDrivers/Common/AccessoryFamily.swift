@@ -5,18 +5,23 @@ public enum AccessoryFamily: Sendable, Hashable {
     case aap
     /// Galaxy Buds of one generation, over RFCOMM.
     case galaxyBuds(GalaxyBudsModel)
+    /// Sony headphones or earbuds speaking MDR over RFCOMM, on the service they offer
+    /// (`SonyServiceUUID`: v2 when listed, else v1).
+    case sony(SonyForm, service: String)
 
     /// The family without the model: what a built-in driver is named and switched by
     /// (`[drivers] aap`, `galaxy-buds`; the reporter `org.earshot.driver.<kind>`).
     public enum Kind: String, Sendable, Hashable, CaseIterable {
         case aap
         case galaxyBuds = "galaxy-buds"
+        case sony
     }
 
     public var kind: Kind {
         switch self {
         case .aap: .aap
         case .galaxyBuds: .galaxyBuds
+        case .sony: .sony
         }
     }
 
@@ -31,6 +36,7 @@ public enum AccessoryFamily: Sendable, Hashable {
         switch self {
         case .aap: nil
         case let .galaxyBuds(model): model.rfcommServiceUUID
+        case let .sony(_, service): service
         }
     }
 
@@ -38,12 +44,18 @@ public enum AccessoryFamily: Sendable, Hashable {
     /// nil for anything else (keyboards, phones, other headsets).
     ///
     /// Only service UUIDs a public project ties to the protocol decide: the vendor alone says
-    /// nothing (Apple also makes keyboards, Samsung phones). The one shared UUID, the standard
+    /// nothing (Apple also makes keyboards, Samsung phones). A Sony set's form (headphones or
+    /// earbuds) comes from its product id or name (`SonyModels.form`). The one shared UUID, the standard
     /// Serial Port Profile used by Buds+, Live and Pro, additionally needs a name mentioning
     /// "Buds" and either Samsung's vendor id or "Galaxy" in the name.
     public static func identify(modalias: String?, uuids: [String], name: String?) -> AccessoryFamily? {
         let services = Set(uuids.map { $0.lowercased() })
         if !services.isDisjoint(with: aapServiceUUIDs) { return .aap }
+        for service in [SonyServiceUUID.v2, SonyServiceUUID.v1] where services.contains(service) {
+            let modalias = modalias.flatMap(BluetoothModalias.init)
+            let product = modalias.flatMap { $0.isSony ? $0.product : nil }
+            return .sony(SonyModels.form(product: product, name: name), service: service)
+        }
         if services.contains(GalaxyBudsServiceUUID.secondGeneration) { return .galaxyBuds(.secondGenerationOrLater) }
         if services.contains(GalaxyBudsServiceUUID.firstGeneration) { return .galaxyBuds(.firstGeneration) }
         if services.contains(GalaxyBudsServiceUUID.serialPort) {

@@ -29,4 +29,6 @@ struct BluetoothModalias: Sendable, Hashable {
     var isApple: Bool { (source == .bluetooth && vendor == 0x004C) || (source == .usb && vendor == 0x05AC) }
     /// Samsung Electronics: Bluetooth SIG company id 0x0075, USB vendor id 0x04E8.
     var isSamsung: Bool { (source == .bluetooth && vendor == 0x0075) || (source == .usb && vendor == 0x04E8) }
+    /// Sony: USB vendor id 0x054C (as Sony headsets list it), Bluetooth SIG company id 0x012D.
+    var isSony: Bool { (source == .usb && vendor == 0x054C) || (source == .bluetooth && vendor == 0x012D) }
 }

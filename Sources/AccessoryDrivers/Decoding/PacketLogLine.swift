@@ -209,11 +209,13 @@ extension Int64 {
 
 extension AccessoryFamily {
     /// The family's name in packet logs and on `earshot driver decode --family`: `aap`, or the
-    /// Galaxy Buds model (`galaxy-buds`, `galaxy-buds-plus-live-pro`, `galaxy-buds2-or-later`).
+    /// Galaxy Buds model (`galaxy-buds`, `galaxy-buds-plus-live-pro`, `galaxy-buds2-or-later`),
+    /// or the Sony form (`sony`, `sony-earbuds`).
     public var logName: String {
         switch self {
         case .aap: "aap"
         case .galaxyBuds(let model): model.rawValue
+        case .sony(let form, _): form.rawValue
         }
     }
 
@@ -222,11 +224,14 @@ extension AccessoryFamily {
             self = .aap
         } else if let model = GalaxyBudsModel(rawValue: String(logName)) {
             self = .galaxyBuds(model)
+        } else if let form = SonyForm(rawValue: String(logName)) {
+            // The service does not change the bytes: the handshake's reply tells v1 from v2.
+            self = .sony(form, service: SonyServiceUUID.v2)
         } else {
             return nil
         }
     }
 
     /// Every `logName`, AAP first.
-    public static var logNames: [String] { ["aap"] + GalaxyBudsModel.allCases.map(\.rawValue) }
+    public static var logNames: [String] { ["aap"] + GalaxyBudsModel.allCases.map(\.rawValue) + SonyForm.allCases.map(\.rawValue) }
 }

@@ -245,6 +245,12 @@ final class DeviceDriver: Sendable {
             case .audioSource(let source):
                 let playing = source.activity.map { $0 != .none } ?? true
                 lane.post(source: playing ? source.address : nil)
+            case .wearSupport(let support):
+                // Said when it is first known or changes, not on every reconnect.
+                if context.board.entry(for: device.address)?.wear != support, case .notReported(let why) = support {
+                    context.logger.info("\(label): reports no wear (\(why)); its battery is still read, and a reporter of your own can say whether it is worn (earshot report)")
+                }
+                context.board.update(device.address) { $0.wear = support }
             case .note(let note):
                 context.logger.info("\(label): \(note)")
             case .reconnect(let why):

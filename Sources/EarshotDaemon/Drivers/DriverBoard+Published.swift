@@ -12,8 +12,14 @@ extension DriverBoard.Entry {
                 if let level { levels[part] = level.percent }
             }
         }
-        return ControlWire.DriverEntry(
+        var entry = ControlWire.DriverEntry(
             address: address.description, family: family, name: name, connection: connection.rawValue, problem: problem,
             battery: levels.isEmpty ? nil : levels, lastPacket: lastPacket.map { $0.formatted(.iso8601) }, packets: packets, skipped: skipped)
+        switch wear {
+        case .reported(let how): (entry.wear, entry.wearDetail) = ("reported", how)
+        case .notReported(let why): (entry.wear, entry.wearDetail) = ("not-reported", why)
+        case nil: break
+        }
+        return entry
     }
 }

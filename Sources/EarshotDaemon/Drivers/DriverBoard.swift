@@ -22,13 +22,15 @@ public final class DriverBoard: Sendable {
         }
 
         public var address: BluetoothAddress
-        /// `aap` or `galaxy-buds`.
+        /// `aap`, `galaxy-buds` or `sony`.
         public var family: String
         public var name: String?
         public var connection: Connection
         /// The last problem, when not connected.
         public var problem: String?
         public var battery: BatteryReport?
+        /// Whether the headset says it is worn, once the driver found out (Sony sets differ).
+        public var wear: WearSupport?
         public var lastPacket: Date?
         public var packets: Int = 0
         public var skipped: Int = 0

@@ -8,7 +8,7 @@ protocol DriverTransports: Sendable {
 }
 
 /// The real ways: AAP over a raw L2CAP socket on PSM 0x1001 (as the AirPods expect), Galaxy
-/// Buds over RFCOMM handed over by BlueZ (`ProfileManager1.RegisterProfile`, then
+/// Buds and Sony sets over RFCOMM handed over by BlueZ (`ProfileManager1.RegisterProfile`, then
 /// `Device1.ConnectProfile`, then `Profile1.NewConnection`). With `loopbackDirectory` set
 /// (`earshot daemon --bluetooth-loopback DIR`) AAP connects instead to a Unix SEQPACKET socket
 /// named after the device (`DIR/AA_BB_CC_DD_EE_FF.aap`), for tests and protocol work: the raw
@@ -29,8 +29,8 @@ struct LiveDriverTransports: DriverTransports {
             }
             let address = device.address.description
             return try await Self.blocking { () throws(BluetoothError) in try BluetoothChannel.connectL2CAP(to: address, psm: Self.aapPSM) }
-        case .galaxyBuds:
-            guard let profiles else { throw .unavailable("no D-Bus system bus: BlueZ cannot hand over the Galaxy Buds' RFCOMM channel") }
+        case .galaxyBuds, .sony:
+            guard let profiles else { throw .unavailable("no D-Bus system bus: BlueZ cannot hand over the \(family.kind.productName) RFCOMM channel") }
             guard let uuid = family.rfcommServiceUUID else { throw .failed("no RFCOMM service known for \(family)") }
             let descriptor = try await profiles.connect(devicePath: device.path, uuid: uuid)
             return BluetoothChannel(adopting: descriptor, kind: .stream, peer: "\(device.address) RFCOMM (BlueZ)")

@@ -1,12 +1,13 @@
 import AccessoryDrivers
 import RoutingPolicy
 
-/// Either family's session behind one face: bytes in, outputs out (AccessoryDrivers holds the
+/// Every family's session behind one face: bytes in, outputs out (AccessoryDrivers holds the
 /// protocols; this only dispatches).
 struct ProtocolSession {
     private enum Session {
         case aap(AAPSession)
         case galaxyBuds(GalaxyBudsSession)
+        case sony(SonySession)
     }
 
     private var session: Session
@@ -15,6 +16,7 @@ struct ProtocolSession {
         switch family {
         case .aap: session = .aap(AAPSession(rule: rule))
         case .galaxyBuds(let model): session = .galaxyBuds(GalaxyBudsSession(model: model, rule: rule))
+        case .sony(let form, _): session = .sony(SonySession(form: form, rule: rule))
         }
     }
 
@@ -27,10 +29,13 @@ struct ProtocolSession {
         case .galaxyBuds(var buds):
             defer { session = .galaxyBuds(buds) }
             return buds.start()
+        case .sony(var sony):
+            defer { session = .sony(sony) }
+            return sony.start()
         }
     }
 
-    /// One read: a packet (AAP) or a chunk of the stream (Galaxy Buds).
+    /// One read: a packet (AAP) or a chunk of the stream (Galaxy Buds, Sony).
     mutating func receive(_ bytes: [UInt8]) -> [DriverOutput] {
         switch session {
         case .aap(var aap):
@@ -39,14 +44,18 @@ struct ProtocolSession {
         case .galaxyBuds(var buds):
             defer { session = .galaxyBuds(buds) }
             return buds.receive(bytes: bytes)
+        case .sony(var sony):
+            defer { session = .sony(sony) }
+            return sony.receive(bytes: bytes)
         }
     }
 
-    /// The session's next deadline (AAP start-up), if any.
+    /// The session's next deadline (AAP start-up, Sony handshake and commands), if any.
     var deadline: (generation: Int, after: Duration)? {
         switch session {
         case .aap(let aap): aap.deadline
         case .galaxyBuds: nil
+        case .sony(let sony): sony.deadline
         }
     }
 
@@ -57,6 +66,9 @@ struct ProtocolSession {
             defer { session = .aap(aap) }
             return aap.timeout(generation: generation)
         case .galaxyBuds: return []
+        case .sony(var sony):
+            defer { session = .sony(sony) }
+            return sony.timeout(generation: generation)
         }
     }
 
@@ -64,6 +76,7 @@ struct ProtocolSession {
         switch session {
         case .aap(let aap): aap.counters
         case .galaxyBuds(let buds): buds.counters
+        case .sony(let sony): sony.counters
         }
     }
 }

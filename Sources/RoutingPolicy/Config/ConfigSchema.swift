@@ -159,6 +159,7 @@ public enum ConfigSchema {
             "How long after the pause a return still resumes; after it the paused players are forgotten."),
         .boolean("drivers.aap", \.drivers.aap, "Run the built-in AirPods/Beats driver (AAP): connected AirPods report whether they are worn, with no reporter to set up."),
         .boolean("drivers.galaxy-buds", \.drivers.galaxyBuds, "Run the built-in Samsung Galaxy Buds driver (RFCOMM through BlueZ)."),
+        .boolean("drivers.sony", \.drivers.sony, "Run the built-in Sony headphones and earbuds driver (MDR over RFCOMM through BlueZ)."),
         .choice("drivers.in-ear", \.drivers.inEar, "When earbuds count as in the ear: \"either\" while at least one bud is, \"both\" only while both are."),
         .hostAddresses(
             "drivers.ignore", \.drivers.ignore,

@@ -128,6 +128,8 @@ public struct DriversConfig: Sendable, Hashable {
     public var aap = true
     /// Samsung Galaxy Buds (RFCOMM through BlueZ).
     public var galaxyBuds = true
+    /// Sony headphones and earbuds that speak MDR (RFCOMM through BlueZ).
+    public var sony = true
     public var inEar: WearRule = .either
     /// Devices no driver touches (another program reads them, or the user reports them).
     public var ignore: [BluetoothAddress] = []
