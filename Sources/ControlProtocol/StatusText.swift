@@ -72,6 +72,12 @@ public enum StatusText {
         if driver.skipped > 0 { text += " (\(driver.skipped) skipped)" }
         if let last = driver.lastPacket { text += ", last at \(last)" }
         if let problem = driver.problem { text += ": \(problem)" }
+        if driver.wear == "not-reported" {
+            text += "; reports no wear" + (driver.wearDetail.map { " (\($0))" } ?? "")
+                + ": a reporter of your own can say whether it is worn (earshot report)"
+        } else if driver.wear == "reported", let how = driver.wearDetail {
+            text += "; wear from \(how)"
+        }
         return text
     }
 

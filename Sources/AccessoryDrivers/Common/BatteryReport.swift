@@ -28,3 +28,13 @@ public struct BatteryReport: Sendable, Hashable {
 
     public var isEmpty: Bool { left == nil && right == nil && chargingCase == nil && headset == nil }
 }
+
+extension BatteryReport {
+    /// `left 80% right 75% case 50%` (charging marked), for logs.
+    public var logText: String {
+        let parts: [(String, BatteryLevel?)] = [("left", left), ("right", right), ("case", chargingCase), ("headset", headset)]
+        return parts.compactMap { name, level in
+            level.map { "\(name) \($0.percent)%" + ($0.isCharging == true ? " charging" : "") }
+        }.joined(separator: " ")
+    }
+}

@@ -225,7 +225,10 @@ final class ControlSession: Sendable {
                 return (reply(ControlWire.AccessoryResult(
                     ControlWire.Accessory(identity, configuration), reporter: await control.reporter(of: identity),
                     driver: await control.driver(of: identity))), nil)
-            case .failure(let error):
+            case .failure(var error):
+                // A headset a driver reads but nobody registered (a Sony set that reports no
+                // wear): say what the driver knows, and that a reporter can register it.
+                if let driver = await control.driver(of: identity) { error.message += "; a built-in driver reads it: " + StatusText.driver(driver) }
                 return (refusal(error), nil)
             }
         case .list(let after, let limit):

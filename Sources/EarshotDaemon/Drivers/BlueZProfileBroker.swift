@@ -14,6 +14,10 @@ actor BlueZProfileBroker {
     static let connectTimeout: Duration = .seconds(20)
     /// How long the socket may come after ConnectProfile's answer.
     static let handOverTimeout: Duration = .seconds(5)
+    /// ConnectProfile calls BlueZ answers "br-connection-busy" are made again this often, this
+    /// many times in all (omarchy-headphones' sony-bridge: 1.5 s, 10 attempts).
+    static let busyRetry: Duration = .milliseconds(1500)
+    static let busyAttempts = 10
 
     private let bus: DBusConnection
     private let logger: Logger
@@ -48,13 +52,26 @@ actor BlueZProfileBroker {
         } catch {
             throw Self.classify(error, what: "GetNameOwner \(Self.service)")
         }
-        do {
-            _ = try await bus.call(
-                destination: Self.service, path: devicePath, interface: "org.bluez.Device1", member: "ConnectProfile", [.string(uuid)],
-                timeout: Self.connectTimeout)
-        } catch {
-            arrived.removeValue(forKey: devicePath).map { _ = try? $0.close() }
-            throw Self.classify(error, what: "ConnectProfile \(uuid) on \(devicePath)")
+        var attempt = 1
+        while true {
+            do {
+                _ = try await bus.call(
+                    destination: Self.service, path: devicePath, interface: "org.bluez.Device1", member: "ConnectProfile", [.string(uuid)],
+                    timeout: Self.connectTimeout)
+                break
+            } catch {
+                arrived.removeValue(forKey: devicePath).map { _ = try? $0.close() }
+                // Right after a headset connects BlueZ is often still setting its profiles up and
+                // answers "br-connection-busy" (Sony sets nearly always, omarchy-headphones'
+                // notes): that passes within seconds, so it is asked again soon, a few times,
+                // before the driver's own backoff takes over.
+                guard Self.isBusy(error), attempt < Self.busyAttempts, !Task.isCancelled else {
+                    throw Self.classify(error, what: "ConnectProfile \(uuid) on \(devicePath)")
+                }
+                attempt += 1
+                logger.debug("ConnectProfile \(uuid) on \(devicePath): BlueZ is busy; asking again (attempt \(attempt) of \(Self.busyAttempts))")
+                try? await Task.sleep(for: Self.busyRetry)
+            }
         }
         if let descriptor = arrived.removeValue(forKey: devicePath) { return descriptor }
         // BlueZ answers ConnectProfile once NewConnection returned: it should be here already.
@@ -131,6 +148,12 @@ actor BlueZProfileBroker {
         } catch {
             throw Self.classify(error, what: "RegisterProfile \(uuid)")
         }
+    }
+
+    /// BlueZ's answer while the device's connection is still being set up.
+    static func isBusy(_ error: DBusError) -> Bool {
+        guard case .remote(_, let message) = error else { return false }
+        return message.firstRange(of: "br-connection-busy") != nil
     }
 
     private static func classify(_ error: DBusError, what: String) -> DriverTransportError {

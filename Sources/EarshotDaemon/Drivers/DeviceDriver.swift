@@ -242,6 +242,7 @@ final class DeviceDriver: Sendable {
                 lane.post(placement)
             case .battery(let battery):
                 context.board.update(device.address) { $0.battery = battery }
+                context.logger.debug("\(label): battery \(battery.logText)")
             case .audioSource(let source):
                 let playing = source.activity.map { $0 != .none } ?? true
                 lane.post(source: playing ? source.address : nil)
