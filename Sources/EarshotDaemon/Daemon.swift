@@ -28,6 +28,8 @@ public actor Daemon {
     nonisolated let events: EventHub
     let applier: ApplyStage
     let playback = PlaybackHook()
+    /// Reads the `default` metadata afresh after a client ends (events PipeWire dropped).
+    let metadataResync: MetadataResync
     let session: GraphSession
     var engine: PolicyEngine
     var configs: AppliedConfigs
@@ -37,7 +39,7 @@ public actor Daemon {
     /// Who is told of each graph change, in this order: the recording first (it reads the graph
     /// before anyone acts on the change), the session before the apply stage (which observes its
     /// mode).
-    var graphObservers: [any GraphChangeObserver] { [events.recorder, GraphTrace(logger: logger), playback, session, applier] }
+    var graphObservers: [any GraphChangeObserver] { [events.recorder, GraphTrace(logger: logger), playback, session, applier, metadataResync] }
 
     /// Whether the first graph has come (the engine was rebased onto it).
     public var hasFirstGraph: Bool { session.firstGraphListeners.happened }
@@ -66,6 +68,7 @@ public actor Daemon {
         engine = PolicyEngine(graph: Graph(), config: file.config)
         events = EventHub(hostAddresses: engine.knownHostAddresses)
         applier = ApplyStage(logger: logger)
+        metadataResync = MetadataResync(logger: logger)
         persister = StatePersister(path: options.statePath, logger: logger)
     }
 

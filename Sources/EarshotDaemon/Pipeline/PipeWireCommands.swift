@@ -33,6 +33,10 @@ public protocol PipeWireCommands: AnyObject, Sendable {
     func destroy(_ ids: [ObjectID]) async throws(PipeWireError)
     /// The links this connection made that still exist: per output node, link → input node.
     func ownedLinks() -> [ObjectID: [ObjectID: ObjectID]]
+    /// Reads metadata object `id` afresh through a second binding and reports, as property
+    /// changes, what the connection's own binding missed; returns how many entries were wrong.
+    @discardableResult
+    func rereadMetadata(id: ObjectID) async throws(PipeWireError) -> Int
     func close()
 }
 
@@ -52,6 +56,11 @@ extension PipeWireConnection: PipeWireCommands {
 
     public func removeCreatedDefaultMetadata() async -> Bool {
         await withdrawProvidedMetadata(named: "default")
+    }
+
+    @discardableResult
+    public func rereadMetadata(id: ObjectID) async throws(PipeWireError) -> Int {
+        try await rereadMetadata(id: id, timeout: .seconds(10))
     }
 
     public func isResponsive(within timeout: Duration) async -> Bool {

@@ -117,6 +117,18 @@ enum CallbackTables {
         return events
     }
 
+    /// A metadata object's second binding (`MetadataReread`): its properties are only collected.
+    nonisolated(unsafe) static let metadataReread: UnsafeMutablePointer<pw_metadata_events> = make {
+        var events = pw_metadata_events()
+        events.version = UInt32(PW_VERSION_METADATA_EVENTS)
+        events.property = { data, subject, key, type, value in
+            Unmanaged<MetadataReread>.fromOpaque(data!).takeUnretainedValue().property(
+                subject: subject, key: LibPipeWire.string(key), type: LibPipeWire.string(type), value: LibPipeWire.string(value))
+            return 0
+        }
+        return events
+    }
+
     /// Events of proxies this connection created through a factory (links, metadata).
     nonisolated(unsafe) static let createdProxy: UnsafeMutablePointer<pw_proxy_events> = make {
         var events = pw_proxy_events()

@@ -59,7 +59,15 @@ extension PipeWireConnection {
         _ metadataName: String = "default", subject: ObjectID = 0, key: String, type: String? = nil, value: String?,
         flush: Bool = true
     ) async throws(PipeWireError) -> UInt64 {
-        let sent = try loop.withLock { () throws(PipeWireError) -> UInt64 in
+        let sent = try writeMetadata(metadataName, subject: subject, key: key, type: type, value: value)
+        if flush { try await sync() }
+        return sent
+    }
+
+    /// `setMetadata`'s write, without the round trip: handed to libpipewire, sent with the
+    /// loop's next flush (the lock is recursive: a caller holding it sends more in that flush).
+    func writeMetadata(_ metadataName: String, subject: ObjectID, key: String, type: String?, value: String?) throws(PipeWireError) -> UInt64 {
+        try loop.withLock { () throws(PipeWireError) -> UInt64 in
             try checkUsable()
             // Two objects of one name exist while a session manager takes over from Earshot's
             // own: the session manager's is the one that counts. Earshot's own are on its
@@ -75,8 +83,6 @@ extension PipeWireConnection {
                 "pw_metadata_set_property \(key) on \"\(metadataName)\"")
             return MonotonicClock.nanoseconds()
         }
-        if flush { try await sync() }
-        return sent
     }
 
     /// Links `output`'s output ports to `input`'s input ports, channel by channel, and returns

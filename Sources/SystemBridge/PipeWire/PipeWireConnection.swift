@@ -55,6 +55,8 @@ public final class PipeWireConnection: @unchecked Sendable {
     /// Metadata objects a withdrawn provider made that the registry has not yet removed: still
     /// Earshot's, never the one to write to (until their global_remove, ids are not reused).
     var withdrawnMetadataIDs: Set<ObjectID> = []
+    /// Second bindings of metadata objects being read afresh (`rereadMetadata`).
+    var metadataRereads: [ObjectIdentifier: MetadataReread] = [:]
     private var isClosed = false
 
     /// Connects, then waits until the daemon has sent every existing object and its info.
@@ -151,6 +153,8 @@ public final class PipeWireConnection: @unchecked Sendable {
         failEverything(with: .closed, report: false)
         for object in boundObjects.values { object.handle.release() }
         boundObjects.removeAll()
+        for reread in metadataRereads.values { reread.handle.release() }
+        metadataRereads.removeAll()
         for channel in paramsChannels.values { channel.close() }
         paramsChannels.removeAll()
         for object in createdObjects.values { releaseCreated(object) }

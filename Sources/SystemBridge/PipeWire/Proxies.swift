@@ -106,3 +106,29 @@ final class CreatedObject {
         self.connection = connection
     }
 }
+
+/// A second binding of a metadata object, made to read its properties afresh
+/// (`PipeWireConnection.rereadMetadata`): it collects what the exporter sends it, nothing else.
+final class MetadataReread {
+    /// Most property events one reread keeps (the `default` metadata holds a handful; a
+    /// metadata object with more is not read again).
+    static let maximumEvents = 4096
+
+    let id: ObjectID
+    let handle: ProxyHandle
+    private(set) var events: [(subject: UInt32, key: String?, type: String?, value: String?)] = []
+    private(set) var overflowed = false
+
+    init(id: ObjectID, proxy: OpaquePointer) {
+        self.id = id
+        handle = ProxyHandle(proxy: proxy)
+    }
+
+    func property(subject: UInt32, key: String?, type: String?, value: String?) {
+        guard events.count < Self.maximumEvents else {
+            overflowed = true
+            return
+        }
+        events.append((subject, key, type, value))
+    }
+}

@@ -56,6 +56,11 @@ final class FakePipeWire: PipeWireCommands {
         }
     }
 
+    func rereadMetadata(id: ObjectID) async throws(PipeWireError) -> Int {
+        log.append("reread metadata \(id)")
+        return 0
+    }
+
     func createDefaultMetadata() async throws(PipeWireError) {
         log.append("create default metadata")
         state.withLock { $0.createdMetadata = true }
