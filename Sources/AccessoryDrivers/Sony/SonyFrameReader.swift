@@ -52,6 +52,11 @@ struct SonyFrameReader: Sendable {
     static let headerBytes = 6
 
     private var inFrame = false
+    /// After a dropped frame, until the next start marker: its rest, not garbage.
+    private var inDamagedTail = false
+    /// Of `skippedBytes`, those that were the rest of a dropped frame (a decoder names the
+    /// frame once, not its tail again).
+    private(set) var damagedTailBytes = 0
     private var escaping = false
     /// The current frame's unstuffed bytes.
     private var held: [UInt8] = []
@@ -69,6 +74,7 @@ struct SonyFrameReader: Sendable {
             }
             guard inFrame else {
                 counters.skippedBytes += 1
+                if inDamagedTail { damagedTailBytes += 1 }
                 continue
             }
             if byte == SonyFrame.endMarker {
@@ -93,6 +99,7 @@ struct SonyFrameReader: Sendable {
 
     private mutating func begin() {
         inFrame = true
+        inDamagedTail = false
         escaping = false
         held.removeAll(keepingCapacity: true)
         declaredLength = nil
@@ -131,6 +138,7 @@ struct SonyFrameReader: Sendable {
         counters.packets += 1
         damage.count(in: &counters)
         end()
+        inDamagedTail = true
         return .damaged(damage)
     }
 
