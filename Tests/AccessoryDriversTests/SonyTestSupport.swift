@@ -27,40 +27,14 @@ func sonyFrames(_ bytes: [UInt8]) -> [SonyFrame] {
 }
 
 extension [DriverOutput] {
-    var sent: [[UInt8]] {
-        compactMap {
-            if case let .send(bytes) = $0 { return bytes }
-            return nil
-        }
-    }
-
+    var sent: [[UInt8]] { compactMap { if case let .send(bytes) = $0 { bytes } else { nil } } }
     /// The payloads of the commands (not ACKs) sent.
     var commands: [[UInt8]] { sent.flatMap(sonyFrames).filter { $0.type != 0x01 }.map(\.payload) }
     var acks: [SonyFrame] { sent.flatMap(sonyFrames).filter { $0.type == 0x01 } }
-    var placements: [Placement] {
-        compactMap {
-            if case let .placement(placement) = $0 { return placement }
-            return nil
-        }
-    }
-    var batteries: [BatteryReport] {
-        compactMap {
-            if case let .battery(report) = $0 { return report }
-            return nil
-        }
-    }
-    var wearSupports: [WearSupport] {
-        compactMap {
-            if case let .wearSupport(support) = $0 { return support }
-            return nil
-        }
-    }
-    var notes: [String] {
-        compactMap {
-            if case let .note(text) = $0 { return text }
-            return nil
-        }
-    }
+    var placements: [Placement] { compactMap { if case let .placement(placement) = $0 { placement } else { nil } } }
+    var batteries: [BatteryReport] { compactMap { if case let .battery(report) = $0 { report } else { nil } } }
+    var wearSupports: [WearSupport] { compactMap { if case let .wearSupport(support) = $0 { support } else { nil } } }
+    var notes: [String] { compactMap { if case let .note(text) = $0 { text } else { nil } } }
 }
 
 /// A set that ACKs every command (the other sequence number) and answers from a table keyed by
