@@ -19,18 +19,23 @@ struct DriverDecodeCommand: ParsableCommand {
             Each line is one packet as hex (spaces optional), optionally after a packet log's \
             prefix: an address and family, a time (2026-11-22T23:04:05.123Z) and a direction, \
             < from the device or > to it. Blank lines and # comments are skipped. For Galaxy \
-            Buds a line is a read of the byte stream: frames may span lines.
+            Buds a line is a read of the byte stream: frames may span lines. For Sony a line is \
+            one whole frame as it travels (3E ... 3C, stuffed); a handshake reply decides v1 or \
+            v2 for the frames after it (v2 until one does).
 
-            Prints one JSON object per packet (per message for Galaxy Buds), numbered from 1: \
-            kind ear-detection (primary and secondary, or left and right, and the placement \
-            under the either rule), battery, audio-source, ignored, unknown (with the opcode), \
-            malformed (with why), or sent for a > line, which is not decoded.
+            Prints one JSON object per packet (per message for Galaxy Buds, per frame for Sony), \
+            numbered from 1: kind ear-detection (primary and secondary, or left and right, and \
+            the placement under the either rule), battery, audio-source, wear (Sony: the \
+            placement, and left and right where the message names them), ack, protocol-info, \
+            support-functions, ignored, unknown (with the opcode), malformed (with why: for \
+            Sony bad checksum, bad length, bad escape, oversized or wrong table; never a \
+            placement), or sent for a > line, which is not decoded.
 
             Exit 0 once the input is read, whatever it held; 2 when it cannot be read.
             """)
 
     @Option(help: ArgumentHelp(
-        "The protocol: aap, galaxy-buds (2019), galaxy-buds-plus-live-pro or galaxy-buds2-or-later. Default: each line's family.",
+        "The protocol: aap, galaxy-buds (2019), galaxy-buds-plus-live-pro, galaxy-buds2-or-later, sony (headphones) or sony-earbuds. Default: each line's family.",
         valueName: "family"),
         completion: .list(AccessoryFamily.logNames))
     var family: String?

@@ -100,13 +100,16 @@ struct LineSplitter {
 }
 
 /// Decodes lines as `earshot driver decode` prints them: one `Record` per AAP packet, per
-/// Galaxy Buds message, per sent or malformed line. Galaxy Buds lines feed one decoder per
-/// accessory (address and model), so frames may span lines of one device in a mixed log.
+/// Galaxy Buds message or Sony frame, per sent or malformed line. Galaxy Buds and Sony lines feed
+/// one decoder per accessory (address and model or form), so frames may span lines of one device
+/// in a mixed log, and a Sony handshake reply sets the protocol version for that device's later
+/// frames.
 struct PacketLineDecoder {
     /// `--family`: overrides the family a line's prefix names.
     let family: AccessoryFamily?
     private var packets = 0
     private var galaxy: [String: GalaxyBudsDecoder] = [:]
+    private var sony: [String: SonyDecoder] = [:]
 
     init(family: AccessoryFamily?) {
         self.family = family
@@ -144,23 +147,32 @@ struct PacketLineDecoder {
         }
         switch family {
         case .aap:
-            return [Record(AAPPacket.decode(parsed.bytes), base: base, galaxy: false)]
+            return [Record(AAPPacket.decode(parsed.bytes), base: base, style: .aap)]
         case .galaxyBuds(let model):
             let key = "\(parsed.device?.address.description ?? "-") \(model.rawValue)"
             var decoder = galaxy[key] ?? GalaxyBudsDecoder(model: model)
             let decoded = decoder.receiveFrames(bytes: parsed.bytes)
             galaxy[key] = decoder
             return decoded.map { packet, flags in
-                var record = Record(packet, base: base, galaxy: true)
+                var record = Record(packet, base: base, style: .galaxyBuds)
                 if flags != 0 {
                     let digits = String(flags, radix: 16, uppercase: true)
                     record.headerFlags = "0x" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits
                 }
                 return record
             }
-        case .sony:
-            // Wired by the Sony decoder (issue 30).
-            return [.malformed(packets, "line \(line): Sony frames are not decoded yet")]
+        case .sony(let form, _):
+            let key = "\(parsed.device?.address.description ?? "-") \(form.rawValue)"
+            var decoder = sony[key] ?? SonyDecoder(form: form)
+            let decoded = decoder.receive(bytes: parsed.bytes)
+            sony[key] = decoder
+            // One frame per line as it travels; a line holding more numbers each of its frames.
+            return decoded.enumerated().map { index, packet in
+                if index > 0 { packets += 1 }
+                var frameBase = base
+                frameBase.packet = packets
+                return Record(packet, base: frameBase, style: .sony(form))
+            }
         }
     }
 
@@ -179,11 +191,18 @@ struct PacketLineDecoder {
         var source: String?
         var activity: String?
         var why: String?
+        /// Sony: an ACK's sequence number, the handshake's protocol version, a support list's
+        /// table and function ids.
+        var seq: Int?
+        var version: Int?
+        var table: Int?
+        var functions: [String]?
         /// Galaxy Buds: header bits no note names, kept (`0x0C00`).
         var headerFlags: String?
 
         enum CodingKeys: String, CodingKey {
             case packet, kind, accessory, primary, secondary, left, right, placement, components, opcode, source, activity, why
+            case seq, version, table, functions
             case headerFlags = "header-flags"
         }
 
@@ -204,8 +223,16 @@ struct PacketLineDecoder {
             return record
         }
 
-        init(_ decoded: DecodedPacket, base: Record, galaxy: Bool) {
+        /// Whose packet a record describes: names, hex widths and which fields apply differ.
+        enum Style: Equatable {
+            case aap
+            case galaxyBuds
+            case sony(SonyForm)
+        }
+
+        init(_ decoded: DecodedPacket, base: Record, style: Style) {
             self = base
+            let galaxy = style == .galaxyBuds
             switch decoded {
             case .earDetection(let buds, let components):
                 kind = "ear-detection"
@@ -223,12 +250,28 @@ struct PacketLineDecoder {
                 kind = "audio-source"
                 source = audioSource.address.description
                 activity = audioSource.activity.map { "\($0)" }
+            case .wear(let worn, let sides):
+                kind = "wear"
+                placement = worn?.rawValue
+                if let sides, case .sony(let form) = style {
+                    (left, right) = (Self.name(sides.first, form: form), Self.name(sides.second, form: form))
+                }
+            case .ack(let number):
+                kind = "ack"
+                seq = Int(number)
+            case .protocolInfo(let number):
+                kind = "protocol-info"
+                version = number
+            case .supportFunctions(let number, let ids):
+                kind = "support-functions"
+                table = number
+                functions = ids.map { Self.hex(UInt16($0), width: 2) }
             case .ignored(let code):
                 kind = "ignored"
-                opcode = code.map { Self.hex($0, galaxy: galaxy) }
+                opcode = code.map { Self.hex($0, width: style == .aap ? 4 : 2) }
             case .unknown(let code):
                 kind = "unknown"
-                opcode = Self.hex(code, galaxy: galaxy)
+                opcode = Self.hex(code, width: style == .aap ? 4 : 2)
             case .malformed(let reason):
                 kind = "malformed"
                 why = reason
@@ -252,10 +295,18 @@ struct PacketLineDecoder {
             }
         }
 
-        /// `0x0006` for AAP opcodes (16 bits), `0x61` for Galaxy Buds message ids.
-        private static func hex(_ value: UInt16, galaxy: Bool) -> String {
+        /// Headphone cups are worn or not; buds are in the ear or out.
+        private static func name(_ state: BudState, form: SonyForm) -> String {
+            switch (form, state) {
+            case (.headphones, .inEar): "worn"
+            case (.headphones, .outOfEar): "not-worn"
+            default: name(state)
+            }
+        }
+
+        /// `0x0006` for AAP opcodes (16 bits), `0x61` for Galaxy Buds message ids and Sony opcodes.
+        private static func hex(_ value: UInt16, width: Int) -> String {
             let digits = String(value, radix: 16, uppercase: true)
-            let width = galaxy ? 2 : 4
             return "0x" + String(repeating: "0", count: max(0, width - digits.count)) + digits
         }
     }

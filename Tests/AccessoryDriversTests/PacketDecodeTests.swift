@@ -73,6 +73,7 @@ struct PacketDecodeTests {
             case .ignored: #expect(after.ignored == before.ignored + 1)
             case .unknown: #expect(after.unknownOpcodes == before.unknownOpcodes + 1)
             case .malformed: #expect(after.malformed + after.oversized == before.malformed + before.oversized + 1)
+            case .wear, .ack, .protocolInfo, .supportFunctions: Issue.record("AAP decoded a Sony-only kind")
             }
         }
     }

@@ -1,6 +1,6 @@
 /// What a session did with its input. Every byte or packet it skipped is counted here.
 ///
-/// For every packet (AAP) or delimited frame (Galaxy Buds):
+/// For every packet (AAP) or delimited frame (Galaxy Buds, Sony):
 /// `packets == decoded + unknownOpcodes + ignored + malformed + badCRC + oversized`.
 /// Bytes outside any frame (garbage before a start marker) are counted in `skippedBytes`.
 public struct DriverCounters: Sendable, Equatable {
@@ -14,7 +14,7 @@ public struct DriverCounters: Sendable, Equatable {
     public var ignored = 0
     /// Too short for its opcode, bad header or end marker, impossible size.
     public var malformed = 0
-    /// Galaxy Buds frames whose CRC did not match.
+    /// Galaxy Buds frames whose CRC, or Sony frames whose checksum, did not match.
     public var badCRC = 0
     /// Longer than the cap for one packet or frame; dropped.
     public var oversized = 0
