@@ -114,6 +114,7 @@ extension ControlWire {
         public var lastPacket: String?
         public var packets: Int
         public var skipped: Int
+        public var desktopBattery: String?
 
         public init(
             address: String, family: String, name: String?, connection: String, problem: String?, battery: [String: Int]?, lastPacket: String?,
@@ -141,6 +142,7 @@ extension ControlWire {
             .omitted("last-packet", \.lastPacket, "when the last packet came (ISO 8601)"),
             .field("packets", \.packets, "packets read"),
             .field("skipped", \.skipped, "packets or frames skipped (unknown, malformed, bad CRC, oversized)"),
+            .omitted("desktop-battery", \.desktopBattery, "whether its battery reaches the desktop: `provided`, `no-provider-manager`, `provided-by-other`, `off`"),
         ]
     }
 

@@ -12,8 +12,10 @@ extension DriverBoard.Entry {
                 if let level { levels[part] = level.percent }
             }
         }
-        return ControlWire.DriverEntry(
+        var entry = ControlWire.DriverEntry(
             address: address.description, family: family, name: name, connection: connection.rawValue, problem: problem,
             battery: levels.isEmpty ? nil : levels, lastPacket: lastPacket.map { $0.formatted(.iso8601) }, packets: packets, skipped: skipped)
+        entry.desktopBattery = desktopBattery
+        return entry
     }
 }
