@@ -25,8 +25,9 @@ final class BlueZStandIn {
     private var writeEnd: Int32
 
     /// Starts it with `adapters` (name → address); it owns org.bluez soon after, not at once
-    /// (`waitUntilReady()`). With `loopbackDir`, connected AirPods listen for AAP in it.
-    init(sandbox: PipeWireSandbox, adapters: KeyValuePairs<String, String>, loopbackDir: String? = nil) throws {
+    /// (`waitUntilReady()`). With `loopbackDir`, connected AirPods listen for AAP in it;
+    /// `options` go on its command line (`--no-battery-manager`).
+    init(sandbox: PipeWireSandbox, adapters: KeyValuePairs<String, String>, loopbackDir: String? = nil, options: [String] = []) throws {
         let (readEnd, writeEnd) = ChildProcess.makePipe()
         defer { Glibc.close(readEnd) }
         self.writeEnd = writeEnd
@@ -37,7 +38,7 @@ final class BlueZStandIn {
             process = try sandbox.spawn(
                 "bluez-standin",
                 ["/usr/bin/python3", Self.script] + adapters.flatMap { ["--adapter", "\($0.key)=\($0.value)"] }
-                    + (loopbackDir.map { ["--loopback-dir", $0] } ?? []),
+                    + (loopbackDir.map { ["--loopback-dir", $0] } ?? []) + options,
                 stdinFD: readEnd)
         } catch {
             Glibc.close(writeEnd)

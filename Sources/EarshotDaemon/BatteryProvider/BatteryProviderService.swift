@@ -158,15 +158,20 @@ actor BatteryProviderService {
                 address: entry.address, devicePath: device.path, adapterPath: Self.adapterPath(of: device.path),
                 percentage: DesktopBatteryLevel.percentage(of: entry.battery))
         }
-        let plan = BatteryProviderPlan(
+        var plan = BatteryProviderPlan(
             enabled: enabled, headsets: headsets, registrations: registrations, otherProviders: view.devicesWithOtherBattery)
-        announce(plan.children)
-        if owner != nil {
+        if owner != nil, !plan.adaptersToRegister.isEmpty {
+            // Registering may tell at once that an adapter has no manager: the states say so now.
             for adapter in plan.adaptersToRegister { register(adapter) }
+            plan = BatteryProviderPlan(
+                enabled: enabled, headsets: headsets, registrations: registrations, otherProviders: view.devicesWithOtherBattery)
         }
+        announce(plan.children)
         for entry in entries {
             let state = plan.states[entry.address]?.rawValue
-            if entry.desktopBattery != state { board.update(entry.address) { $0.desktopBattery = state } }
+            guard entry.desktopBattery != state else { continue }
+            board.update(entry.address) { $0.desktopBattery = state }
+            logger.debug("desktop battery of \(entry.address): \(state ?? "not known yet")")
         }
     }
 
