@@ -216,4 +216,51 @@ struct DesktopBatteryEndToEndTests {
             #expect(try daemon.earshot("status").status == 0)
         }
     }
+
+    /// The real desktop component: UPower reads BlueZ's Battery1 over the (private) system bus.
+    /// Missing upowerd is a failure, never a skip (.ci/run installs it).
+    @Test("UPower lists the AirPods with the lowest bud's percentage (upower --dump)")
+    func upower() async throws {
+        let upowerd = "/usr/libexec/upowerd"
+        let upower = "/usr/bin/upower"
+        guard FileManager.default.isExecutableFile(atPath: upowerd), FileManager.default.isExecutableFile(atPath: upower) else {
+            throw FixtureError("\(upowerd) or \(upower) is missing: install Debian's upower package (apt-get install upower)")
+        }
+        try await Self.withWorld { sandbox, bluez, _, _ in
+            // Its history in the sandbox, not /var/lib/upower; line-buffered output to wait on.
+            let history = sandbox.root.appendingPathComponent("upower").path
+            try FileManager.default.createDirectory(atPath: history, withIntermediateDirectories: true)
+            let daemon = try sandbox.spawn("upowerd", ["/usr/bin/stdbuf", "-oL", "-eL", upowerd, "-v"], extraEnvironment: ["UPOWER_HISTORY_DIR": history])
+            defer { daemon.stop() }
+            try await daemon.waitForLog(containing: "BlueZ appeared")
+            let monitor = try sandbox.spawn("upower-monitor", ["/usr/bin/stdbuf", "-oL", upower, "--monitor-detail"])
+            defer { monitor.stop() }
+            try await Self.connectAirPods(bluez)
+            try await bluez.aapBattery(D.address, left: 80, right: 35, chargingCase: 5)
+            try await monitor.waitForLog(containing: "35%", timeout: .seconds(20))
+            let dump = try sandbox.run([upower, "--dump"])
+            #expect(dump.status == 0)
+            let lines = dump.output.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            #expect(lines.contains { $0.hasPrefix("native-path:") && $0.hasSuffix(Self.device) }, "\(dump.output)")
+            #expect(lines.contains { $0.hasPrefix("model:") && $0.hasSuffix("AirPods Pro") }, "\(dump.output)")
+            #expect(lines.contains { $0.hasPrefix("percentage:") && $0.hasSuffix(" 35%") }, "\(dump.output)")
+        }
+    }
+
+    @Test("Hostile: the device removed in the middle of a battery flood: its battery goes, the daemon goes on")
+    func deviceVanishesMidFlood() async throws {
+        try await Self.withWorld { _, bluez, daemon, _ in
+            try await Self.connectAirPods(bluez)
+            let mark = bluez.logMark()
+            try await bluez.aapBattery(D.address, left: 60, right: 60, chargingCase: 5)
+            _ = try await bluez.waitForLine(containing: "battery \(Self.device) percentage 60", since: mark)
+            try await bluez.run("aap battery-flood \(D.address) 2000 2 17")
+            try await bluez.removeDevice(D.address)
+            try await bluez.waitForLines(inOrder: ["battery \(Self.device) removed"], since: mark)
+            _ = try await bluez.waitForLine(containing: "aap \(D.address) battery flood stopped", since: mark)
+            // No battery for a device that is gone; the daemon answers and knows no driver.
+            #expect(try daemon.earshot("status").status == 0)
+            #expect(!bluez.process.logTail(lines: 30).contains("ignored: no such device"))
+        }
+    }
 }
