@@ -145,14 +145,25 @@ struct DesktopBatteryEndToEndTests {
         }
     }
 
-    @Test("battery-to-desktop = false: off, nothing registered")
+    /// The levels the stand-in's Battery1 took after `mark`, in order.
+    static func percentageLines(_ bluez: BlueZStandIn, since mark: Int) -> [String] {
+        guard let log = bluez.process.logFile, let data = try? Data(contentsOf: log), data.count > mark else { return [] }
+        return String(decoding: data[mark...], as: UTF8.self).split(separator: "\n")
+            .filter { $0.hasPrefix("battery \(device) percentage ") }.map { String($0.split(separator: " ").last ?? "") }
+    }
+
+    @Test("battery-to-desktop = false: off, nothing registered; turned on by a config reload → provided")
     func off() async throws {
-        try await Self.withWorld(config: "[drivers]\nbattery-to-desktop = false\n") { _, bluez, daemon, _ in
+        try await Self.withWorld(config: "[drivers]\nbattery-to-desktop = false\n") { sandbox, bluez, daemon, _ in
             try await Self.connectAirPods(bluez)
             try await bluez.aapBattery(D.address, left: 50, right: 40, chargingCase: 5)
             try await daemon.process.waitForLog(containing: "desktop battery of \(D.address): off")
             #expect(try Self.desktopBattery(daemon) == .string("off"))
             #expect(!bluez.process.logTail(lines: 400).contains("battery provider"), "\(bluez.process.logTail(lines: 400))")
+            let mark = bluez.logMark()
+            try DaemonReliabilityTests.writeConfig(sandbox, "[drivers]\nbattery-to-desktop = true\n")
+            try await bluez.waitForLines(inOrder: ["battery provider /org/earshot/battery registered by", "battery \(Self.device) percentage 40"], since: mark)
+            try await daemon.process.waitForLog(containing: Self.provided)
         }
     }
 
@@ -184,6 +195,13 @@ struct DesktopBatteryEndToEndTests {
             _ = try await bluez.waitForLine(containing: "battery \(Self.device) percentage 44", since: mark)
             let after = bluez.process.logTail(lines: 50)
             #expect(!after.contains("percentage 150") && !after.contains("ignored percentage"), "\(after)")
+
+            // A malformed battery packet (cut inside its first component) changes nothing either.
+            mark = bluez.logMark()
+            try await bluez.aapRaw(D.address, [0x04, 0x00, 0x04, 0x00, 0x04, 0x00, 0x03, 0x04, 0x01])
+            try await bluez.aapBattery(D.address, left: 43, right: 43, chargingCase: 5)
+            try await bluez.waitForLines(inOrder: ["battery \(Self.device) percentage 43"], since: mark)
+            #expect(Self.percentageLines(bluez, since: mark) == ["43"])
         }
     }
 
