@@ -41,6 +41,29 @@ struct DesktopBatteryEndToEndTests {
         _ = try await bluez.waitForLine(containing: "aap \(D.address) received 040004000f00", since: mark, timeout: .seconds(20))
     }
 
+    /// Waits for the daemon to settle on `state` for the headset, then checks `status --json`.
+    static func expectDesktopBattery(_ state: String, _ daemon: D, timeout: Duration = .seconds(15)) async throws {
+        try await daemon.process.waitForLog(containing: "desktop battery of \(D.address): \(state)", timeout: timeout)
+        #expect(try desktopBattery(daemon) == .string(state))
+    }
+
+    /// `earshot accessory show` once the driver registered the AirPods (with their first ear report).
+    static func shownAirPods(_ daemon: D, _ bluez: BlueZStandIn) async throws -> String {
+        let events = try EventSubscription(socket: daemon.socketPath)
+        try await bluez.aapEar(D.address, primary: .inEar, secondary: .inEar)
+        _ = try await events.next("accessory") { $0["accessory"] == .string(D.address) }
+        return try daemon.earshot("accessory", "show", D.address).output
+    }
+
+    /// Connects the AirPods and sends a battery report (buds 50 and 40 unless said); the log
+    /// mark before it.
+    static func connectWithBattery(_ bluez: BlueZStandIn, left: Int = 50, right: Int = 40) async throws -> Int {
+        try await connectAirPods(bluez)
+        let mark = bluez.logMark()
+        try await bluez.aapBattery(D.address, left: left, right: right, chargingCase: 5)
+        return mark
+    }
+
     /// The driver entry's `desktop-battery` in `status --json`.
     static func desktopBattery(_ daemon: D) throws -> JSONValue? {
         let status = try BlueZHostAddressTests.status(daemon)
@@ -60,13 +83,8 @@ struct DesktopBatteryEndToEndTests {
                     "battery provider /org/earshot/battery registered by", "battery \(Self.device) added by :", "battery \(Self.device) percentage 35",
                 ], since: mark)
             #expect(bluez.process.logTail(lines: 100).contains(":/org/earshot/battery source Earshot"))
-            try await daemon.process.waitForLog(containing: Self.provided)
-            #expect(try Self.desktopBattery(daemon) == .string("provided"))
-            // The driver registers the accessory with its first ear report.
-            let events = try EventSubscription(socket: daemon.socketPath)
-            try await bluez.aapEar(D.address, primary: .inEar, secondary: .inEar)
-            _ = try await events.next("accessory") { $0["accessory"] == .string(D.address) }
-            let shown = try daemon.earshot("accessory", "show", D.address).output
+            try await Self.expectDesktopBattery("provided", daemon)
+            let shown = try await Self.shownAirPods(daemon, bluez)
             #expect(shown.contains("desktop battery: shown (Earshot is BlueZ's battery provider)"), "\(shown)")
             // Each part stays where it was.
             #expect(shown.contains("battery left 80% right 35% case 5%"), "\(shown)")
@@ -101,8 +119,7 @@ struct DesktopBatteryEndToEndTests {
             _ = try await bluez.waitForLine(containing: "buds \(D.address) connected", since: mark, timeout: .seconds(20))
             try await bluez.budsStatus(D.address, left: .wearing, right: .wearing, batteries: (64, 58, 90))
             _ = try await bluez.waitForLine(containing: "battery \(Self.device) percentage 58", since: mark)
-            try await daemon.process.waitForLog(containing: Self.provided)
-            #expect(try Self.desktopBattery(daemon) == .string("provided"))
+            try await Self.expectDesktopBattery("provided", daemon)
         }
     }
 
@@ -110,15 +127,9 @@ struct DesktopBatteryEndToEndTests {
     func anotherProviderFirst() async throws {
         try await Self.withWorld { _, bluez, daemon, _ in
             try await bluez.run("battery other \(D.address) 60")
-            try await Self.connectAirPods(bluez)
-            let mark = bluez.logMark()
-            try await bluez.aapBattery(D.address, left: 50, right: 40, chargingCase: 5)
-            try await daemon.process.waitForLog(containing: "desktop battery of \(D.address): provided-by-other")
-            #expect(try Self.desktopBattery(daemon) == .string("provided-by-other"))
-            let events = try EventSubscription(socket: daemon.socketPath)
-            try await bluez.aapEar(D.address, primary: .inEar, secondary: .inEar)
-            _ = try await events.next("accessory") { $0["accessory"] == .string(D.address) }
-            let shown = try daemon.earshot("accessory", "show", D.address).output
+            let mark = try await Self.connectWithBattery(bluez)
+            try await Self.expectDesktopBattery("provided-by-other", daemon)
+            let shown = try await Self.shownAirPods(daemon, bluez)
             #expect(shown.contains("desktop battery: shown from another provider"), "\(shown)")
             try await bluez.run("battery other-gone \(D.address)")
             try await bluez.waitForLines(inOrder: ["battery \(Self.device) removed", "source Earshot", "battery \(Self.device) percentage 40"], since: mark)
@@ -129,10 +140,8 @@ struct DesktopBatteryEndToEndTests {
     @Test("BlueZ without the manager (Debian 12 without Experimental): said once at info, no-provider-manager; the manager appears → registered")
     func noProviderManager() async throws {
         try await Self.withWorld(standIn: ["--no-battery-manager"]) { _, bluez, daemon, _ in
-            try await Self.connectAirPods(bluez)
-            try await bluez.aapBattery(D.address, left: 50, right: 40, chargingCase: 5)
-            try await daemon.process.waitForLog(containing: "desktop battery of \(D.address): no-provider-manager")
-            #expect(try Self.desktopBattery(daemon) == .string("no-provider-manager"))
+            _ = try await Self.connectWithBattery(bluez)
+            try await Self.expectDesktopBattery("no-provider-manager", daemon)
             try await bluez.aapBattery(D.address, left: 45, right: 40, chargingCase: 5)
             let missing = "has no battery provider manager (org.bluez.BatteryProviderManager1)"
             #expect(daemon.process.logCount(of: missing) == 1)
@@ -155,10 +164,8 @@ struct DesktopBatteryEndToEndTests {
     @Test("battery-to-desktop = false: off, nothing registered; turned on by a config reload → provided")
     func off() async throws {
         try await Self.withWorld(config: "[drivers]\nbattery-to-desktop = false\n") { sandbox, bluez, daemon, _ in
-            try await Self.connectAirPods(bluez)
-            try await bluez.aapBattery(D.address, left: 50, right: 40, chargingCase: 5)
-            try await daemon.process.waitForLog(containing: "desktop battery of \(D.address): off")
-            #expect(try Self.desktopBattery(daemon) == .string("off"))
+            _ = try await Self.connectWithBattery(bluez)
+            try await Self.expectDesktopBattery("off", daemon)
             #expect(!bluez.process.logTail(lines: 400).contains("battery provider"), "\(bluez.process.logTail(lines: 400))")
             let mark = bluez.logMark()
             try DaemonReliabilityTests.writeConfig(sandbox, "[drivers]\nbattery-to-desktop = true\n")
@@ -170,9 +177,7 @@ struct DesktopBatteryEndToEndTests {
     @Test("Hostile: 1000 battery packets a second → a few PropertiesChanged a second, the last level delivered; a level over 100 is not shown")
     func flood() async throws {
         try await Self.withWorld { _, bluez, daemon, _ in
-            try await Self.connectAirPods(bluez)
-            var mark = bluez.logMark()
-            try await bluez.aapBattery(D.address, left: 90, right: 90, chargingCase: 5)
+            var mark = try await Self.connectWithBattery(bluez, left: 90, right: 90)
             _ = try await bluez.waitForLine(containing: "battery \(Self.device) percentage 90", since: mark)
             mark = bluez.logMark()
             let started = ContinuousClock.now
@@ -209,9 +214,8 @@ struct DesktopBatteryEndToEndTests {
     func registerRefused() async throws {
         try await Self.withWorld { _, bluez, daemon, _ in
             try await bluez.run("battery manager fail org.bluez.Error.Failed")
-            try await Self.connectAirPods(bluez)
-            try await bluez.aapBattery(D.address, left: 50, right: 40, chargingCase: 5)
-            try await daemon.process.waitForLog(containing: "desktop battery of \(D.address): no-provider-manager")
+            _ = try await Self.connectWithBattery(bluez)
+            try await Self.expectDesktopBattery("no-provider-manager", daemon)
             try await bluez.aapBattery(D.address, left: 45, right: 40, chargingCase: 5)
             try await bluez.aapBattery(D.address, left: 44, right: 40, chargingCase: 5)
             #expect(daemon.process.logCount(of: "BlueZ did not take Earshot's battery provider") == 1)
@@ -223,11 +227,9 @@ struct DesktopBatteryEndToEndTests {
     func registerUnanswered() async throws {
         try await Self.withWorld { _, bluez, daemon, _ in
             try await bluez.run("battery manager hang")
-            try await Self.connectAirPods(bluez)
-            let mark = bluez.logMark()
-            try await bluez.aapBattery(D.address, left: 50, right: 40, chargingCase: 5)
+            let mark = try await Self.connectWithBattery(bluez)
             _ = try await bluez.waitForLine(containing: "battery provider /org/earshot/battery left unanswered", since: mark)
-            try await daemon.process.waitForLog(containing: "desktop battery of \(D.address): no-provider-manager", timeout: .seconds(20))
+            try await Self.expectDesktopBattery("no-provider-manager", daemon, timeout: .seconds(20))
             #expect(daemon.process.logCount(of: "BlueZ did not take Earshot's battery provider") == 1)
             // The daemon still answers, and the AirPods' parts are still read.
             try await bluez.aapBattery(D.address, left: 33, right: 40, chargingCase: 5)
@@ -268,9 +270,7 @@ struct DesktopBatteryEndToEndTests {
     @Test("Hostile: the device removed in the middle of a battery flood: its battery goes, the daemon goes on")
     func deviceVanishesMidFlood() async throws {
         try await Self.withWorld { _, bluez, daemon, _ in
-            try await Self.connectAirPods(bluez)
-            let mark = bluez.logMark()
-            try await bluez.aapBattery(D.address, left: 60, right: 60, chargingCase: 5)
+            let mark = try await Self.connectWithBattery(bluez, left: 60, right: 60)
             _ = try await bluez.waitForLine(containing: "battery \(Self.device) percentage 60", since: mark)
             try await bluez.run("aap battery-flood \(D.address) 2000 2 17")
             try await bluez.removeDevice(D.address)
