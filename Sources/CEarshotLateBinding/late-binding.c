@@ -114,6 +114,7 @@ LATE(PIPEWIRE, struct pw_properties *, pw_properties_new_dict, (const struct spa
 // libsystemd: sd-bus, for the D-Bus code SystemBridge links (no client command calls it).
 LATE(SYSTEMD, int, sd_bus_add_match, (sd_bus *bus, sd_bus_slot **slot, const char *match, sd_bus_message_handler_t callback, void *userdata), (bus, slot, match, callback, userdata))
 LATE(SYSTEMD, int, sd_bus_add_object, (sd_bus *bus, sd_bus_slot **slot, const char *path, sd_bus_message_handler_t callback, void *userdata), (bus, slot, path, callback, userdata))
+LATE(SYSTEMD, int, sd_bus_add_fallback, (sd_bus *bus, sd_bus_slot **slot, const char *prefix, sd_bus_message_handler_t callback, void *userdata), (bus, slot, prefix, callback, userdata))
 LATE(SYSTEMD, int, sd_bus_call_async, (sd_bus *bus, sd_bus_slot **slot, sd_bus_message *m, sd_bus_message_handler_t callback, void *userdata, uint64_t usec), (bus, slot, m, callback, userdata, usec))
 LATE(SYSTEMD, int, sd_bus_can_send, (sd_bus *bus, char type), (bus, type))
 LATE(SYSTEMD, sd_bus *, sd_bus_flush_close_unref, (sd_bus *bus), (bus))

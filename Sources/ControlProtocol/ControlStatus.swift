@@ -118,6 +118,7 @@ extension ControlWire {
         public var wear: String?
         /// How it is reported, or why not, in plain words.
         public var wearDetail: String?
+        public var desktopBattery: String?
 
         public init(
             address: String, family: String, name: String?, connection: String, problem: String?, battery: [String: Int]?, lastPacket: String?,
@@ -147,6 +148,7 @@ extension ControlWire {
             .field("skipped", \.skipped, "packets or frames skipped (unknown, malformed, bad CRC, oversized)"),
             .omitted("wear", \.wear, "whether the headset says it is worn: `reported`, or `not-reported` (its battery is still read; a reporter of your own can say it); left out until the driver knows"),
             .omitted("wear-detail", \.wearDetail, "how wear is read, or why it is not"),
+            .omitted("desktop-battery", \.desktopBattery, "whether its battery reaches the desktop: `provided`, `no-provider-manager`, `provided-by-other`, `off`"),
         ]
     }
 

@@ -62,7 +62,8 @@ public enum StatusText {
     }
 
     /// `AA:BB:CC:DD:EE:FF aap (AirPods Pro) connected, battery left 80% right 75% case 50%, 12 packets`
-    public static func driver(_ driver: ControlWire.DriverEntry) -> String {
+    /// `accessory show` gives the desktop battery a line of its own (`desktopBattery: false`).
+    public static func driver(_ driver: ControlWire.DriverEntry, desktopBattery showsDesktop: Bool = true) -> String {
         var text = "\(driver.address) \(driver.family)" + (driver.name.map { " (\($0))" } ?? "") + " \(driver.connection)"
         if let battery = driver.battery {
             let parts = ["left", "right", "case", "headset"].compactMap { part in battery[part].map { "\(part) \($0)%" } }
@@ -71,6 +72,7 @@ public enum StatusText {
         text += ", \(driver.packets) packet\(driver.packets == 1 ? "" : "s")"
         if driver.skipped > 0 { text += " (\(driver.skipped) skipped)" }
         if let last = driver.lastPacket { text += ", last at \(last)" }
+        if showsDesktop, let desktop = driver.desktopBattery { text += ", desktop battery " + desktopBattery(desktop) }
         if let problem = driver.problem { text += ": \(problem)" }
         if driver.wear == "not-reported" {
             text += "; reports no wear" + (driver.wearDetail.map { " (\($0))" } ?? "")
@@ -79,6 +81,17 @@ public enum StatusText {
             text += "; wear from \(how)"
         }
         return text
+    }
+
+    /// A driver entry's `desktop-battery` in plain words.
+    public static func desktopBattery(_ state: String) -> String {
+        switch state {
+        case "provided": "shown (Earshot is BlueZ's battery provider)"
+        case "no-provider-manager": "not shown (BlueZ has no battery provider manager: Experimental = true in /etc/bluetooth/main.conf)"
+        case "provided-by-other": "shown from another provider (BlueZ keeps the first)"
+        case "off": "off (battery-to-desktop = false)"
+        default: state
+        }
     }
 
     /// `11:22:33:44:55:66 (config, bluez hci0)`: one entry of `host-addresses`, also in

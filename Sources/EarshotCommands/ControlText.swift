@@ -34,7 +34,10 @@ enum ControlText {
         let configuration = accessory.configuration
         var lines = [accessory.accessory]
         if let reporter { lines.append("  reporter: \(reporter)") }
-        if let driver { lines.append("  driver: " + StatusText.driver(driver)) }
+        if let driver {
+            lines.append("  driver: " + StatusText.driver(driver, desktopBattery: false))
+            if let desktop = driver.desktopBattery { lines.append("  desktop battery: " + StatusText.desktopBattery(desktop)) }
+        }
         lines.append("  capabilities: \(list(configuration.capabilities, empty: "none"))")
         var placement = configuration.placement ?? "unknown"
         if stale { placement += " (restored from disk, not yet confirmed by its reporter)" }

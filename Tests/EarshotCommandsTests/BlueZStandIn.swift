@@ -25,8 +25,9 @@ final class BlueZStandIn {
     private var writeEnd: Int32
 
     /// Starts it with `adapters` (name → address); it owns org.bluez soon after, not at once
-    /// (`waitUntilReady()`). With `loopbackDir`, connected AirPods listen for AAP in it.
-    init(sandbox: PipeWireSandbox, adapters: KeyValuePairs<String, String>, loopbackDir: String? = nil) throws {
+    /// (`waitUntilReady()`). With `loopbackDir`, connected AirPods listen for AAP in it;
+    /// `options` go on its command line (`--no-battery-manager`).
+    init(sandbox: PipeWireSandbox, adapters: KeyValuePairs<String, String>, loopbackDir: String? = nil, options: [String] = []) throws {
         let (readEnd, writeEnd) = ChildProcess.makePipe()
         defer { Glibc.close(readEnd) }
         self.writeEnd = writeEnd
@@ -37,7 +38,7 @@ final class BlueZStandIn {
             process = try sandbox.spawn(
                 "bluez-standin",
                 ["/usr/bin/python3", Self.script] + adapters.flatMap { ["--adapter", "\($0.key)=\($0.value)"] }
-                    + (loopbackDir.map { ["--loopback-dir", $0] } ?? []),
+                    + (loopbackDir.map { ["--loopback-dir", $0] } ?? []) + options,
                 stdinFD: readEnd)
         } catch {
             Glibc.close(writeEnd)
@@ -112,6 +113,28 @@ final class BlueZStandIn {
     /// Another program registers a profile for `uuid` (Earshot's RegisterProfile then fails).
     func holdProfile(_ uuid: String) async throws { try await run("profile hold \(uuid)") }
     func releaseProfile(_ uuid: String) async throws { try await run("profile release \(uuid)") }
+
+    // MARK: Sony peer (scripts/testing/standin_sony.py)
+
+    /// The Sony models the stand-in plays: the WH-1000XM6 (table-1 wear status and pushes),
+    /// WH-1000XM4 (protocol v1, no wear message), WH-1000XM5 (v2, no wear message), WF-1000XM5
+    /// (earbuds, table-2 wearing status checker, wear changes in its operation log).
+    enum SonyModel: String {
+        case xm6, xm4, xm5
+        case wfXM5 = "wf-xm5"
+    }
+
+    func addSony(_ address: String, model: SonyModel = .xm6) async throws { try await run("device add-sony \(address) \(model.rawValue)") }
+    /// Headphones put on or taken off.
+    func sonyWear(_ address: String, on: Bool) async throws { try await run("sony wear \(address) \(on ? "on" : "off")") }
+    /// Earbuds: each bud in or out.
+    func sonyWear(_ address: String, left: Bool, right: Bool) async throws {
+        try await run("sony wear \(address) \(left ? "in" : "out") \(right ? "in" : "out")")
+    }
+    func sonyBattery(_ address: String, level: Int) async throws { try await run("sony battery \(address) \(level)") }
+    func sonyBattery(_ address: String, left: Int, right: Int, chargingCase: Int) async throws {
+        try await run("sony battery \(address) \(left) \(right) \(chargingCase)")
+    }
 
     // MARK: Galaxy Buds peer
 

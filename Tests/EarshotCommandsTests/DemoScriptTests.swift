@@ -51,6 +51,10 @@ struct DemoScriptTests {
         let back = try #require(steps.first { $0.hasPrefix("back in") })
         #expect(back.contains("mpv (MPRIS): Playing"), "\(back)")
         #expect(back.contains("mpv                  → bluez_output.AA_BB_CC_DD_EE_FF.1"), "\(back)")
+        // The battery the desktop would see: BlueZ's Battery1, the lower bud.
+        let battery = try #require(steps.first { $0.hasPrefix("the buds report their batteries") })
+        #expect(battery.contains("the desktop (stand-in BlueZ): battery /org/bluez/hci0/dev_AA_BB_CC_DD_EE_FF percentage 35"), "\(battery)")
+        #expect(battery.contains("desktop battery shown (Earshot is BlueZ's battery provider)"), "\(battery)")
         let who = try #require(steps.first { $0.hasPrefix("who reports them") })
         #expect(who.contains("reporter: org.earshot.driver.aap"), "\(who)")
         #expect(who.contains("default source: bluez_input.AA_BB_CC_DD_EE_FF.0"), "\(who)")

@@ -162,6 +162,7 @@ struct ConfigTests {
         custom.drivers.sony = false
         custom.drivers.inEar = .both
         custom.drivers.ignore = [BluetoothAddress("66:55:44:33:22:11")!]
+        custom.drivers.batteryToDesktop = false
         custom.recordKeepHours = 12
         custom.input.follow = .never
         var loaded = try PolicyConfigLoader.parse(ConfigRenderer.toml(custom), file: "custom.toml")

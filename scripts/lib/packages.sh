@@ -13,6 +13,7 @@ EARSHOT_PACKAGES=(
     python3-dbus libglib2.0-bin                     # the Python reporter example; gdbus as a real D-Bus client in tests
     python3-gi                                      # the stand-in org.bluez of the tests (scripts/testing/bluez-standin)
     librsvg2-bin                                    # rsvg-convert: a real renderer for earshot eval --format svg
+    upower                                          # upowerd and upower: the desktop's battery reader, end to end (issue 31)
 )
 
 # Building and checking the Debian package (scripts/package, scripts/check-package).
@@ -39,10 +40,11 @@ earshot_install_packages() {
 # Fails (never skips) when a real component the tests need is not there.
 earshot_require_components() {
     local missing=() command
-    for command in pipewire wireplumber dbus-daemon mpv playerctl pw-cli pw-dump pw-metadata pw-link wpctl rsvg-convert; do
+    for command in pipewire wireplumber dbus-daemon mpv playerctl pw-cli pw-dump pw-metadata pw-link wpctl rsvg-convert upower; do
         command -v "$command" >/dev/null || missing+=("$command")
     done
     [ -f /usr/lib/mpv-mpris/mpris.so ] || missing+=("/usr/lib/mpv-mpris/mpris.so")
+    [ -x /usr/libexec/upowerd ] || missing+=("/usr/libexec/upowerd")
     # The Debian interpreter the tests run Python with (not whichever python3 is first in PATH).
     local module
     for module in dbus gi; do

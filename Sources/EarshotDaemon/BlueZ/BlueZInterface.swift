@@ -47,11 +47,16 @@ enum BlueZInterface {
     /// Everything the mirror listens to. No `sender='org.bluez'`: the mirror compares each
     /// signal's sender with the unique name that owns org.bluez, which a match on a well-known
     /// name cannot do reliably on the client side.
-    static let matchRules = [
+    static let matchRules = ownerAndObjectRules + [
+        "type='signal',interface='\(properties)',member='PropertiesChanged',arg0='\(adapter)'",
+        "type='signal',interface='\(properties)',member='PropertiesChanged',arg0='\(device)'",
+    ]
+
+    /// BlueZ's owner changing and its objects coming and going (the battery provider follows
+    /// these too, for the adapters' battery managers and the devices' batteries).
+    static let ownerAndObjectRules = [
         "type='signal',sender='\(busDriver)',interface='\(busDriver)',member='NameOwnerChanged',arg0='\(service)'",
         "type='signal',path='\(objectManagerPath)',interface='\(objectManager)',member='InterfacesAdded'",
         "type='signal',path='\(objectManagerPath)',interface='\(objectManager)',member='InterfacesRemoved'",
-        "type='signal',interface='\(properties)',member='PropertiesChanged',arg0='\(adapter)'",
-        "type='signal',interface='\(properties)',member='PropertiesChanged',arg0='\(device)'",
     ]
 }

@@ -20,6 +20,7 @@ extension DriverBoard.Entry {
         case .notReported(let why): (entry.wear, entry.wearDetail) = ("not-reported", why)
         case nil: break
         }
+        entry.desktopBattery = desktopBattery
         return entry
     }
 }

@@ -34,6 +34,7 @@ public final class DriverBoard: Sendable {
         public var lastPacket: Date?
         public var packets: Int = 0
         public var skipped: Int = 0
+        public var desktopBattery: String?
     }
 
     private let entries = Mutex<[BluetoothAddress: Entry]>([:])

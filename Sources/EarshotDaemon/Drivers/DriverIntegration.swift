@@ -8,9 +8,12 @@ import SystemBridge
 /// stay idle; that is said once.
 final class DriverIntegration: Sendable {
     let host: AccessoryDriverHost
+    /// The drivers' batteries offered to the desktop through BlueZ; nil without a system bus.
+    let batteries: BatteryProviderService?
 
-    private init(host: AccessoryDriverHost) {
+    private init(host: AccessoryDriverHost, batteries: BatteryProviderService?) {
         self.host = host
+        self.batteries = batteries
     }
 
     static func start(
@@ -24,19 +27,28 @@ final class DriverIntegration: Sendable {
             loopbackDirectory: options.bluetoothLoopback, profiles: systemBus.map { BlueZProfileBroker(bus: $0, logger: logger) })
         let host = AccessoryDriverHost(
             control: daemon, transports: transports, board: daemon.driverBoard, packetLog: packetLog, config: config, logger: logger)
-        return DriverIntegration(host: host)
+        var batteries: BatteryProviderService?
+        if let systemBus {
+            batteries = await BatteryProviderService.start(
+                bus: systemBus, board: daemon.driverBoard, enabled: config.batteryToDesktop, logger: logger)
+        }
+        return DriverIntegration(host: host, batteries: batteries)
     }
 
     func devicesChanged(_ devices: [DriverDevice]) async {
+        await batteries?.devicesChanged(devices)
         await host.devicesChanged(devices)
     }
 
     func configChanged(_ config: DriversConfig) async {
+        await batteries?.configChanged(enabled: config.batteryToDesktop)
         await host.configChanged(config)
     }
 
-    /// Stops every driver; each unregisters the accessory it drove.
+    /// Stops every driver; each unregisters the accessory it drove. The battery provider
+    /// unregisters from BlueZ first, while the system bus is still open.
     func stop() async {
+        await batteries?.stop()
         await host.stop()
     }
 }

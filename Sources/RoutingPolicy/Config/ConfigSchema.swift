@@ -164,6 +164,9 @@ public enum ConfigSchema {
         .hostAddresses(
             "drivers.ignore", \.drivers.ignore,
             "Devices the drivers leave alone (another program reads them, or your own reporter reports them)."),
+        .boolean(
+            "drivers.battery-to-desktop", \.drivers.batteryToDesktop,
+            "Show each driven headset's battery on the desktop: Earshot is BlueZ's battery provider (org.bluez.BatteryProviderManager1; BlueZ before 5.71 needs Experimental = true), so UPower and the battery menus see it."),
         .choice(
             "input.follow", \.input.follow,
             "Which microphone Earshot makes the default source: \"worn-headset\" moves it with the output to the worn headset's microphone and back when the headset comes off (the same rules as the output, §8); \"never\" leaves the default source alone."),

@@ -133,6 +133,8 @@ public struct DriversConfig: Sendable, Hashable {
     public var inEar: WearRule = .either
     /// Devices no driver touches (another program reads them, or the user reports them).
     public var ignore: [BluetoothAddress] = []
+    /// Offer each headset's battery to BlueZ, which shows it to the desktop (UPower).
+    public var batteryToDesktop = true
     public init() {}
 }
 

@@ -118,14 +118,27 @@ extension DBusConnection {
     /// answers through `call.reply`, now or later, from any thread; it also answers
     /// `org.freedesktop.DBus.Introspectable` itself.
     public func exportObject(path: String, handler: @escaping @Sendable (DBusMethodCall) -> Void) async throws(DBusError) {
+        try await export(path: path, subtree: false, handler: handler)
+    }
+
+    /// Serves every method call to `path` and to any path below it with `handler`, as
+    /// `exportObject` does for one path: for a tree of objects that come and go (an
+    /// ObjectManager's children), which then need no export or unexport each.
+    public func exportSubtree(path: String, handler: @escaping @Sendable (DBusMethodCall) -> Void) async throws(DBusError) {
+        try await export(path: path, subtree: true, handler: handler)
+    }
+
+    private func export(path: String, subtree: Bool, handler: @escaping @Sendable (DBusMethodCall) -> Void) async throws(DBusError) {
         let box = MethodHandlerBox(connection: self, handler: handler)
         try await onBusThread { [state] bus throws(DBusError) in
             state.retainedHandlers.append(box)
+            let callback: sd_bus_message_handler_t = { message, userdata, _ in
+                guard let message, let userdata else { return 0 }
+                return Unmanaged<MethodHandlerBox>.fromOpaque(userdata).takeUnretainedValue().handle(message)
+            }
+            let userdata = Unmanaged.passUnretained(box).toOpaque()
             try SDBusMessageCodec.check(
-                sd_bus_add_object(bus, nil, path, { message, userdata, _ in
-                    guard let message, let userdata else { return 0 }
-                    return Unmanaged<MethodHandlerBox>.fromOpaque(userdata).takeUnretainedValue().handle(message)
-                }, Unmanaged.passUnretained(box).toOpaque()),
+                subtree ? sd_bus_add_fallback(bus, nil, path, callback, userdata) : sd_bus_add_object(bus, nil, path, callback, userdata),
                 "exporting \(path)")
         }
     }

@@ -64,6 +64,7 @@ struct WireDocsTests {
         let table = ControlWire.DriverEntry.markdownTable
         #expect(table.hasPrefix("| field | type | meaning |\n|---|---|---|\n| `address` | string |"))
         #expect(table.contains("| `battery` | object of integers, left out when none |"))
+        #expect(table.contains("| `desktop-battery` | string, left out when none |"))
         // An inlined record's fields stand in its place.
         #expect(ControlWire.ListedAccessory.markdownTable.contains("| `primary-source` | string or null |"))
     }
