@@ -156,4 +156,59 @@ struct SonyDriverEndToEndTests {
             _ = try await events.next("accessory") { $0["accessory"] == .string(D.address) }
         }
     }
+
+    @Test("a hostile set: garbage, an ACK storm, a 4 GiB length, a frame split at every byte and two glued: the wear frames among them still move the output; a flood of 1000 toggles is a few route changes")
+    func hostileSet() async throws {
+        try await withSony(.xm6) { sandbox, bluez, daemon, mpv, _ in
+            let events = try EventSubscription(socket: daemon.socketPath)
+            let mark = bluez.logMark()
+            try await bluez.connect(D.address)
+            try await bluez.waitForLines(inOrder: ["sony \(D.address) handshake v2", "sony \(D.address) received 0c0"], since: mark)
+            try await bluez.sonyWear(D.address, on: false)
+            _ = try await events.next("accessory") { $0["accessory"] == .string(D.address) }
+            try await bluez.run("sony garbage \(D.address) 2000")
+            try await bluez.run("sony ack-storm \(D.address) 1000")
+            // A table-1 frame announcing 4 GiB, never completed: dropped at its header.
+            try await bluez.run("sony raw \(D.address) 3e0c00ffffffff")
+            try await bluez.run("sony split \(D.address)")
+            try await bluez.sonyWear(D.address, on: true)
+            try await daemon.waitForRoute(to: D.headphones, streams: [mpv])
+            try await bluez.run("sony glue \(D.address)")
+            try await bluez.sonyWear(D.address, on: false)
+            try await bluez.sonyWear(D.address, on: true)
+            // Off then on in one read: the newest says worn, and the output stays.
+            try await daemon.waitForRoute(to: D.headphones, streams: [mpv])
+
+            let routes = RouteCount()
+            let counting = Task {
+                while let _ = try? await events.next("route-change", timeout: .seconds(30)) { routes.add() }
+            }
+            defer { counting.cancel() }
+            let flooding = bluez.logMark()
+            try await bluez.run("sony flood \(D.address) 1000 1")
+            _ = try await bluez.waitForLine(containing: "sony \(D.address) flood done", since: flooding, timeout: .seconds(30))
+            _ = try await sandbox.observer.waitUntil("the speakers after the flood", timeout: .seconds(10)) { $0.isDefault(D.speakers) }
+            // A few, never one per toggle (see DriverEndToEndTests.flood for why up to 5).
+            #expect(routes.value <= 5, "\(routes.value) route changes for one burst")
+            let status = try daemon.earshot("status").output
+            #expect(status.contains("driver: \(D.address) sony (WH-1000XM6) connected"), "\(status)")
+            #expect(daemon.process.logCount(of: "dropped a frame") <= 16, "notes are bounded")
+        }
+    }
+
+    @Test("held by another program (SonyHeadphonesClient): said once, retried with backoff; released → read")
+    func heldChannel() async throws {
+        try await withSony(.xm6) { _, bluez, daemon, _, _ in
+            try await bluez.holdProfile("956c7b26-d49a-4ba8-b03f-b17d393cb6e2")
+            try await bluez.connect(D.address)
+            try await daemon.process.waitForLog(containing: "held by another program (probably SonyHeadphonesClient", timeout: .seconds(20))
+            let events = try EventSubscription(socket: daemon.socketPath)
+            let mark = bluez.logMark()
+            try await bluez.releaseProfile("956c7b26-d49a-4ba8-b03f-b17d393cb6e2")
+            try await bluez.waitForLines(inOrder: ["sony \(D.address) connected", "sony \(D.address) handshake v2"], since: mark, timeout: .seconds(60))
+            try await bluez.sonyWear(D.address, on: true)
+            _ = try await events.next("accessory") { $0["accessory"] == .string(D.address) }
+            #expect(daemon.process.logCount(of: "held by another program") == 1)
+        }
+    }
 }
