@@ -28,7 +28,7 @@ struct DemoScriptTests {
             name: "scripts/sandbox",
             arguments: [repository.appendingPathComponent("scripts/sandbox").path, repository.appendingPathComponent("scripts/demo").path, binary],
             environment: environment, logFile: log)
-        let status = sandbox.waitForExit(timeout: .seconds(90))
+        let status = sandbox.waitForExit(timeout: .seconds(180))
         if status == nil { sandbox.stop() }
         let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
         #expect(status == 0, "\(output)")
@@ -58,6 +58,17 @@ struct DemoScriptTests {
         let who = try #require(steps.first { $0.hasPrefix("who reports them") })
         #expect(who.contains("reporter: org.earshot.driver.aap"), "\(who)")
         #expect(who.contains("default source: bluez_input.AA_BB_CC_DD_EE_FF.0"), "\(who)")
+        // A Sony set in their place, read over MDR (issue 30).
+        let sony = try #require(steps.first { $0.hasPrefix("the AirPods go; a Sony") })
+        #expect(sony.contains("accessory registered AA:BB:CC:DD:EE:FF  placement off-head"), "\(sony)")
+        let sonyPutOn = try #require(steps.first { $0.hasPrefix("the Sony set put on") })
+        #expect(sonyPutOn.contains("placement-changed  alsa_output.sandbox.analog-stereo -> bluez_output.AA_BB_CC_DD_EE_FF.1"), "\(sonyPutOn)")
+        let sonyOff = try #require(steps.first { $0.hasPrefix("the Sony set taken off") })
+        #expect(sonyOff.contains("mpv (MPRIS): Paused"), "\(sonyOff)")
+        #expect(sonyOff.contains("mpv                  → alsa_output.sandbox.analog-stereo"), "\(sonyOff)")
+        let sonyOn = try #require(steps.first { $0.hasPrefix("put back on") })
+        #expect(sonyOn.contains("mpv (MPRIS): Playing"), "\(sonyOn)")
+        #expect(sonyOn.contains("driver: AA:BB:CC:DD:EE:FF sony (WH-1000XM6) connected"), "\(sonyOn)")
         // Starting changed nothing: no input route at start (the session manager's microphone held).
         #expect(!output.contains("input route initial: bluez_input"), "\(output)")
         #expect(!output.contains("warning"), "\(output)")
