@@ -178,6 +178,22 @@ extension Daemon {
         turn.resumes += cues
     }
 
+    /// Reads afresh the `default` metadata whose effective default moved unexplained this turn
+    /// (cooperative: `MetadataResync`). True when it found changes PipeWire had not passed on:
+    /// they come as the next input, which decides again with them, so nothing is applied now
+    /// (applying would write the old decision over a pick the daemon never heard of).
+    private func metadataReadAfresh() async -> Bool {
+        let suspects = metadataResync.takeSuspects()
+        guard !suspects.isEmpty, session.mode == .cooperative, let connection = session.connection else { return false }
+        var missed = 0
+        for id in suspects {
+            do { missed += try await connection.rereadMetadata(id: id) } catch { logger.debug("default metadata \(id) not read afresh: \(error)") }
+        }
+        guard missed > 0 else { return false }
+        logger.info("default metadata: \(missed) change(s) PipeWire did not pass on, read afresh before applying (a client's bind of it was pending)")
+        return true
+    }
+
     /// When the apply stage wants to look again with no other input (a hand-back's grace).
     var applyDeadline: Milliseconds? { applier.nextDeadline }
 
@@ -187,12 +203,14 @@ extension Daemon {
     /// handed back to the session manager and not yet linked by it).
     private func finish(_ turn: Turn) async {
         inputs.scheduleTimer(at: engine.nextDeadline, clock: environment.clock)
-        await applier.apply(
-            engine.currentDefault, mode: session.mode, sessionManager: session.sessionManager, graph: engine.graph, on: session.connection,
-            holdsFoundDefault: engine.holdsFoundDefault,
-            source: engine.followsInput ? (engine.currentSource, engine.holdsFoundSource) : nil, at: now)
-        if let again = applier.nextDeadline, again < engine.nextDeadline ?? .max {
-            inputs.scheduleTimer(at: again, clock: environment.clock)
+        if await !metadataReadAfresh() {
+            await applier.apply(
+                engine.currentDefault, mode: session.mode, sessionManager: session.sessionManager, graph: engine.graph, on: session.connection,
+                holdsFoundDefault: engine.holdsFoundDefault,
+                source: engine.followsInput ? (engine.currentSource, engine.holdsFoundSource) : nil, at: now)
+            if let again = applier.nextDeadline, again < engine.nextDeadline ?? .max {
+                inputs.scheduleTimer(at: again, clock: environment.clock)
+            }
         }
         for resumed in await playback.resume(for: turn.resumes, wallClock: environment.clock.wallClock) {
             logger.info("playback resumed (\(resumed.reason.rawValue)): \(resumed.players.joined(separator: ", ")) on \(resumed.sink ?? "?")")

@@ -1,4 +1,5 @@
 import AudioGraph
+import RoutingPolicy
 import Logging
 import Synchronization
 import SystemBridge
@@ -19,6 +20,8 @@ final class MetadataResync: GraphChangeObserver, Sendable {
     static let spacing: Duration = .seconds(1)
 
     private struct State {
+        /// `default` metadata objects whose effective default moved unexplained this turn.
+        var suspects: Set<ObjectID> = []
         var running = false
         /// The newest request made while one ran: read once more after it.
         var next: (connection: any PipeWireCommands, ids: [ObjectID])?
@@ -31,7 +34,27 @@ final class MetadataResync: GraphChangeObserver, Sendable {
         self.logger = logger
     }
 
-    var observedKinds: GraphChangeKinds { [.removed] }
+    var observedKinds: GraphChangeKinds { [.removed, .metadataProperty] }
+
+    func graphDidChange(_ change: GraphChange, in turn: GraphTurn) -> PolicyInput? {
+        guard case .metadataProperty(let id, 0, let key?, _, let value) = change,
+            key == Graph.effectiveSinkKey || key == Graph.effectiveSourceKey,
+            let metadata = turn.graph.metadata[id], metadata.name == "default"
+        else { return nil }
+        let configuredKey = key == Graph.effectiveSinkKey ? Graph.configuredSinkKey : Graph.configuredSourceKey
+        if value.flatMap(MetadataEntry.name(inJSON:)) != metadata[0, configuredKey]?.jsonName {
+            state.withLock { _ = $0.suspects.insert(id) }
+        }
+        return nil
+    }
+
+    /// The metadata objects to read afresh before this turn applies anything (once each).
+    func takeSuspects() -> [ObjectID] {
+        state.withLock { state in
+            defer { state.suspects = [] }
+            return state.suspects.sorted()
+        }
+    }
 
     func graphWillChange(_ change: GraphChange, in turn: GraphTurn) {
         guard case .removed(let id) = change, turn.graph.clients[id] != nil, let connection = turn.session.connection else { return }
