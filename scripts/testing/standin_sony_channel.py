@@ -116,6 +116,8 @@ class MDRChannel:
         sent = self.outstanding
         if sent is None or self.sock is None:
             return False
+        if self.headset.mute:
+            return True  # a muted set sends nothing, resends included; it waits
         if sent["tries"] < RESENDS:
             sent["tries"] += 1
             say("sony %s resent %s" % (self.address, sent["text"]))
@@ -180,8 +182,8 @@ class MDRChannel:
             sent = self.sock.send(data)
         except BlockingIOError:
             sent = 0
-        except OSError as error:
-            say("sony %s closed: %s" % (self.address, error.strerror))
+        except OSError:
+            say("sony %s closed" % self.address)
             self.close()
             return
         if sent < len(data):
@@ -196,6 +198,8 @@ class MDRChannel:
         except BlockingIOError:
             return True
         except OSError:
+            self.backlog_watch = None  # this source ends by returning False
+            say("sony %s closed" % self.address)
             self.close()
             return False
         del self.backlog[:sent]

@@ -162,6 +162,17 @@ class Client:
             self.buffer = self.buffer[cut:]
         return out
 
+    def drain(self, seconds):
+        """Whatever arrives within seconds, buffered bytes included."""
+        got, self.buffer = self.buffer, b""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                got += self.sock.recv(4096)
+            except socket.timeout:
+                pass
+        return got
+
     def silent(self, seconds):
         return not self.frames(1, timeout=seconds)
 
@@ -244,8 +255,43 @@ def xm6_session(bus, standin, profile):
     standin.run("sony wear %s off" % XM6)
     check(client.frames(1) == [frame("3e 0c 01 00 00 00 04 f5 10 01 01 18 3c")], "taken off: f5 10 01 01 on seq 1 (fact-sheet vector)")
     client.send(mdr.ack(1))
+    hostile_commands(standin, client)
     standin.run("sony close %s" % XM6)
     check(client.frames(1, timeout=0.5) == [] and client.ended, "sony close ends the channel")
+
+
+def hostile_commands(standin, client):
+    """After the XM6 session above (its next data frame on seq 0)."""
+    standin.run("sony split %s" % XM6)
+    standin.run("sony raw %s 3e0c" % XM6)
+    standin.run("sony raw %s 00" % XM6)
+    got = b""
+    deadline = time.monotonic() + 1
+    while len(got) < 3 and time.monotonic() < deadline:
+        try:
+            got += client.sock.recv(1)
+        except socket.timeout:
+            pass
+    check(got == frame("3e 0c 00"), "split, then raw: the bytes in order")
+    standin.run("sony glue %s" % XM6)
+    standin.run("sony raw %s 0102" % XM6)
+    check(client.silent(0.2), "glue holds the first write")
+    standin.run("sony raw %s 033c" % XM6)
+    check(client.frames(1) == [frame("01 02 03 3c")], "glue: two writes as one")
+    standin.run("sony ack-storm %s 3" % XM6)
+    check(client.frames(3) == [mdr.ack(0), mdr.ack(1), mdr.ack(0)], "ack-storm: 3 ACKs, seqs alternating")
+    standin.run("sony garbage %s 16" % XM6)
+    check(len(client.drain(0.2)) == 16, "garbage: 16 bytes")
+    standin.run("sony flood %s 5 0.05" % XM6)
+    states = []
+    for _ in range(5):
+        got = client.frames(1)
+        check(len(got) == 1 and client.silent(0.05), "flood: one push at a time")
+        decoded, _ = mdr.decode(got[0])
+        states.append(decoded.payload[-1])
+        client.send(mdr.ack(decoded.seq))
+    standin.expect(re.escape("sony %s flood done" % XM6))
+    check(states == [0, 1, 0, 1, 1], "flood: on, off, on, off, off")
 
 
 def xm4_session(bus, standin, profile):
@@ -288,9 +334,12 @@ def earbuds_session(bus, standin, profile):
     client.send(frame("3e 0c 01 00 00 00 03 c4 01 00 d5 3c"))
     standin.expect(re.escape("sony %s logging on" % WF))
     check(client.frames(1) == [mdr.ack(1)], "c4 01 00 gets the ACK")
+    standin.run("sony wear %s out out" % WF)
+    check(client.silent(0.2), "push-wear off: no f5 00, no log entry for a wear state that did not change")
     standin.run("sony push-wear %s on" % WF)
     standin.run("sony wear %s in out" % WF)
     got = client.frames(1)
+    check(client.silent(0.2), "the log entry waits for the ACK of the f5 00")
     client.send(mdr.ack(1))
     got += client.frames(1)
     client.send(mdr.ack(0))
@@ -307,6 +356,26 @@ def earbuds_session(bus, standin, profile):
     client.send(frame("3e 0e 01 00 00 00 02 f2 00 03 3c"))
     standin.expect(re.escape("sony %s received 0e01f200" % WF))
     check(client.silent(0.3), "muted: no ACK, no answer")
+    standin.run("sony close %s" % WF)
+    check(connect_profile(bus, WF, V2_UUID) is None, "a muted set's channel connects")
+    client = Client(profile.fds.pop())
+    client.send(frame("3e 0c 00 00 00 00 02 00 00 0e 3c"))
+    standin.expect(re.escape("sony %s received 0c000000" % WF))
+    check(client.silent(0.5), "muted: the handshake is never answered")
+
+
+def buds_still_handed_over(bus, standin):
+    """The Sony dispatch beside it leaves the Galaxy Buds hand-over as it was."""
+    buds, uuid = "AA:00:00:00:00:0B", "2e73a4ad-332d-41fc-90e2-16bef06523f2"
+    profile = Profile(bus, "/test/buds")
+    bus.get_object("org.bluez", "/org/bluez").RegisterProfile("/test/buds", uuid, {}, dbus_interface="org.bluez.ProfileManager1")
+    standin.run("device add-galaxy-buds %s" % buds)
+    standin.run("device connect %s" % buds)
+    check(connect_profile(bus, buds, uuid) is None and len(profile.fds) == 1, "Galaxy Buds: ConnectProfile hands over at once")
+    standin.expect(re.escape("buds %s connected" % buds))
+    client = Client(profile.fds.pop())
+    client.send(b"\xfd")
+    standin.expect(re.escape("buds %s received fd" % buds))
 
 
 def main():
@@ -332,6 +401,7 @@ def main():
             manager.RegisterProfile("/test/sony1", V1_UUID, {"Role": "client"}, dbus_interface="org.bluez.ProfileManager1")
             xm4_session(bus, standin, v1_profile)
             earbuds_session(bus, standin, profile)
+            buds_still_handed_over(bus, standin)
         except Failure as failure:
             print("FAIL: %s" % failure, flush=True)
             return 1
