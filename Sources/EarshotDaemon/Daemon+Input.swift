@@ -178,15 +178,18 @@ extension Daemon {
         turn.resumes += cues
     }
 
-    /// Reads afresh the `default` metadata whose effective default moved unexplained this turn
-    /// (cooperative: `MetadataResync`). True when it found changes PipeWire had not passed on:
-    /// they come as the next input, which decides again with them, so nothing is applied now
-    /// (applying would write the old decision over a pick the daemon never heard of).
+    /// Reads afresh the `default` metadata whose effective default left a configured sink (or
+    /// source) that is still there, with no write of Earshot's own in flight (cooperative:
+    /// `MetadataResync`). True when it found changes PipeWire had not passed on: they come as
+    /// the next input, which decides again with them, so nothing is applied now (applying
+    /// would write the old decision over a pick the daemon never heard of).
     private func metadataReadAfresh() async -> Bool {
-        let suspects = metadataResync.takeSuspects()
+        let suspects = metadataResync.takeSuspects().filter { suspect in
+            (suspect.direction == .output ? applier.writer : applier.sourceWriter).inFlight.isEmpty
+        }
         guard !suspects.isEmpty, session.mode == .cooperative, let connection = session.connection else { return false }
         var missed = 0
-        for id in suspects {
+        for id in Set(suspects.map(\.metadata)).sorted() {
             do { missed += try await connection.rereadMetadata(id: id) } catch { logger.debug("default metadata \(id) not read afresh: \(error)") }
         }
         guard missed > 0 else { return false }

@@ -28,7 +28,7 @@ public actor Daemon {
     nonisolated let events: EventHub
     let applier: ApplyStage
     let playback = PlaybackHook()
-    /// Reads the `default` metadata afresh after a client ends (events PipeWire dropped).
+    /// Notices a possible lost pick (events PipeWire dropped), for a reread before applying.
     let metadataResync: MetadataResync
     let session: GraphSession
     var engine: PolicyEngine
@@ -68,7 +68,7 @@ public actor Daemon {
         engine = PolicyEngine(graph: Graph(), config: file.config)
         events = EventHub(hostAddresses: engine.knownHostAddresses)
         applier = ApplyStage(logger: logger)
-        metadataResync = MetadataResync(logger: logger)
+        metadataResync = MetadataResync()
         persister = StatePersister(path: options.statePath, logger: logger)
     }
 

@@ -32,7 +32,11 @@ struct LostMetadataEventTests {
             defer { if pickerOpen { picker.close() } }
             let graph = try await picker.waitUntil("the default metadata", timeout: .seconds(20)) { $0.defaultMetadata != nil }
             let id = try #require(graph.defaultMetadata?.id)
-            try await picker.sync()
+            // A configured default, as on any desktop where someone once picked one (WirePlumber
+            // keeps it): the decided sink, written as a user would (not lost: no bind races it).
+            try await picker.setMetadata(
+                "default", subject: 0, key: Graph.configuredSinkKey, type: "Spa:String:JSON", value: MetadataEntry.json(name: current))
+            _ = try await sandbox.observer.waitUntil("the decided sink configured", timeout: .seconds(10)) { $0.configuredDefaultSinkName == current }
             let events = try EventSubscription(socket: daemon.socketPath)
             // The pick and a second bind in one flush, as wpctl's can come.
             let reread = try picker.loop.withLock { () throws(PipeWireError) -> MetadataReread? in

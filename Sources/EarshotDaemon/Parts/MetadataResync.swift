@@ -1,104 +1,60 @@
 import AudioGraph
 import RoutingPolicy
-import Logging
 import Synchronization
-import SystemBridge
 
-/// Reads the `default` metadata afresh after a PipeWire client ends, so a change PipeWire did
-/// not pass on is seen (issue 28, docs/reliability.md).
+/// Notices the one symptom of a pick PipeWire did not pass on that Earshot would act on, so the
+/// daemon reads the `default` metadata afresh before it applies anything (issue 28,
+/// docs/reliability.md, "A change PipeWire does not pass on").
 ///
 /// PipeWire's metadata module drops an exporter's property events for every settled binding
 /// while another client's bind of that metadata waits for the exporter's answer
-/// (`PipeWireConnection.rereadMetadata` says where). The clients that bind, write and go are
-/// the command-line tools: `wpctl set-default` binds the `default` metadata twice and writes
-/// once the first bind is answered, so its pick, and WirePlumber's answer to it, can pass
-/// Earshot by. When a client ends, whatever it wrote has reached the exporter; a fresh binding
-/// then reads it. One reread at a time, at most one a second (a reread's own bind holds back
-/// others' events for a round trip, so a stream of clients must not become a stream of
-/// rereads); requests meanwhile are one more reread after it.
+/// (`PipeWireConnection.rereadMetadata` says where). `wpctl set-default` binds the `default`
+/// metadata twice and writes once the first bind is answered, so its pick can pass Earshot by;
+/// WirePlumber's answer to it (the effective default moving to the picked sink) usually comes
+/// after the window. Taken alone, that answer looks like WirePlumber moving away from a
+/// configured default that still exists, and Earshot would write its old decision back over
+/// the user's pick. So that one move — the effective default leaving a configured sink that is
+/// still there, while no write of Earshot's own is in flight — is read as a possible lost pick.
+///
+/// A reread is itself a bind: while it waits for the exporter's answer, every *other* settled
+/// binding (WirePlumber's own scripts among them, pipewire-pulse) misses what the exporter
+/// sends. So nothing else triggers one: not a client's end, not a move WirePlumber has a reason
+/// for (the configured sink gone, none configured), not Earshot's own write coming back.
 final class MetadataResync: GraphChangeObserver, Sendable {
-    static let spacing: Duration = .seconds(1)
-
-    private struct State {
-        /// `default` metadata objects whose effective default moved unexplained this turn.
-        var suspects: Set<ObjectID> = []
-        var running = false
-        /// The newest request made while one ran: read once more after it.
-        var next: (connection: any PipeWireCommands, ids: [ObjectID])?
+    /// A possible lost pick, noticed in this turn.
+    struct Suspect: Hashable, Sendable {
+        let metadata: ObjectID
+        let direction: Direction
     }
 
-    private let state = Mutex(State())
-    private let logger: Logger
-
-    init(logger: Logger) {
-        self.logger = logger
+    enum Direction: Hashable, Sendable {
+        case output, input
     }
 
-    var observedKinds: GraphChangeKinds { [.removed, .metadataProperty] }
+    private let suspects = Mutex<Set<Suspect>>([])
+
+    var observedKinds: GraphChangeKinds { [.metadataProperty] }
 
     func graphDidChange(_ change: GraphChange, in turn: GraphTurn) -> PolicyInput? {
         guard case .metadataProperty(let id, 0, let key?, _, let value) = change,
             key == Graph.effectiveSinkKey || key == Graph.effectiveSourceKey,
             let metadata = turn.graph.metadata[id], metadata.name == "default"
         else { return nil }
-        let configuredKey = key == Graph.effectiveSinkKey ? Graph.configuredSinkKey : Graph.configuredSourceKey
-        if value.flatMap(MetadataEntry.name(inJSON:)) != metadata[0, configuredKey]?.jsonName {
-            state.withLock { _ = $0.suspects.insert(id) }
-        }
+        let direction: Direction = key == Graph.effectiveSinkKey ? .output : .input
+        let configuredKey = direction == .output ? Graph.configuredSinkKey : Graph.configuredSourceKey
+        guard let configured = metadata[0, configuredKey]?.jsonName, turn.graph.node(named: configured) != nil,
+            value.flatMap(MetadataEntry.name(inJSON:)) != configured
+        else { return nil }
+        suspects.withLock { _ = $0.insert(Suspect(metadata: id, direction: direction)) }
         return nil
     }
 
-    /// The metadata objects to read afresh before this turn applies anything (once each).
-    func takeSuspects() -> [ObjectID] {
-        state.withLock { state in
-            defer { state.suspects = [] }
-            return state.suspects.sorted()
-        }
-    }
-
-    func graphWillChange(_ change: GraphChange, in turn: GraphTurn) {
-        guard case .removed(let id) = change, turn.graph.clients[id] != nil, let connection = turn.session.connection else { return }
-        // Earshot's own metadata (standalone) is read locally: nothing of it can be missed.
-        let own = connection.createdDefaultMetadataIDs()
-        let ids = turn.graph.metadata.values.filter { $0.name == "default" && !own.contains($0.id) }.map(\.id).sorted()
-        guard !ids.isEmpty else { return }
-        logger.debug("client \(id) ended: reading the default metadata afresh")
-        request(ids, on: connection)
-    }
-
-    private func request(_ ids: [ObjectID], on connection: any PipeWireCommands) {
-        let start = state.withLock { state -> Bool in
-            if state.running {
-                state.next = (connection, ids)
-                return false
-            }
-            state.running = true
-            return true
-        }
-        guard start else { return }
-        let logger = logger
-        Task { [self] in
-            var work: (connection: any PipeWireCommands, ids: [ObjectID])? = (connection, ids)
-            while let (connection, ids) = work {
-                let began = ContinuousClock.now
-                for id in ids {
-                    do {
-                        let corrected = try await connection.rereadMetadata(id: id)
-                        logger.debug("default metadata \(id) read afresh: \(corrected) entries put right")
-                        if corrected > 0 {
-                            logger.info("default metadata \(id): \(corrected) change(s) PipeWire did not pass on, read afresh (a client's bind of it was pending)")
-                        }
-                    } catch {
-                        logger.debug("default metadata \(id) not read afresh: \(error)")
-                    }
-                }
-                work = state.withLock { state in
-                    defer { state.next = nil }
-                    if state.next == nil { state.running = false }
-                    return state.next
-                }
-                if work != nil { try? await Task.sleep(until: began + Self.spacing) }
-            }
+    /// The possible lost picks of this turn (each once); the caller drops those its own write
+    /// in flight explains.
+    func takeSuspects() -> [Suspect] {
+        suspects.withLock { suspects in
+            defer { suspects = [] }
+            return suspects.sorted { ($0.metadata, $0.direction == .output ? 0 : 1) < ($1.metadata, $1.direction == .output ? 0 : 1) }
         }
     }
 }
