@@ -206,7 +206,14 @@ extension Daemon {
     /// handed back to the session manager and not yet linked by it).
     private func finish(_ turn: Turn) async {
         inputs.scheduleTimer(at: engine.nextDeadline, clock: environment.clock)
-        if await !metadataReadAfresh() {
+        var resumes = turn.resumes
+        if await metadataReadAfresh() {
+            // Nothing applied: players resume after the output moved, on the next turn's apply.
+            deferredResumes += resumes
+            resumes = []
+        } else {
+            resumes = deferredResumes + resumes
+            deferredResumes = []
             await applier.apply(
                 engine.currentDefault, mode: session.mode, sessionManager: session.sessionManager, graph: engine.graph, on: session.connection,
                 holdsFoundDefault: engine.holdsFoundDefault,
@@ -215,7 +222,7 @@ extension Daemon {
                 inputs.scheduleTimer(at: again, clock: environment.clock)
             }
         }
-        for resumed in await playback.resume(for: turn.resumes, wallClock: environment.clock.wallClock) {
+        for resumed in await playback.resume(for: resumes, wallClock: environment.clock.wallClock) {
             logger.info("playback resumed (\(resumed.reason.rawValue)): \(resumed.players.joined(separator: ", ")) on \(resumed.sink ?? "?")")
             events.publish(.playback(resumed))
         }

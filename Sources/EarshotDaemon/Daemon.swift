@@ -30,6 +30,9 @@ public actor Daemon {
     let playback = PlaybackHook()
     /// Notices a possible lost pick (events PipeWire dropped), for a reread before applying.
     let metadataResync: MetadataResync
+    /// Players to resume that waited for a turn whose apply was skipped (a reread found a
+    /// lost pick): resumed after the next apply, once the output moved.
+    var deferredResumes: [PlaybackPolicy.Cue] = []
     let session: GraphSession
     var engine: PolicyEngine
     var configs: AppliedConfigs

@@ -27,3 +27,13 @@ public enum WearSupport: Sendable, Hashable {
     /// It does not (or never answered the wear request): `why`, in plain words.
     case notReported(why: String)
 }
+
+extension DriverOutput {
+    /// Whether it says something of the headset itself (wear, battery, host), not of the channel.
+    public var isState: Bool {
+        switch self {
+        case .placement, .battery, .audioSource: true
+        case .send, .wearSupport, .note, .reconnect: false
+        }
+    }
+}

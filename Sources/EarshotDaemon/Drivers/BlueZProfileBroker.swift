@@ -23,6 +23,8 @@ actor BlueZProfileBroker {
     private let logger: Logger
     private var exported: Set<String> = []
     private var registered: Set<String> = []
+    /// A RegisterProfile in flight per UUID, shared by every device that needs it meanwhile.
+    private var registering: [String: Task<Result<Void, DriverTransportError>, Never>] = [:]
     /// A ConnectProfile in flight per device, waiting for BlueZ's NewConnection.
     private var waiting: [String: CheckedContinuation<FileDescriptor?, Never>] = [:]
     /// A channel BlueZ handed over before its waiter was there (it answers ConnectProfile after).
@@ -54,6 +56,11 @@ actor BlueZProfileBroker {
         }
         var attempt = 1
         while true {
+            // Retired meanwhile (the device went): asking BlueZ to connect it again would undo that.
+            if Task.isCancelled {
+                arrived.removeValue(forKey: devicePath).map { _ = try? $0.close() }
+                throw .failed("stopped before ConnectProfile \(uuid) on \(devicePath)")
+            }
             do {
                 _ = try await bus.call(
                     destination: Self.service, path: devicePath, interface: "org.bluez.Device1", member: "ConnectProfile", [.string(uuid)],
@@ -70,7 +77,7 @@ actor BlueZProfileBroker {
                 }
                 attempt += 1
                 logger.debug("ConnectProfile \(uuid) on \(devicePath): BlueZ is busy; asking again (attempt \(attempt) of \(Self.busyAttempts))")
-                try? await Task.sleep(for: Self.busyRetry)
+                do { try await Task.sleep(for: Self.busyRetry) } catch { throw .failed("stopped while BlueZ was busy with \(devicePath)") }
             }
         }
         if let descriptor = arrived.removeValue(forKey: devicePath) { return descriptor }
@@ -123,7 +130,26 @@ actor BlueZProfileBroker {
         arrived.removeValue(forKey: devicePath).map { _ = try? $0.close() }
     }
 
+    /// Registers the profile for `uuid` once: devices needing the same UUID at once (Sony
+    /// headphones and earbuds at login) share one RegisterProfile, so the second never gets
+    /// BlueZ's AlreadyExists for Earshot's own registration (and never calls that "held").
     private func register(_ uuid: String) async throws(DriverTransportError) {
+        guard !registered.contains(uuid) else { return }
+        if let inFlight = registering[uuid] {
+            try await inFlight.value.get()
+            return
+        }
+        let attempt = Task { () async -> Result<Void, DriverTransportError> in
+            do throws(DriverTransportError) { try await self.registerOnce(uuid) } catch { return .failure(error) }
+            return .success(())
+        }
+        registering[uuid] = attempt
+        let result = await attempt.value
+        registering[uuid] = nil
+        try result.get()
+    }
+
+    private func registerOnce(_ uuid: String) async throws(DriverTransportError) {
         guard !registered.contains(uuid) else { return }
         let path = Self.objectPath(uuid: uuid)
         if !exported.contains(path) {

@@ -166,6 +166,9 @@ final class DeviceDriver: Sendable {
         }
         var timer: Task<Void, Never>?
         var armed: Int?
+        /// When the armed deadline is due: the loop checks it after every input too, since a
+        /// flood of reads may push the timer's wake-up out of the bounded stream.
+        var armedDue: ContinuousClock.Instant?
         defer {
             forward.cancel()
             timer?.cancel()
@@ -176,10 +179,12 @@ final class DeviceDriver: Sendable {
             guard let deadline = session.deadline else {
                 timer?.cancel()
                 armed = nil
+                armedDue = nil
                 return
             }
             guard deadline.generation != armed else { return }
             armed = deadline.generation
+            armedDue = .now + deadline.after
             timer?.cancel()
             timer = Task {
                 try? await Task.sleep(for: deadline.after)
@@ -201,7 +206,9 @@ final class DeviceDriver: Sendable {
                 let before = session.counters
                 outputs = session.receive(bytes)
                 let after = session.counters
-                if after.decoded > before.decoded { delivered = true }
+                // What the headset is for (wear, battery, its host), not protocol chatter (a
+                // Sony set's ACKs decode too): only that makes a channel a healthy one.
+                if outputs.contains(where: \.isState) { delivered = true }
                 context.board.update(device.address) {
                     $0.lastPacket = Date()
                     $0.packets += 1
@@ -211,12 +218,22 @@ final class DeviceDriver: Sendable {
                 context.logger.info("\(label): channel closed\(error.map { " (\($0))" } ?? "")")
                 return (delivered, nil)
             case .deadline(let generation):
+                guard generation == armed, armedDue != nil else { continue }
+                armedDue = nil
                 outputs = session.timeout(generation: generation)
             }
             if let why = apply(outputs, channel: channel, device: device, family: family, label: label, lane: lane, context: context) {
                 return (delivered, why.isEmpty ? nil : why)
             }
             arm()
+            // Due while reads kept coming (its wake-up may have been dropped): taken now.
+            if let due = armedDue, let generation = armed, ContinuousClock.now >= due {
+                armedDue = nil
+                if let why = apply(session.timeout(generation: generation), channel: channel, device: device, family: family, label: label, lane: lane, context: context) {
+                    return (delivered, why.isEmpty ? nil : why)
+                }
+                arm()
+            }
         }
         return (delivered, nil)
     }
@@ -247,9 +264,14 @@ final class DeviceDriver: Sendable {
                 let playing = source.activity.map { $0 != .none } ?? true
                 lane.post(source: playing ? source.address : nil)
             case .wearSupport(let support):
-                // Said when it is first known or changes, not on every reconnect.
-                if context.board.entry(for: device.address)?.wear != support, case .notReported(let why) = support {
-                    context.logger.info("\(label): reports no wear (\(why)); its battery is still read, and a reporter of your own can say whether it is worn (earshot report)")
+                let known = context.board.entry(for: device.address)?.wear
+                // A set that has reported wear does not lose it to one unanswered request after
+                // a reconnect; and it is said once, not again for each reason worded apart.
+                if case .reported = known, case .notReported = support { break }
+                if case .notReported(let why) = support {
+                    if case .notReported = known {} else {
+                        context.logger.info("\(label): reports no wear (\(why)); its battery is still read, and a reporter of your own can say whether it is worn (earshot report)")
+                    }
                 }
                 context.board.update(device.address) { $0.wear = support }
             case .note(let note):
