@@ -125,6 +125,12 @@ final class BlueZStandIn {
     }
 
     func addSony(_ address: String, model: SonyModel = .xm6) async throws { try await run("device add-sony \(address) \(model.rawValue)") }
+    /// Connects it and waits for the set's lines (`sony ADDRESS connected`, `… handshake v2`).
+    func connectSony(_ address: String, until lines: [String]) async throws {
+        let mark = logMark()
+        try await connect(address)
+        try await waitForLines(inOrder: lines, since: mark)
+    }
     /// Headphones put on or taken off.
     func sonyWear(_ address: String, on: Bool) async throws { try await run("sony wear \(address) \(on ? "on" : "off")") }
     /// Earbuds: each bud in or out.

@@ -37,9 +37,7 @@ struct SonyDriverEndToEndTests {
     func headphonesWearCycle() async throws {
         try await withSony(.xm6) { _, bluez, daemon, mpv, packetLog in
             let events = try EventSubscription(socket: daemon.socketPath)
-            let mark = bluez.logMark()
-            try await bluez.connect(D.address)
-            try await bluez.waitForLines(inOrder: ["sony \(D.address) connected", "sony \(D.address) handshake v2"], since: mark)
+            try await bluez.connectSony(D.address, until: ["sony \(D.address) connected", "sony \(D.address) handshake v2"])
             try await daemon.process.waitForLog(containing: "BlueZ is busy; asking again")
 
             // Off at first: registered off-head by the driver, the speakers keep the output.
@@ -85,9 +83,7 @@ struct SonyDriverEndToEndTests {
     func earbudsWearCycle() async throws {
         try await withSony(.wfXM5) { _, bluez, daemon, mpv, _ in
             let events = try EventSubscription(socket: daemon.socketPath)
-            let mark = bluez.logMark()
-            try await bluez.connect(D.address)
-            try await bluez.waitForLines(inOrder: ["sony \(D.address) handshake v2", "sony \(D.address) logging on"], since: mark)
+            try await bluez.connectSony(D.address, until: ["sony \(D.address) handshake v2", "sony \(D.address) logging on"])
             try await bluez.sonyWear(D.address, left: true, right: true)
             let registered = try await events.next("accessory") { $0["accessory"] == .string(D.address) }
             #expect(registered["reporter"] == .string("org.earshot.driver.sony"))
@@ -112,9 +108,7 @@ struct SonyDriverEndToEndTests {
     @Test("WH-1000XM4 (protocol v1, no wear message): read for its battery, never registered with an invented placement; status and accessory show say it reports no wear and that a reporter can")
     func noWearModel() async throws {
         try await withSony(.xm4) { _, bluez, daemon, mpv, _ in
-            let mark = bluez.logMark()
-            try await bluez.connect(D.address)
-            try await bluez.waitForLines(inOrder: ["sony \(D.address) handshake v1"], since: mark)
+            try await bluez.connectSony(D.address, until: ["sony \(D.address) handshake v1"])
             try await daemon.process.waitForLog(containing: "reports no wear")
             try await bluez.sonyBattery(D.address, level: 64)
             try await daemon.process.waitForLog(containing: "battery headset 64%")
@@ -161,9 +155,7 @@ struct SonyDriverEndToEndTests {
     func hostileSet() async throws {
         try await withSony(.xm6) { sandbox, bluez, daemon, mpv, _ in
             let events = try EventSubscription(socket: daemon.socketPath)
-            let mark = bluez.logMark()
-            try await bluez.connect(D.address)
-            try await bluez.waitForLines(inOrder: ["sony \(D.address) handshake v2", "sony \(D.address) received 0c0"], since: mark)
+            try await bluez.connectSony(D.address, until: ["sony \(D.address) handshake v2", "sony \(D.address) received 0c0"])
             try await bluez.sonyWear(D.address, on: false)
             _ = try await events.next("accessory") { $0["accessory"] == .string(D.address) }
             try await bluez.run("sony garbage \(D.address) 2000")
