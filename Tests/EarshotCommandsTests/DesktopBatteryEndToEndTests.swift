@@ -154,6 +154,25 @@ struct DesktopBatteryEndToEndTests {
         }
     }
 
+    @Test("An adapter unplugged and plugged in again: Earshot registers there again")
+    func adapterRemovedAndAdded() async throws {
+        try await Self.withWorld { _, bluez, daemon, _ in
+            let registered = "battery provider /org/earshot/battery registered by"
+            var mark = try await Self.connectWithBattery(bluez)
+            try await bluez.waitForLines(inOrder: [registered, "battery \(Self.device) percentage 40"], since: mark)
+            try await daemon.process.waitForLog(containing: Self.provided)
+
+            mark = bluez.logMark()
+            try await bluez.run("remove hci0")
+            _ = try await bluez.waitForLine(containing: "battery \(Self.device) removed", since: mark)
+            try await bluez.run("add hci0 11:22:33:44:55:66")
+            try await bluez.addAirPods(D.address)
+            mark = try await Self.connectWithBattery(bluez, left: 70, right: 72)
+            try await bluez.waitForLines(inOrder: [registered, "battery \(Self.device) percentage 70"], since: mark)
+            #expect(bluez.process.logCount(of: registered) == 2)
+        }
+    }
+
     /// The levels the stand-in's Battery1 took after `mark`, in order.
     static func percentageLines(_ bluez: BlueZStandIn, since mark: Int) -> [String] {
         guard let log = bluez.process.logFile, let data = try? Data(contentsOf: log), data.count > mark else { return [] }

@@ -11,10 +11,9 @@ import SystemBridge
 /// Changes are applied at most every `updateInterval`: a headset that floods battery packets
 /// makes a few PropertiesChanged a second, and the last level always follows (the board's
 /// change stream keeps the newest wake-up while a step waits). A registration that fails is
-/// said once and tried again only when BlueZ changes owner or an adapter gains the manager.
+/// said once and tried again only when BlueZ changes owner or an adapter gains the manager;
+/// an adapter that goes and comes back is registered again.
 actor BatteryProviderService {
-    typealias Registration = BatteryProviderPlan.Registration
-
     static let updateInterval: Duration = .milliseconds(250)
     static let callTimeout: Duration = .seconds(5)
 
@@ -25,14 +24,15 @@ actor BatteryProviderService {
     private var enabled: Bool
     private var devices: [DriverDevice] = []
     private var view = BlueZBatteryView()
+    /// org.bluez's owner once its objects are read (or BlueZ failed to list them): nil while
+    /// a read is under way, so no step registers against a view not filled yet.
     private var owner: String?
-    /// Counts BlueZ's owners: a registration answered by an earlier owner is stale.
-    private var ownerGeneration = 0
-    private var registrations: [String: Registration] = [:]
+    private var registrations = BatteryProviderRegistrations()
     /// The children as last announced on the bus.
     private var announced: [String: BatteryProviderPlan.Child] = [:]
     private var toldMissing = false
     private var toldFailure = false
+    private var toldReadFailure = false
     private var tasks: [Task<Void, Never>] = []
 
     private init(bus: DBusConnection, board: DriverBoard, enabled: Bool, logger: Logger, wake: AsyncStream<Void>.Continuation) {
@@ -83,12 +83,12 @@ actor BatteryProviderService {
     func stop() async {
         for task in tasks { task.cancel() }
         wake.finish()
-        for (adapter, registration) in registrations.sorted(by: { $0.key < $1.key }) where registration == .registered {
+        for adapter in registrations.registered {
             _ = try? await bus.call(
                 destination: BlueZInterface.service, path: adapter, interface: BatteryInterface.manager, member: BatteryInterface.unregister,
                 [.objectPath(BatteryProviderPlan.rootPath)], timeout: .seconds(2))
         }
-        registrations = [:]
+        registrations.forgetAll()
     }
 
     private func run(wakes: AsyncStream<Void>, signals: AsyncStream<DBusSignal>, filter: BlueZSignalFilter) async {
@@ -112,23 +112,33 @@ actor BatteryProviderService {
 
     /// Who owns org.bluez, and what it has: asked at start and after each new owner.
     private func read(filter: BlueZSignalFilter) async {
+        owner = nil
+        let name: String?
         do throws(DBusError) {
-            let name = try await bus.call(
+            name = try await bus.call(
                 destination: BlueZInterface.busDriver, path: BlueZInterface.busDriverPath, interface: BlueZInterface.busDriver,
                 member: "GetNameOwner", [.string(BlueZInterface.service)], timeout: Self.callTimeout
             ).first?.string
-            filter.owner(is: name)
-            owner = name
-            guard let name else { return view.absent() }
+        } catch {
+            // No BlueZ: nothing to register with until org.bluez gets an owner.
+            return view.absent()
+        }
+        filter.owner(is: name)
+        guard let name else { return view.absent() }
+        do throws(DBusError) {
             let objects = try await bus.call(
                 destination: name, path: BlueZInterface.objectManagerPath, interface: BlueZInterface.objectManager,
                 member: "GetManagedObjects", timeout: Self.callTimeout)
             view.read(managedObjects: objects)
         } catch {
-            // No BlueZ, or one that does not answer: nothing to register with until it changes.
-            owner = nil
-            view.absent()
+            // Its signals fill the view from now on, and registering asks BlueZ itself.
+            view.readFailed()
+            if !toldReadFailure {
+                logger.warning("BlueZ did not list its objects (\(error)): Earshot follows its adapters from its signals from now on")
+            }
+            toldReadFailure = true
         }
+        owner = name
     }
 
     private func take(_ signal: DBusSignal, filter: BlueZSignalFilter) async {
@@ -138,12 +148,14 @@ actor BatteryProviderService {
         case .changed:
             break
         case .managerAppeared(let adapter):
-            if registrations[adapter] == .unavailable { registrations[adapter] = nil }
+            registrations.managerAppeared(adapter)
+        case .managerGone(let adapter):
+            registrations.managerGone(adapter)
         case .ownerChanged(let newOwner):
-            // A new bluetoothd knows no provider: every adapter is registered again.
-            ownerGeneration += 1
-            registrations = [:]
-            owner = newOwner
+            // A new bluetoothd knows no provider: every adapter is registered again once
+            // its objects are read (signals wait in their queue meanwhile).
+            registrations.forgetAll()
+            owner = nil
             if newOwner != nil { await read(filter: filter) }
         }
         wake.yield()
@@ -159,12 +171,12 @@ actor BatteryProviderService {
                 percentage: DesktopBatteryLevel.percentage(of: entry.battery))
         }
         var plan = BatteryProviderPlan(
-            enabled: enabled, headsets: headsets, registrations: registrations, otherProviders: view.devicesWithOtherBattery)
+            enabled: enabled, headsets: headsets, registrations: registrations.states, otherProviders: view.devicesWithOtherBattery)
         if owner != nil, !plan.adaptersToRegister.isEmpty {
             // Registering may tell at once that an adapter has no manager: the states say so now.
             for adapter in plan.adaptersToRegister { register(adapter) }
             plan = BatteryProviderPlan(
-                enabled: enabled, headsets: headsets, registrations: registrations, otherProviders: view.devicesWithOtherBattery)
+                enabled: enabled, headsets: headsets, registrations: registrations.states, otherProviders: view.devicesWithOtherBattery)
         }
         announce(plan.children)
         for entry in entries {
@@ -198,13 +210,12 @@ actor BatteryProviderService {
     }
 
     private func register(_ adapter: String) {
-        guard view.managers.contains(adapter) else {
-            registrations[adapter] = .unavailable
+        guard view.managers.contains(adapter) || !view.complete else {
+            registrations.unavailable(adapter)
             tellMissing(adapter)
             return
         }
-        registrations[adapter] = .pending
-        let generation = ownerGeneration
+        let attempt = registrations.begin(adapter)
         // Bounded by the call's timeout; not kept, so stop() does not wait for a BlueZ that hangs.
         Task { [bus] in
             let result: Result<[DBusValue], DBusError>
@@ -215,23 +226,25 @@ actor BatteryProviderService {
             } catch {
                 result = .failure(error)
             }
-            self.registered(adapter, result, generation: generation)
+            self.registered(adapter, result, attempt: attempt)
         }
     }
 
-    private func registered(_ adapter: String, _ result: Result<[DBusValue], DBusError>, generation: Int) {
-        guard generation == ownerGeneration, registrations[adapter] == .pending else { return }
+    private func registered(_ adapter: String, _ result: Result<[DBusValue], DBusError>, attempt: Int) {
+        let registration: BatteryProviderPlan.Registration =
+            switch result {
+            case .success, .failure(.remote(name: "org.bluez.Error.AlreadyExists", _)): .registered
+            case .failure: .unavailable
+            }
+        guard registrations.answered(adapter, attempt: attempt, registration) else { return }
         switch result {
         case .success:
-            registrations[adapter] = .registered
             logger.info("headsets' batteries on \(adapter) go to the desktop: Earshot is BlueZ's battery provider there")
         case .failure(.remote(name: "org.bluez.Error.AlreadyExists", _)):
-            registrations[adapter] = .registered
+            break
         case .failure(.remote(let name, _)) where BatteryInterface.absentErrors.contains(name):
-            registrations[adapter] = .unavailable
             tellMissing(adapter)
         case .failure(let error):
-            registrations[adapter] = .unavailable
             if !toldFailure {
                 logger.warning("BlueZ did not take Earshot's battery provider on \(adapter) (\(error)): the desktop does not show headsets' batteries until BlueZ restarts")
             }

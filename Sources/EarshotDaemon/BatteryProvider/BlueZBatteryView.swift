@@ -16,6 +16,9 @@ struct BlueZBatteryView: Equatable {
         /// An adapter gained `BatteryProviderManager1` (BlueZ started with it, or the adapter
         /// was plugged in): registering there may now work.
         case managerAppeared(adapterPath: String)
+        /// An adapter, or its `BatteryProviderManager1`, was removed: BlueZ dropped the
+        /// registration there with it.
+        case managerGone(adapterPath: String)
         /// org.bluez has a new owner, or none: BlueZ forgot every registration.
         case ownerChanged(String?)
     }
@@ -24,6 +27,9 @@ struct BlueZBatteryView: Equatable {
     private(set) var managers: Set<String> = []
     /// Device path → its Battery1's `Source` (empty when it has none).
     private(set) var batterySources: [String: String] = [:]
+    /// False after BlueZ did not list its objects: the signals since fill the view, and an
+    /// adapter missing from `managers` may have one all the same.
+    private(set) var complete = true
 
     /// Devices whose battery on the desktop comes from someone else.
     var devicesWithOtherBattery: Set<String> {
@@ -32,8 +38,7 @@ struct BlueZBatteryView: Equatable {
 
     /// A fresh read of BlueZ's objects (`a{oa{sa{sv}}}`).
     mutating func read(managedObjects body: [DBusValue]) {
-        managers = []
-        batterySources = [:]
+        absent()
         for (path, interfaces) in body.first?.dictionary ?? [:] { add(path: path, interfaces: interfaces) }
     }
 
@@ -41,6 +46,13 @@ struct BlueZBatteryView: Equatable {
     mutating func absent() {
         managers = []
         batterySources = [:]
+        complete = true
+    }
+
+    /// BlueZ is there but did not answer `GetManagedObjects`.
+    mutating func readFailed() {
+        absent()
+        complete = false
     }
 
     mutating func handle(_ signal: DBusSignal) -> Change {
@@ -63,8 +75,13 @@ struct BlueZBatteryView: Equatable {
                 let names = arguments[1].stringList
             else { return .nothing }
             let before = self
-            if names.contains(BatteryInterface.manager) || names.contains(BlueZInterface.adapter) { managers.remove(path) }
             if names.contains(BatteryInterface.battery) || names.contains(BlueZInterface.device) { batterySources[path] = nil }
+            // Said even for a manager the view did not know (bounded, or not read): Earshot
+            // may be registered there all the same.
+            if names.contains(BatteryInterface.manager) || names.contains(BlueZInterface.adapter) {
+                managers.remove(path)
+                return .managerGone(adapterPath: path)
+            }
             return before == self ? .nothing : .changed
         default:
             return .nothing

@@ -41,12 +41,38 @@ struct BlueZBatteryViewTests {
         #expect(view.devicesWithOtherBattery == [Self.device])
         #expect(view.handle(B.removed(Self.device, ["org.bluez.Battery1"])) == .changed)
         #expect(view.devicesWithOtherBattery.isEmpty)
-        #expect(view.handle(B.removed(B.hci1, ["org.bluez.BatteryProviderManager1"])) == .changed)
+        #expect(view.handle(B.removed(B.hci1, ["org.bluez.BatteryProviderManager1"])) == .managerGone(adapterPath: B.hci1))
         #expect(view.managers.isEmpty)
         #expect(view.handle(B.nameOwnerChanged(old: ":1.7", new: ":1.9")) == .ownerChanged(":1.9"))
         #expect(view.handle(B.nameOwnerChanged(old: ":1.9", new: "")) == .ownerChanged(nil))
         // Only the bus driver says who owns a name.
         #expect(view.handle(B.nameOwnerChanged(old: ":1.9", new: ":1.66", from: ":1.66")) == .nothing)
+    }
+
+    @Test("An adapter removed: its manager goes, said even when the view did not know it; added again → the manager appears again")
+    func adapterRemovedAndAdded() {
+        var view = BlueZBatteryView()
+        view.read(managedObjects: B.managedObjects([(B.hci0, Self.adapter(manager: true))]))
+        #expect(view.handle(B.removed(B.hci0)) == .managerGone(adapterPath: B.hci0))
+        #expect(view.managers.isEmpty)
+        #expect(view.handle(B.removed(B.hci0)) == .managerGone(adapterPath: B.hci0))
+        #expect(view.handle(B.added(B.hci0, Self.adapter(manager: true))) == .managerAppeared(adapterPath: B.hci0))
+        #expect(view.managers == [B.hci0])
+    }
+
+    @Test("GetManagedObjects failed: the view is incomplete until the next read; signals fill it meanwhile")
+    func readFailed() {
+        var view = BlueZBatteryView()
+        #expect(view.complete)
+        view.readFailed()
+        #expect(!view.complete)
+        #expect(view.handle(B.added(B.hci0, Self.adapter(manager: true))) == .managerAppeared(adapterPath: B.hci0))
+        #expect(view.managers == [B.hci0] && !view.complete)
+        view.read(managedObjects: B.managedObjects([]))
+        #expect(view.complete && view.managers.isEmpty)
+        view.readFailed()
+        #expect(view.handle(B.nameOwnerChanged(old: B.owner, new: "")) == .ownerChanged(nil))
+        #expect(view.complete)
     }
 
     @Test("Hostile: a flood of batteries stays bounded; a malformed body or path changes nothing")
