@@ -19,23 +19,24 @@ struct InputTierOrderTests {
             priority = 1000
 
             """
-        if let inputOrder { text += "[input]\ntier-order = \(inputOrder.map { "\"\($0.rawValue)\"" })\n" }
+        if let inputOrder { text += "[input]\ntier-order = [\(inputOrder.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))]\n" }
         return try PolicyConfigLoader.parse(text, file: "desk.toml")
     }
 
     /// The desktop with the laptop's and the desk's microphones and the headphones' (the desk
-    /// microphone the configured default source); the headphones go on.
-    static func wearHeadphones(_ config: PolicyConfig) -> Decision {
+    /// microphone the configured default source); the headphones go on. The first decision and
+    /// the one the headphones going on made.
+    static func wearHeadphones(_ config: PolicyConfig) -> (initial: Decision, on: Decision) {
         let graph = InputPolicyTests.graph([InputPolicyTests.headphonesMicrophoneNode, deskMicrophoneNode], configuredSource: deskMicrophone)
         var (engine, initial) = InputPolicyTests.engine(graph, config: config)
-        #expect(initial.defaultSource == deskMicrophone)
         _ = engine.handle(Requests.register(Sinks.headphonesAddress, placement: .offHead), at: 10)
-        return engine.handle(Requests.place(Sinks.headphonesAddress, .onHead), at: 1000).decision
+        return (initial, engine.handle(Requests.place(Sinks.headphonesAddress, .onHead), at: 1000).decision)
     }
 
     @Test("rule-priority above worn for the input: the worn headset takes the output, the desk microphone stays the default source")
     func deskMicrophoneAlways() throws {
-        let on = Self.wearHeadphones(try Self.config(inputOrder: Self.ruleAboveWorn))
+        let (initial, on) = Self.wearHeadphones(try Self.config(inputOrder: Self.ruleAboveWorn))
+        #expect(initial.defaultSource == Self.deskMicrophone)
         #expect(on.defaultSink == Sinks.headphones && on.changed)
         #expect(on.decidedBy?.tier == .worn)
         let input = try #require(on.input)
@@ -66,7 +67,8 @@ struct InputTierOrderTests {
     func withoutTheKeyWornWins() throws {
         let config = try Self.config(inputOrder: nil)
         #expect(config.input.tierOrder == nil && config.tierOrder(for: .input) == config.tierOrder)
-        let on = Self.wearHeadphones(config)
+        let (initial, on) = Self.wearHeadphones(config)
+        #expect(initial.defaultSource == Self.deskMicrophone)
         #expect(on.defaultSink == Sinks.headphones)
         let input = try #require(on.input)
         #expect(input.defaultSource == InputPolicyTests.headphonesMicrophone && input.changed)
@@ -77,9 +79,9 @@ struct InputTierOrderTests {
     func outputKeepsTheTopLevelOrder() throws {
         // Each side keeps its own ranking scratch: the input's order never ranks the output.
         var config = try Self.config(inputOrder: RankTier.defaultOrder.reversed())
-        let reversedInput = Self.wearHeadphones(config)
+        let reversedInput = Self.wearHeadphones(config).on
         config.input.tierOrder = nil
-        let plain = Self.wearHeadphones(config)
+        let plain = Self.wearHeadphones(config).on
         #expect(reversedInput.defaultSink == plain.defaultSink && reversedInput.ranking.map(\.node) == plain.ranking.map(\.node))
         #expect(reversedInput.decidedBy?.tier == plain.decidedBy?.tier)
     }
