@@ -123,10 +123,11 @@ public struct ConfigKey: Sendable {
                 render: { "\"\($0[keyPath: keyPath].rawValue)\"" }))
     }
 
+    static let tierRange = "every tier exactly once: \(RankTier.allCases.map(\.rawValue).joined(separator: ", "))"
+
     static func tiers(_ path: String, _ keyPath: WritableKeyPath<PolicyConfig, [RankTier]> & Sendable, _ meaning: String) -> ConfigKey {
         ConfigKey(
-            path: path, type: "array of strings", range: "every tier exactly once: \(RankTier.allCases.map(\.rawValue).joined(separator: ", "))",
-            meaning: meaning,
+            path: path, type: "array of strings", range: tierRange, meaning: meaning,
             field: Field(
                 read: { reader, value, at, config in reader.tiers(value, at).map { config[keyPath: keyPath] = $0 } },
                 render: { ConfigRenderer.list($0[keyPath: keyPath].map(\.rawValue)) }))
@@ -138,8 +139,7 @@ public struct ConfigKey: Sendable {
         fallback: KeyPath<PolicyConfig, [RankTier]> & Sendable, named fallbackName: String, _ meaning: String
     ) -> ConfigKey {
         ConfigKey(
-            path: path, type: "array of strings", range: "every tier exactly once: \(RankTier.allCases.map(\.rawValue).joined(separator: ", "))",
-            meaning: meaning,
+            path: path, type: "array of strings", range: tierRange, meaning: meaning,
             field: Field(
                 read: { reader, value, at, config in reader.tiers(value, at).map { config[keyPath: keyPath] = $0 } },
                 render: { ConfigRenderer.list(($0[keyPath: keyPath] ?? $0[keyPath: fallback]).map(\.rawValue)) },
