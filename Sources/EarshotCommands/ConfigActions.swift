@@ -37,6 +37,8 @@ enum ConfigActions {
         }
         lines.append("# in use: \(source)")
         lines.append("# tier-order in force (docs/policy.md §2): \(config.tierOrder.map(\.rawValue).joined(separator: " > "))")
+        let inputOrigin = config.input.tierOrder == nil ? "the top-level tier-order" : "its own"
+        lines.append("# [input] tier-order in force (§8, \(inputOrigin)): \(config.tierOrder(for: .input).map(\.rawValue).joined(separator: " > "))")
         switch source {
         case .file:
             lines.append(text)

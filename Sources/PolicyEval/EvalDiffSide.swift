@@ -22,7 +22,7 @@ extension EvalDifference.Side {
         if let ranking = decision.input?.ranking, let winner = ranking.first, let other = ranking.first(where: { $0.node == otherDefault }),
             other.node != winner.node
         {
-            decidedBy = DecisionRecord.decider(in: decision, winner: winner, over: other)
+            decidedBy = DecisionRecord.decider(in: decision, on: .input, winner: winner, over: other)
         }
         self.init(decided: decided, default: record?.default, reason: record?.reason, decidedBy: decidedBy, winner: record?.ranking.first)
     }

@@ -82,6 +82,27 @@ struct ConfigCLITests {
         #expect(errors.last?.hasPrefix("\(file):4:1: weights.* was replaced by tier-order") == true, "\(errors)")
     }
 
+    /// Issue 32: `config check` accepts `[input] tier-order`; `show` says which order the input uses.
+    @Test func inputTierOrderIsCheckedAndShown() throws {
+        let file = try EarshotBinary.temporaryFile(
+            "input-tiers.toml", "[input]\ntier-order = [\"override\", \"restore\", \"rule-priority\", \"worn\", \"arrived\", \"last-choice\", \"class-order\", \"session-priority\"]\n")
+        let check = try EarshotBinary.run(["config", "check", file])
+        #expect(check.status == 0, "\(check.standardError)")
+        let effective = try EarshotBinary.run(["config", "show", "--effective", "--config", file])
+        #expect(effective.standardOutput.contains(#"\#n[input]\#n"#))
+        #expect(effective.standardOutput.contains(#"\#ntier-order = ["override", "restore", "rule-priority", "worn", "arrived", "last-choice", "class-order", "session-priority"]\#n"#))
+        let plain = try EarshotBinary.run(["config", "show", "--config", file])
+        #expect(plain.standardOutput.contains("# [input] tier-order in force (§8, its own): override > restore > rule-priority > worn >"), "\(plain.standardOutput)")
+        let bad = try EarshotBinary.temporaryFile("bad-input-tiers.toml", "[input]\ntier-order = [\"worn\"]\n")
+        let refused = try EarshotBinary.run(["config", "check", bad])
+        #expect(refused.status == 1)
+        #expect(refused.standardError.hasPrefix("\(bad):2:1: input.tier-order must list every tier exactly once; missing"), "\(refused.standardError)")
+        let schema = try EarshotBinary.run(["config", "show", "--schema", "--format", "man"])
+        #expect(schema.standardOutput.contains(".SS [input]\n"))
+        #expect(schema.standardOutput.contains("default \\fBthe top\\-level tier\\-order\\fR"), "\(schema.standardOutput)")
+        #expect(schema.standardOutput.contains("The input's own tier order, checked as the top\\-level tier\\-order"))
+    }
+
     @Test func showEffectiveWithoutAFileIsTheShippedDefault() throws {
         let result = try EarshotBinary.run(["config", "show", "--effective"])
         let shipped = try String(contentsOf: EarshotBinary.repository.appendingPathComponent("config/earshot.toml"), encoding: .utf8)

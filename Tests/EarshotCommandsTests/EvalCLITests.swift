@@ -225,6 +225,32 @@ struct EvalInputCLITests {
         #expect(text.standardOutput.contains("mic · (none) → bluez_input.AA_BB_CC_DD_EE_FF.0"), "\(text.standardOutput)")
     }
 
+    /// Issue 32: `[input] tier-order` with rule-priority above worn keeps a rule's microphone
+    /// ("my USB desk mic, always") while the worn headphones take the output.
+    @Test("[input] tier-order: the webcam's microphone a rule prefers stays the default source; decided-by per side")
+    func inputTierOrder() throws {
+        let config = try EarshotBinary.temporaryFile("input-tiers.toml", """
+            [[rule]]
+            match = { "node.name" = "alsa_input.usb-046d_HD_Pro_Webcam_C920-*" }
+            priority = 1000
+
+            [input]
+            tier-order = ["override", "restore", "rule-priority", "worn", "arrived", "last-choice", "class-order", "session-priority"]
+
+            """)
+        let script = try EarshotBinary.temporaryFile("input-tiers.jsonl", """
+            {"at":0,"register":{"accessory":"AA:BB:CC:DD:EE:FF","reporter":"org.example.reporter","capabilities":["audio-switching","placement"],"placement":"off-head"}}
+            {"at":5000,"update":{"accessory":"AA:BB:CC:DD:EE:FF","placement":"on-head"},"expect":{"default":"bluez_output.AA_BB_CC_DD_EE_FF.1","default-source":"alsa_input.usb-046d_HD_Pro_Webcam_C920-02.analog-stereo"}}
+
+            """)
+        let result = try EarshotBinary.run(["eval", "--graph", Self.graph, "--config", config, "--events", script, "--format", "json"])
+        #expect(result.status == 0, "\(result.standardError)\(result.standardOutput)")
+        let objects = try result.standardOutput.split(separator: "\n").map { try JSONValue.parse(String($0)) }
+        let on = try #require(objects.last)
+        #expect(on["decided-by"]?["tier"] == .string("worn"))
+        #expect(on["input"]?["decided-by"]?["tier"] == .string("rule-priority"))
+    }
+
     @Test("the SVG timeline draws the sources that held the default source as lanes of their own")
     func svg() throws {
         let result = try EarshotBinary.run(["eval", "--graph", Self.graph, "--events", Self.events, "--format", "svg"])

@@ -34,6 +34,17 @@ struct ConfigTests {
                 errors: [#"1:1: tier-order must list every tier exactly once; missing "last-choice""#]),
         BadCase(name: "tier-order in a table", text: "[timing]\ntier-order = []\n", errors: [#"2:1: unknown key "tier-order" in [timing]"#]),
         BadCase(name: "tier-order not a list", text: "tier-order = \"worn\"\n", errors: ["1:1: tier-order must be an array of strings, not a string"]),
+        BadCase(name: "unknown tier in [input] tier-order",
+                text: "[input]\nfollow = \"worn-headset\"\ntier-order = [\"override\", \"restore\", \"rule-priorty\", \"worn\", \"arrived\", \"last-choice\", \"class-order\"]\n",
+                errors: [#"3:38: input.tier-order: "rule-priorty" is not a tier (did you mean "rule-priority"?); the tiers are override, restore, worn"#]),
+        BadCase(name: "[input] tier-order listing a tier twice",
+                text: "[input]\ntier-order = [\"rule-priority\", \"override\", \"restore\", \"rule-priority\", \"worn\", \"arrived\", \"last-choice\", \"class-order\"]\n",
+                errors: [#"2:55: input.tier-order lists "rule-priority" twice; list every tier exactly once"#]),
+        BadCase(name: "[input] tier-order missing a tier",
+                text: "\n[input]\ntier-order = [\"override\", \"restore\", \"rule-priority\", \"worn\", \"arrived\", \"class-order\"]\n",
+                errors: [#"3:1: input.tier-order must list every tier exactly once; missing "last-choice""#]),
+        BadCase(name: "[input] tier-order not a list", text: "[input]\ntier-order = \"rule-priority\"\n",
+                errors: ["2:1: input.tier-order must be an array of strings, not a string"]),
         BadCase(name: "unknown class in a list", text: #"class-order = ["headphones", "hdmi", "speakers"]"#, errors: [#"1:38: class-order: "speakers" is not a sink class"#]),
         BadCase(name: "class listed twice", text: #"personal-classes = ["usb", "usb"]"#, errors: [#"1:28: personal-classes lists "usb" twice"#]),
         BadCase(name: "a repeated class and an unknown one are both reported",
@@ -165,6 +176,7 @@ struct ConfigTests {
         custom.drivers.batteryToDesktop = false
         custom.recordKeepHours = 12
         custom.input.follow = .never
+        custom.input.tierOrder = [.rulePriority] + RankTier.defaultOrder.filter { $0 != .rulePriority }
         var loaded = try PolicyConfigLoader.parse(ConfigRenderer.toml(custom), file: "custom.toml")
         loaded.file = nil
         #expect(loaded == custom)
@@ -172,6 +184,35 @@ struct ConfigTests {
         for key in ConfigSchema.keys where !key.table.hasSuffix("[]") {
             #expect(!ConfigRenderer.toml(custom).contains("\n\(key.name) = \(key.defaultValue)\n"), "\(key.path)")
         }
+    }
+
+    /// Issue 32: `[input] tier-order` is checked as the top-level one (the 0.2 rule too); left
+    /// out, the input takes the top-level order and `--effective` says so in a comment.
+    @Test func inputTierOrder() throws {
+        let text = """
+            tier-order = ["worn", "override", "restore", "arrived", "rule-priority", "last-choice", "class-order", "session-priority"]
+            [input]
+            tier-order = ["override", "restore", "rule-priority", "worn", "arrived", "last-choice", "class-order"]
+            """
+        let config = try PolicyConfigLoader.parse(text, file: "input.toml")
+        let inputOrder: [RankTier] = [.override, .restore, .rulePriority, .worn, .arrived, .lastChoice, .classOrder, .sessionPriority]
+        #expect(config.input.tierOrder == inputOrder)
+        #expect(config.tierOrder(for: .input) == inputOrder && config.tierOrder(for: .output) == config.tierOrder)
+        let rendered = ConfigRenderer.toml(config)
+        #expect(rendered.contains("\n[input]\n"))
+        #expect(rendered.contains(#"\#ntier-order = ["override", "restore", "rule-priority", "worn", "arrived", "last-choice", "class-order", "session-priority"]\#n"#))
+        var again = try PolicyConfigLoader.parse(rendered, file: "input.toml")
+        again.file = config.file
+        #expect(again == config)
+
+        var inherited = config
+        inherited.input.tierOrder = nil
+        #expect(inherited.tierOrder(for: .input) == inherited.tierOrder)
+        let shown = ConfigRenderer.toml(inherited)
+        #expect(shown.contains(#"# not set: the top-level tier-order, which is\#n# tier-order = ["worn", "override", "restore""#), "\(shown)")
+        #expect(try PolicyConfigLoader.parse(shown, file: "input.toml").input.tierOrder == nil)
+        #expect(ConfigSchema.key("input.tier-order")?.defaultValue == "the top-level tier-order")
+        #expect(PolicyConfig.builtIn.input.tierOrder == nil)
     }
 
     @Test func docsCarryTheSchemaTable() throws {

@@ -17,7 +17,13 @@ public enum ConfigRenderer {
             for schema in ConfigSchema.keys(inTable: table) {
                 guard let field = schema.field else { continue }
                 out.append("# \(schema.meaning) (\(schema.type); \(schema.range); default \(schema.defaultValue))")
-                out.append("\(schema.name) = \(field.render(config))")
+                if let fallback = field.fallback, !fallback.isSet(config) {
+                    // Left out: the value it takes, commented, so the file reads back the same.
+                    out.append("# not set: \(fallback.name), which is")
+                    out.append("# \(schema.name) = \(field.render(config))")
+                } else {
+                    out.append("\(schema.name) = \(field.render(config))")
+                }
             }
         }
         out.append("")

@@ -20,7 +20,17 @@ public struct ConfigKey: Sendable {
 
     struct Field: Sendable {
         let read: @Sendable (inout ConfigReader, ConfigValue, ConfigReader.Path, inout PolicyConfig) -> Void
+        /// The value in force as TOML (for a key left out, the value it falls back to).
         let render: @Sendable (PolicyConfig) -> String
+        /// Set for a key that may be left out to take another's value (`[input] tier-order`).
+        var fallback: Fallback?
+    }
+
+    /// What a key left out takes instead, and whether a config sets the key.
+    struct Fallback: Sendable {
+        /// `the top-level tier-order`: the schema's default, and what `--effective` says.
+        let name: String
+        let isSet: @Sendable (PolicyConfig) -> Bool
     }
 
     /// The table the key lives in (`timing`, `rule[]`, or `` for the top level).
@@ -34,7 +44,7 @@ public struct ConfigKey: Sendable {
         self.meaning = meaning
         self.integers = integers
         self.field = field
-        defaultValue = field.render(.builtIn)
+        defaultValue = field.fallback?.name ?? field.render(.builtIn)
     }
 
     /// A field of an array of tables (`rule[]`, `accessory[]`).
@@ -113,13 +123,27 @@ public struct ConfigKey: Sendable {
                 render: { "\"\($0[keyPath: keyPath].rawValue)\"" }))
     }
 
+    static let tierRange = "every tier exactly once: \(RankTier.allCases.map(\.rawValue).joined(separator: ", "))"
+
     static func tiers(_ path: String, _ keyPath: WritableKeyPath<PolicyConfig, [RankTier]> & Sendable, _ meaning: String) -> ConfigKey {
         ConfigKey(
-            path: path, type: "array of strings", range: "every tier exactly once: \(RankTier.allCases.map(\.rawValue).joined(separator: ", "))",
-            meaning: meaning,
+            path: path, type: "array of strings", range: tierRange, meaning: meaning,
             field: Field(
                 read: { reader, value, at, config in reader.tiers(value, at).map { config[keyPath: keyPath] = $0 } },
                 render: { ConfigRenderer.list($0[keyPath: keyPath].map(\.rawValue)) }))
+    }
+
+    /// A tier order that, left out, is `fallback`'s: read and checked as `tiers`.
+    static func tiers(
+        _ path: String, _ keyPath: WritableKeyPath<PolicyConfig, [RankTier]?> & Sendable,
+        fallback: KeyPath<PolicyConfig, [RankTier]> & Sendable, named fallbackName: String, _ meaning: String
+    ) -> ConfigKey {
+        ConfigKey(
+            path: path, type: "array of strings", range: tierRange, meaning: meaning,
+            field: Field(
+                read: { reader, value, at, config in reader.tiers(value, at).map { config[keyPath: keyPath] = $0 } },
+                render: { ConfigRenderer.list(($0[keyPath: keyPath] ?? $0[keyPath: fallback]).map(\.rawValue)) },
+                fallback: Fallback(name: fallbackName, isSet: { $0[keyPath: keyPath] != nil })))
     }
 }
 
@@ -170,6 +194,9 @@ public enum ConfigSchema {
         .choice(
             "input.follow", \.input.follow,
             "Which microphone Earshot makes the default source: \"worn-headset\" moves it with the output to the worn headset's microphone and back when the headset comes off (the same rules as the output, §8); \"never\" leaves the default source alone."),
+        .tiers(
+            "input.tier-order", \.input.tierOrder, fallback: \.tierOrder, named: "the top-level tier-order",
+            "The input's own tier order, checked as the top-level tier-order; left out, the input ranks by the top-level tier-order as the output does. Put rule-priority above worn to keep a microphone a [[rule]] prefers while a headset is worn (§8)."),
         .integer(
             "record.keep-hours", \.recordKeepHours, in: 0...168,
             "Keep a rolling recording of the last this many hours of inputs (for earshot record --since); 0 keeps none. Bounded on disk, files 0600."),

@@ -119,6 +119,9 @@ public enum InputFollow: String, Sendable, Hashable, CaseIterable {
 /// `[input]`: the microphone.
 public struct InputConfig: Sendable, Hashable {
     public var follow: InputFollow = .wornHeadset
+    /// `[input] tier-order`: the input's own tier order (a rule's microphone above `worn`);
+    /// nil ranks the input by the top-level `tier-order`, as the output.
+    public var tierOrder: [RankTier]?
     public init() {}
 }
 
@@ -166,4 +169,10 @@ public struct PolicyConfig: Sendable, Hashable {
     public init() {}
 
     public static let builtIn = PolicyConfig()
+
+    /// The tier order `direction` ranks by: the input's own when `[input] tier-order` is set,
+    /// else the top-level one (§2, §8).
+    public func tierOrder(for direction: AudioDirection) -> [RankTier] {
+        direction == .input ? input.tierOrder ?? tierOrder : tierOrder
+    }
 }

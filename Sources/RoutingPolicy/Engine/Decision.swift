@@ -53,18 +53,20 @@ public struct Decision: Sendable, Hashable {
         return parts.isEmpty ? head : head + ": " + parts.joined(separator: ", ")
     }
 
-    /// The sink's value in every tier where it has one, as named terms in tier order.
-    public func explanation(of sink: RankedSink) -> RankExplanation {
-        RankExplainer(config: config, hostAddresses: hostAddresses).explain(sink)
+    /// The sink's value in every tier where it has one, as named terms in the tier order of
+    /// `direction` (a source's: the input's, §8).
+    public func explanation(of sink: RankedSink, on direction: AudioDirection = .output) -> RankExplanation {
+        RankExplainer(config: config, hostAddresses: hostAddresses, direction: direction).explain(sink)
     }
 
     /// The tier that put the winner above the runner-up; nil with fewer than two eligible sinks.
     public var decidedBy: DecidedBy? { decidedBy(in: ranking) }
 
-    /// The tier that put the first of `ranking` above the second (either side's ranking).
-    public func decidedBy(in ranking: [RankedSink]) -> DecidedBy? {
+    /// The tier that put the first of `ranking` above the second, in the tier order of
+    /// `direction`, the side the ranking is of.
+    public func decidedBy(in ranking: [RankedSink], on direction: AudioDirection = .output) -> DecidedBy? {
         guard ranking.count >= 2 else { return nil }
-        return RankExplainer(config: config, hostAddresses: hostAddresses).decidedBy(ranking[0], over: ranking[1])
+        return RankExplainer(config: config, hostAddresses: hostAddresses, direction: direction).decidedBy(ranking[0], over: ranking[1])
     }
 
     public func why(_ sink: RejectedSink) -> String {

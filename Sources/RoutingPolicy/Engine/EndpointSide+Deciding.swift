@@ -24,7 +24,7 @@ extension EndpointSide {
         // nothing is eligible stays. It is theirs, never fought.
         let graph = context.graph
         let held = foreign(userOverride, in: graph)
-            ?? foreign(lastUserChoice, in: graph).flatMap { name in winner.map { Self.lastChoiceBeats($0.rank, config: context.config) } ?? true ? name : nil }
+            ?? foreign(lastUserChoice, in: graph).flatMap { name in winner.map { Self.lastChoiceBeats($0.rank, config: context.config, on: direction) } ?? true ? name : nil }
             ?? (winner == nil ? foreign(previous, in: graph) : nil)
         if let held {
             let changed = held != previous
@@ -69,13 +69,13 @@ extension EndpointSide {
     }
 
     /// Whether a node known only as the user's last choice (§2.5), with no other tier value,
-    /// ranks above `rank` in the config's tier order.
-    static func lastChoiceBeats(_ rank: SinkRank, config: PolicyConfig) -> Bool {
+    /// ranks above `rank` in the side's tier order.
+    static func lastChoiceBeats(_ rank: SinkRank, config: PolicyConfig, on direction: AudioDirection) -> Bool {
         var choice = SinkRank()
         choice.lastChoice = true
         choice.sinkClass = .other
         choice.classPlaces = config.classOrder.firstIndex(of: .other).map { config.classOrder.count - $0 } ?? 0
-        return SinkRank.firstDifference(choice, rank, order: config.tierOrder)?.order == .higher
+        return SinkRank.firstDifference(choice, rank, order: config.tierOrder(for: direction))?.order == .higher
     }
 
     /// Whether the node `name` of this side belongs to the accessory `identity`.

@@ -10,7 +10,8 @@ struct RankingScratch: Sendable, Hashable {
     var keys: [RankingEntry] = []
     /// Candidate indexes, sorted: four bytes to move, where an entry is eighty.
     var order: [Int32] = []
-    /// The declarations of the config's tier order, looked up once per change of the order.
+    /// The declarations of this side's tier order (each side keeps its own scratch, so one
+    /// side's order is never reused for the other), looked up once per change of the order.
     var tierOrder: [RankTier] = []
     var tiers: [any TierRule.Type] = []
 
@@ -29,8 +30,9 @@ struct RankingEntry: Sendable, Hashable {
 }
 
 /// Eligibility (§1) and ranking (§2): one pass over a side's table fills each eligible node's
-/// rank, then a sort compares ranks tier by tier in `tier-order` with the node name as the
-/// stable tie-break. Both sides rank this way (§8).
+/// rank, then a sort compares ranks tier by tier in the side's `tier-order` with the node name
+/// as the stable tie-break. Both sides rank this way (§8); `[input] tier-order` may reorder the
+/// input's tiers.
 extension EndpointSide {
     /// What ranking reads of the engine besides the side itself.
     struct Context {
@@ -150,9 +152,10 @@ extension EndpointSide {
         scratch.keys = []
         order.removeAll(keepingCapacity: true)
         keys.removeAll(keepingCapacity: true)
-        if scratch.tierOrder != context.config.tierOrder {
-            scratch.tierOrder = context.config.tierOrder
-            scratch.tiers = context.config.tierOrder.map(\.rule)
+        let tierOrder = context.config.tierOrder(for: direction)
+        if scratch.tierOrder != tierOrder {
+            scratch.tierOrder = tierOrder
+            scratch.tiers = tierOrder.map(\.rule)
         }
         let tiers = scratch.tiers
         for (index, sink) in ranking.enumerated() {

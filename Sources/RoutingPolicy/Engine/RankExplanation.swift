@@ -22,7 +22,7 @@ public struct RankExplanation: Sendable, Hashable {
 
 /// Which tier separated the winner from the runner-up, and how.
 public struct DecidedBy: Sendable, Hashable {
-    /// The first tier of `tier-order` where the two differ; nil when they are equal in every
+    /// The first tier of the side's `tier-order` where the two differ; nil when they are equal in every
     /// tier and the node name decided (docs/policy.md §2).
     public var tier: RankTier?
     public var runnerUp: String
@@ -44,9 +44,13 @@ public struct DecidedBy: Sendable, Hashable {
 struct RankExplainer {
     let config: PolicyConfig
     let hostAddresses: [HostAddress]
+    /// The side whose ranking is explained: its tier order (§8 `[input] tier-order`).
+    var direction: AudioDirection = .output
+
+    private var tierOrder: [RankTier] { config.tierOrder(for: direction) }
 
     func explain(_ sink: RankedSink) -> RankExplanation {
-        RankExplanation(node: sink.node, terms: config.tierOrder.compactMap { term(sink.rank, $0) })
+        RankExplanation(node: sink.node, terms: tierOrder.compactMap { term(sink.rank, $0) })
     }
 
     /// The term of one tier, or nil when the sink has no value there (not worn, no rule…).
@@ -58,7 +62,7 @@ struct RankExplainer {
 
     /// What the winner has at the deciding tier against what the runner-up has there.
     func decidedBy(_ winner: RankedSink, over runnerUp: RankedSink) -> DecidedBy {
-        guard let (tier, _) = SinkRank.firstDifference(winner.rank, runnerUp.rank, order: config.tierOrder) else {
+        guard let (tier, _) = SinkRank.firstDifference(winner.rank, runnerUp.rank, order: tierOrder) else {
             return DecidedBy(
                 tier: nil, runnerUp: runnerUp.node,
                 why: "beats \(runnerUp.node) at name (equal in every tier; \"\(winner.node)\" sorts before \"\(runnerUp.node)\")")

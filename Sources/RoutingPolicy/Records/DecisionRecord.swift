@@ -90,9 +90,9 @@ public struct DecisionRecord: Codable, Sendable, Hashable {
             ranking = explained.map { source in
                 Ranked(
                     node: source.node,
-                    tiers: decision.explanation(of: source).terms.map { Term(tier: $0.tier.rawValue, value: $0.value, why: Self.sourceWords($0.why)) })
+                    tiers: decision.explanation(of: source, on: .input).terms.map { Term(tier: $0.tier.rawValue, value: $0.value, why: Self.sourceWords($0.why)) })
             }
-            decidedBy = decision.decidedBy(in: input.ranking).map { Decider(tier: $0.tierName, runnerUp: $0.runnerUp, why: Self.sourceWords($0.why)) }
+            decidedBy = decision.decidedBy(in: input.ranking, on: .input).map { Decider(tier: $0.tierName, runnerUp: $0.runnerUp, why: Self.sourceWords($0.why)) }
             rejected = listRejected
                 ? input.rejected.map { Rejected(node: $0.node, why: Self.sourceWords(decision.why($0))) }.sorted { $0.node < $1.node } : []
             previousPort = input.previousPort
@@ -221,8 +221,8 @@ public struct DecisionRecord: Codable, Sendable, Hashable {
 extension DecisionRecord {
     /// Why `winner` ranks above `other` in `decision` (eval's diff explains one run's winner
     /// against the other run's default, not only against its own runner-up).
-    package static func decider(in decision: Decision, winner: RankedSink, over other: RankedSink) -> Decider {
-        let decider = RankExplainer(config: decision.config, hostAddresses: decision.hostAddresses).decidedBy(winner, over: other)
+    package static func decider(in decision: Decision, on direction: AudioDirection = .output, winner: RankedSink, over other: RankedSink) -> Decider {
+        let decider = RankExplainer(config: decision.config, hostAddresses: decision.hostAddresses, direction: direction).decidedBy(winner, over: other)
         return Decider(tier: decider.tierName, runnerUp: decider.runnerUp, why: decider.why)
     }
 }
