@@ -36,6 +36,7 @@ enum DriverDecodeActions {
             for line in splitter.take(chunk) { emit(decoder.decode(line)) }
         }
         if let last = splitter.finish() { emit(decoder.decode(last)) }
+        emit(decoder.finish())
         return CommandOutcome()
     }
 
@@ -103,13 +104,20 @@ struct LineSplitter {
 /// Galaxy Buds message or Sony frame, per sent or malformed line. Galaxy Buds and Sony lines feed
 /// one decoder per accessory (address and model or form), so frames may span lines of one device
 /// in a mixed log, and a Sony handshake reply sets the protocol version for that device's later
-/// frames.
+/// frames. Sony records number frames: a line that ends none takes no number.
 struct PacketLineDecoder {
     /// `--family`: overrides the family a line's prefix names.
     let family: AccessoryFamily?
     private var packets = 0
     private var galaxy: [String: GalaxyBudsDecoder] = [:]
-    private var sony: [String: SonyDecoder] = [:]
+    private var sony: [String: SonyStream] = [:]
+    /// Keys of `sony` in the order their devices first came, for `finish()`.
+    private var sonyKeys: [String] = []
+
+    private struct SonyStream {
+        var decoder: SonyDecoder
+        var accessory: String?
+    }
 
     init(family: AccessoryFamily?) {
         self.family = family
@@ -163,17 +171,32 @@ struct PacketLineDecoder {
             }
         case .sony(let form, _):
             let key = "\(parsed.device?.address.description ?? "-") \(form.rawValue)"
-            var decoder = sony[key] ?? SonyDecoder(form: form)
-            let decoded = decoder.receive(bytes: parsed.bytes)
-            sony[key] = decoder
-            // One frame per line as it travels; a line holding more numbers each of its frames.
-            return decoded.enumerated().map { index, packet in
-                if index > 0 { packets += 1 }
-                var frameBase = base
-                frameBase.packet = packets
-                return Record(packet, base: frameBase, style: .sony(form))
-            }
+            if sony[key] == nil { sonyKeys.append(key) }
+            var stream = sony[key] ?? SonyStream(decoder: SonyDecoder(form: form), accessory: base.accessory)
+            let decoded = stream.decoder.receive(bytes: parsed.bytes)
+            sony[key] = stream
+            // Numbers count frames, not lines: this line's number is taken only by a frame it ends.
+            packets -= 1
+            return decoded.map { sonyRecord($0, base: base, form: form) }
         }
+    }
+
+    /// The input ended: each Sony device's frame begun and not ended, as `malformed`.
+    mutating func finish() -> [Record] {
+        sonyKeys.compactMap { key in
+            guard var stream = sony[key], let packet = stream.decoder.finish() else { return nil }
+            sony[key] = stream
+            var base = Record(packet: 0, kind: "")
+            base.accessory = stream.accessory
+            return sonyRecord(packet, base: base, form: stream.decoder.form)
+        }
+    }
+
+    private mutating func sonyRecord(_ packet: DecodedPacket, base: Record, form: SonyForm) -> Record {
+        packets += 1
+        var numbered = base
+        numbered.packet = packets
+        return Record(packet, base: numbered, style: .sony(form))
     }
 
     /// One line of output. Absent fields are left out; keys are sorted.

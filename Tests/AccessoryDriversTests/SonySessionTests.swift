@@ -90,11 +90,35 @@ struct SonySessionTests {
         let support = SonyFrame.encode(.table1, seq: 1, payload: [0x06, 0x00])
         #expect(Array(outputs.sent.prefix(2)) == [support, support])
         #expect(outputs.notes.contains { $0.contains("no ACK") })
-        // Dropped: the batteries go on, the first one with the other seq.
+        // Dropped: the batteries go on, the first one with the seq of the last ACK received
+        // (omarchy-headphones `sony-bridge`, Gadgetbridge `SonyHeadphonesProtocol`): unchanged.
         let next = try! #require(outputs.sent.last.flatMap { sonyFrames($0).first })
-        #expect(next.payload == [0x10, 0x01] && next.seq == 0)
-        let rest = session.receive(bytes: sonyAck(1))
+        #expect(next.payload == [0x10, 0x01] && next.seq == 1)
+        let rest = session.receive(bytes: sonyAck(0))
         #expect(rest.commands == [[0x10, 0x02]])
+    }
+
+    @Test func supportListOnTheOtherTableStartsUpOnce() {
+        var session = SonySession(form: .headphones)
+        _ = session.start()
+        _ = session.receive(bytes: sonyAck(1) + sonyFrame(.table1, seq: 1, SonyVectors.v1Info))
+        // The table-1 list is awaited; a hostile set sends one on table 2: start-up finishes.
+        _ = session.receive(bytes: sonyAck(0))
+        var outputs = session.receive(bytes: sonyFrame(.table2, seq: 0, SonyVectors.support([])))
+        var all = outputs
+        // ACK every command, let every deadline pass: the stale table-1 wait must not start up again.
+        for _ in 0..<16 {
+            if let command = outputs.sent.flatMap(sonyFrames).last(where: { $0.type != 0x01 }) {
+                outputs = session.receive(bytes: sonyAck(SonyFrame.otherSeq(command.seq)))
+            } else if let deadline = session.deadline {
+                outputs = session.timeout(generation: deadline.generation)
+            } else {
+                break
+            }
+            all += outputs
+        }
+        #expect(all.commands == [[0x10, 0x00]])
+        #expect(session.stage == .running && session.deadline == nil)
     }
 
     @Test func supportListThatNeverComesFallsBackByForm() {

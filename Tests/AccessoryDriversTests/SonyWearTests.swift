@@ -148,6 +148,19 @@ struct SonyWearTests {
         #expect(headphones.receive(bytes: sonyBytes("3e0c0100000004250054008a3c")).batteries == [BatteryReport(headset: BatteryLevel(percent: 84, isCharging: false))])
     }
 
+    @Test func batteryReportThatEmptiesIsSaid() {
+        // Both buds at 0 (absent) and no case read: no level left; the daemon must drop the last.
+        var (earbuds, _) = Self.running(form: .earbuds, table2Checker: true)
+        let levels = earbuds.receive(bytes: sonyFrame(.table1, seq: 0, [0x25, 0x01, 0x32, 0x00, 0x28, 0x00]))
+        #expect(levels.batteries.count == 1)
+        #expect(earbuds.receive(bytes: sonyFrame(.table1, seq: 1, [0x25, 0x01, 0x00, 0x00, 0x00, 0x00])).batteries == [BatteryReport()])
+        #expect(earbuds.receive(bytes: sonyFrame(.table1, seq: 0, [0x25, 0x01, 0x00, 0x00, 0x00, 0x00])).batteries.isEmpty)
+        // A single level over 100: no level either.
+        var (headphones, _) = Self.running(form: .headphones, table2Checker: false)
+        _ = headphones.receive(bytes: sonyFrame(.table1, seq: 0, [0x25, 0x00, 0x55, 0x00]))
+        #expect(headphones.receive(bytes: sonyFrame(.table1, seq: 1, [0x25, 0x00, 0xC8, 0x00])).batteries == [BatteryReport()])
+    }
+
     @Test func knownPushesAreIgnoredUnknownOpcodesNotedOnce() {
         var (session, _) = Self.running(form: .headphones, table2Checker: false, wearAnswer: [0xF3, 0x10, 0x00])
         let before = session.counters

@@ -10,7 +10,8 @@ import Testing
 struct DriverDecodeTests {
     static func decode(_ lines: [String], family: AccessoryFamily?) -> [String] {
         var decoder = PacketLineDecoder(family: family)
-        return lines.enumerated().flatMap { decoder.decode($1, line: $0 + 1).map(\.jsonLine) }
+        let records = lines.enumerated().flatMap { decoder.decode($1, line: $0 + 1) }
+        return (records + decoder.finish()).map(\.jsonLine)
     }
 
     @Test func aapGoldenLines() {

@@ -90,11 +90,42 @@ struct SonyDecodeTests {
             #"{"kind":"malformed","packet":4,"why":"wrong table: table-1 wear status (0xF5 10) on table 2"}"#,
             #"{"kind":"malformed","packet":5,"why":"bad escape (3D followed by 0x11)"}"#,
             #"{"kind":"malformed","packet":6,"why":"oversized (length 4294967295 over the 2048-byte cap)"}"#,
-            // The frame without its 3C is cut short by the next line's start marker.
-            #"{"kind":"malformed","packet":8,"why":"bad length (a new start marker came before the end marker)"}"#,
-            #"{"kind":"wear","packet":9,"placement":"on-head"}"#,
-            #"{"kind":"wear","packet":10,"placement":"off-head"}"#,
-            #"{"kind":"malformed","packet":11,"why":"skipped 3 bytes outside any frame"}"#,
+            // The frame without its 3C ends no frame on its line (no number); the next line's
+            // start marker cuts it short.
+            #"{"kind":"malformed","packet":7,"why":"bad length (a new start marker came before the end marker)"}"#,
+            #"{"kind":"wear","packet":8,"placement":"on-head"}"#,
+            #"{"kind":"wear","packet":9,"placement":"off-head"}"#,
+            #"{"kind":"malformed","packet":10,"why":"skipped 3 bytes outside any frame"}"#,
+        ])
+    }
+
+    @Test func framesNumberedAcrossLinesAndALastFrameWithoutEndMarkerIsReported() {
+        // A frame split over two lines takes one number; the input ends inside the last frame.
+        let output = Self.decode([
+            "3e 0c 00 00 00 00 03",
+            "f3 10 00 12 3c",
+            "> 3e 01 01 00 00 00 00 02 3c",
+            "3e 0c 01 00 00 00 04 f5 10 01 01 18 3c",
+            "3e 0c 01 00 00 00 04 f5 10",
+        ], family: Self.headphones)
+        #expect(output == [
+            #"{"kind":"wear","packet":1,"placement":"on-head"}"#,
+            #"{"kind":"sent","packet":2}"#,
+            #"{"kind":"wear","packet":3,"placement":"off-head"}"#,
+            #"{"kind":"malformed","packet":4,"why":"no end marker (the input ended inside a frame)"}"#,
+        ])
+        // Each device's held frame, in the order the devices came, with its address.
+        let mixed = Self.decode([
+            "AA:BB:CC:DD:EE:01 sony < 3e 0c 00",
+            "AA:BB:CC:DD:EE:02 sony-earbuds < 3e 0e",
+            "AA:BB:CC:DD:EE:01 sony < 3e 0c 00 00 00 00 03 f3 10 00 12 3c",
+            "AA:BB:CC:DD:EE:01 sony < 3e",
+        ], family: nil)
+        #expect(mixed == [
+            #"{"accessory":"AA:BB:CC:DD:EE:01","kind":"malformed","packet":1,"why":"bad length (a new start marker came before the end marker)"}"#,
+            #"{"accessory":"AA:BB:CC:DD:EE:01","kind":"wear","packet":2,"placement":"on-head"}"#,
+            #"{"accessory":"AA:BB:CC:DD:EE:01","kind":"malformed","packet":3,"why":"no end marker (the input ended inside a frame)"}"#,
+            #"{"accessory":"AA:BB:CC:DD:EE:02","kind":"malformed","packet":4,"why":"no end marker (the input ended inside a frame)"}"#,
         ])
     }
 

@@ -34,6 +34,11 @@ public struct SonyDecoder: Sendable {
         return decoded
     }
 
+    /// The input ended: a frame begun and not ended (no 3C) as `.malformed`, else nil.
+    public mutating func finish() -> DecodedPacket? {
+        reader.endOfInput(counters: &counters).map { .malformed(why: $0.description) }
+    }
+
     private mutating func decode(_ frame: SonyFrame) -> DecodedPacket {
         switch SonyMessage.decode(frame, version: version) {
         case let .ack(seq):

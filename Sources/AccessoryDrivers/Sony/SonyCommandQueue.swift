@@ -77,8 +77,8 @@ struct SonyCommandQueue: Sendable {
             sendSerial += 1
             return .resend(current.bytes)
         }
-        // No source says what a set expects after a lost exchange; alternate as if it was heard.
-        nextSeq = SonyFrame.otherSeq(current.seq)
+        // The next command keeps the seq of the last ACK received, as omarchy's bridge (which
+        // drops and moves on) and Gadgetbridge do: no ACK came, so nothing moves it.
         outstanding = nil
         return .dropped(current.command, next: sendNext())
     }

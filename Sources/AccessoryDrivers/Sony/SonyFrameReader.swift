@@ -21,6 +21,8 @@ struct SonyFrameReader: Sendable {
         case oversized(declared: UInt32)
         /// A new start marker came before the end marker.
         case cutShort
+        /// The input ended inside a frame (a capture's last frame without its 3C).
+        case noEndMarker
 
         var description: String {
             switch self {
@@ -30,6 +32,7 @@ struct SonyFrameReader: Sendable {
             case let .badEscape(byte): "bad escape (3D followed by \(byte.map { hex($0) } ?? "the end marker"))"
             case let .oversized(declared): "oversized (length \(declared) over the \(DriverLimits.maxSonyPayloadBytes)-byte cap)"
             case .cutShort: "bad length (a new start marker came before the end marker)"
+            case .noEndMarker: "no end marker (the input ended inside a frame)"
             }
         }
 
@@ -38,7 +41,7 @@ struct SonyFrameReader: Sendable {
             switch self {
             case .badChecksum: counters.badCRC += 1
             case .oversized: counters.oversized += 1
-            case .badLength, .tooShort, .badEscape, .cutShort: counters.malformed += 1
+            case .badLength, .tooShort, .badEscape, .cutShort, .noEndMarker: counters.malformed += 1
             }
         }
     }
@@ -95,6 +98,15 @@ struct SonyFrameReader: Sendable {
             }
         }
         return items
+    }
+
+    /// The stream ended: a frame begun and not ended is dropped (nil when none is).
+    mutating func endOfInput(counters: inout DriverCounters) -> Damage? {
+        guard inFrame else { return nil }
+        _ = drop(.noEndMarker, counters: &counters)
+        // Nothing of it is left to come.
+        inDamagedTail = false
+        return .noEndMarker
     }
 
     private mutating func begin() {

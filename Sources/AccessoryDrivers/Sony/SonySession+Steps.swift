@@ -42,6 +42,9 @@ extension SonySession {
     /// Batteries, the operation log (v2), then wear: last, so its answer wait overlaps nothing.
     private mutating func finishStartUp() -> [DriverOutput] {
         stage = .running
+        // A list can end start-up while the other table's is awaited (a hostile set answers on
+        // the wrong table): that wait is over too, or its deadline would start up again.
+        if case .supportFunctions = awaiting { awaiting = nil }
         let version = self.version ?? .v2
         if version == .v2 {
             wearMethod = functions[.table2]?.contains(Self.wearingStatusCheckerFunction) == true ? .table2Checker : .table1Status

@@ -145,9 +145,11 @@ public struct SonySession: Sendable {
         case let .answer(answer, _):
             awaiting = nil
             switch answer {
-            case let .supportFunctions(table):
+            case let .supportFunctions(table) where stage == .readingSupportFunctions && functions[table] == nil:
                 outputs = noted(key: 0x3_0001, "Sony: no support-function list within \(Self.supportWait); going on with what the form implies")
                 outputs += supportFunctionsRead(table, ids: [])
+            case .supportFunctions:
+                outputs = []
             case .wear:
                 outputs = wearUnanswered(acknowledged: true)
             }
@@ -186,7 +188,8 @@ public struct SonySession: Sendable {
             counters.unknownValues += reading.unknownValues
             let report = reading.applied(to: batteryReport)
             batteryReport = report
-            if !report.isEmpty, let changed = batteryFilter.changed(report) { outputs.append(.battery(changed)) }
+            // An emptied report is said too (no level any more): the daemon would keep the last one.
+            if let changed = batteryFilter.changed(report) { outputs.append(.battery(changed)) }
         case let .wear(reading):
             counters.decoded += 1
             outputs += wearRead(reading)
@@ -289,7 +292,7 @@ public struct SonySession: Sendable {
     private static func damageKey(_ damage: SonyFrameReader.Damage) -> Int {
         switch damage {
         case .badChecksum: 0x2_0000
-        case .badLength, .tooShort, .cutShort: 0x2_0001
+        case .badLength, .tooShort, .cutShort, .noEndMarker: 0x2_0001
         case .badEscape: 0x2_0002
         case .oversized: 0x2_0003
         }
