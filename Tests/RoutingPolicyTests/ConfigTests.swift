@@ -176,6 +176,8 @@ struct ConfigTests {
         custom.drivers.batteryToDesktop = false
         custom.recordKeepHours = 12
         custom.input.follow = .never
+        custom.input.bluetoothMicrophone = .always
+        custom.input.callApplications = ["Jitsi Meet", "Firefox"]
         custom.input.tierOrder = [.rulePriority] + RankTier.defaultOrder.filter { $0 != .rulePriority }
         var loaded = try PolicyConfigLoader.parse(ConfigRenderer.toml(custom), file: "custom.toml")
         loaded.file = nil

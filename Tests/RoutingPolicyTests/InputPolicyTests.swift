@@ -245,11 +245,13 @@ struct InputPolicyTests {
     /// semmelsamu/pipewire-quick-settings (Fixtures/real/README.md): a Bluetooth headset whose
     /// WirePlumber 0.5 `bluez_input.AC:80:…` node is the configured default source, the SOF
     /// laptop's own microphone, an unplugged headset-jack microphone.
-    @Test("real capture (SOF laptop + Bluetooth headset): worn takes both, taken off both go to the laptop")
+    @Test("real capture (SOF laptop + Bluetooth headset), bluetooth-microphone = \"always\": worn takes both, taken off both go to the laptop")
     func realSOFLaptop() throws {
         let graph = try PwDumpDecoder.decode(contentsOf: fixtureURL("real/sof-laptop-hdmi-unplugged-bt-a2dp-pw1.4.8.json"))
         let headset = "AC:80:0A:CA:97:12"
-        var (engine, initial) = Self.engine(graph)
+        var config = PolicyConfig()
+        config.input.bluetoothMicrophone = .always
+        var (engine, initial) = Self.engine(graph, config: config)
         #expect(initial.defaultSource == "bluez_input.AC:80:0A:CA:97:12", "the default source found holds")
         #expect(initial.input?.summary == "2/3 sources eligible: 1 unavailable")
         #expect(!engine.graph.captureStreams.contains { $0.name?.hasPrefix("bluez_capture_internal") == true }, "WirePlumber's internal capture is no app")

@@ -123,6 +123,28 @@ public struct ConfigKey: Sendable {
                 render: { "\"\($0[keyPath: keyPath].rawValue)\"" }))
     }
 
+    /// Strings, at most `limit` of them and each at most `length` bytes, none empty.
+    static func strings(
+        _ path: String, _ keyPath: WritableKeyPath<PolicyConfig, [String]> & Sendable, limit: Int, length: Int, _ meaning: String
+    ) -> ConfigKey {
+        ConfigKey(
+            path: path, type: "array of strings", range: "at most \(limit) non-empty strings of at most \(length) bytes", meaning: meaning,
+            field: Field(
+                read: { reader, value, at, config in
+                    guard let texts = reader.strings(value, at) else { return }
+                    guard texts.count <= limit else {
+                        reader.fail(at, "\(ConfigReader.dotted(at)) holds \(texts.count) strings; at most \(limit) are allowed")
+                        return
+                    }
+                    if let bad = texts.first(where: { $0.isEmpty || $0.utf8.count > length }) {
+                        reader.fail(at, element: bad, "\(ConfigReader.dotted(at)): \(bad.isEmpty ? "an empty string" : "a string of \(bad.utf8.count) bytes") is not allowed (1 … \(length) bytes)")
+                        return
+                    }
+                    config[keyPath: keyPath] = texts
+                },
+                render: { ConfigRenderer.list($0[keyPath: keyPath]) }))
+    }
+
     static let tierRange = "every tier exactly once: \(RankTier.allCases.map(\.rawValue).joined(separator: ", "))"
 
     static func tiers(_ path: String, _ keyPath: WritableKeyPath<PolicyConfig, [RankTier]> & Sendable, _ meaning: String) -> ConfigKey {
@@ -194,6 +216,13 @@ public enum ConfigSchema {
         .choice(
             "input.follow", \.input.follow,
             "Which microphone Earshot makes the default source: \"worn-headset\" moves it with the output to the worn headset's microphone and back when the headset comes off (the same rules as the output, §8); \"never\" leaves the default source alone."),
+        .choice(
+            "input.bluetooth-microphone", \.input.bluetoothMicrophone,
+            "When a Bluetooth headset's microphone is used: \"calls\" keeps the headset playing A2DP (recording from it switches it to the 16 kHz hands-free profile) by leaving it out of the default source and pointing only calls (media.role Communication, or an application of call-applications) at it; \"always\" treats it as any microphone; \"never\" never chooses one by itself (§8)."),
+        .strings(
+            "input.call-applications", \.input.callApplications, limit: InputConfig.callApplicationLimit,
+            length: InputConfig.callApplicationLength,
+            "application.name values whose capture streams are calls (besides media.role = Communication); the default is WirePlumber 0.4's list for switching a headset to its hands-free profile."),
         .tiers(
             "input.tier-order", \.input.tierOrder, fallback: \.tierOrder, named: "the top-level tier-order",
             "The input's own tier order, checked as the top-level tier-order; left out, the input ranks by the top-level tier-order as the output does. Put rule-priority above worn to keep a microphone a [[rule]] prefers while a headset is worn (§8)."),

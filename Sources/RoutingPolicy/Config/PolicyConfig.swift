@@ -116,9 +116,37 @@ public enum InputFollow: String, Sendable, Hashable, CaseIterable {
     case never
 }
 
+/// `[input] bluetooth-microphone`: when a Bluetooth headset's microphone is used (docs/policy.md
+/// §8). Recording from a headset that plays A2DP switches it to the hands-free profile (16 kHz
+/// mono): the music's quality goes for as long as anything records.
+public enum BluetoothMicrophone: String, Sendable, Hashable, CaseIterable, Codable {
+    /// Only calls record from it: the default source is the best other microphone, and each
+    /// call's capture stream is pointed at the headset's input on its own.
+    case calls
+    /// It is a microphone like any other and may become the default source (before 0.10).
+    case always
+    /// Earshot never chooses a Bluetooth microphone by itself (a user's pick still holds).
+    case never
+}
+
 /// `[input]`: the microphone.
 public struct InputConfig: Sendable, Hashable {
     public var follow: InputFollow = .wornHeadset
+    /// `[input] bluetooth-microphone`.
+    public var bluetoothMicrophone: BluetoothMicrophone = .calls
+    /// `[input] call-applications`: `application.name`s whose capture streams are calls even
+    /// without `media.role = Communication`. The default is WirePlumber 0.4.13's own list for
+    /// the same purpose (`src/config/policy.lua.d/10-default-policy.lua`,
+    /// `bluetooth_policy.policy["media-role.applications"]`).
+    public var callApplications: [String] = InputConfig.wirePlumberCallApplications
+    public static let wirePlumberCallApplications = [
+        "Firefox", "Chromium input", "Google Chrome input", "Brave input", "Microsoft Edge input", "Vivaldi input",
+        "ZOOM VoiceEngine", "Telegram Desktop", "telegram-desktop", "linphone", "Mumble", "WEBRTC VoiceEngine", "Skype",
+        "Firefox Developer Edition",
+    ]
+    /// At most this many call applications, each at most `callApplicationLength` bytes.
+    public static let callApplicationLimit = 256
+    public static let callApplicationLength = 256
     /// `[input] tier-order`: the input's own tier order (a rule's microphone above `worn`);
     /// nil ranks the input by the top-level `tier-order`, as the output.
     public var tierOrder: [RankTier]?

@@ -35,6 +35,10 @@ public struct Decision: Sendable, Hashable {
     public var input: SourceDecision?
     /// The default source decided, when the input follows.
     public var defaultSource: String? { input?.defaultSource }
+    /// Calls (§8 `bluetooth-microphone = "calls"`): where they record from, the capture
+    /// streams pointed there and this decision's stream moves; nil when the rule is not
+    /// `"calls"` (or the input does not follow) and nothing was pointed before.
+    public var calls: CallRoutingOutcome?
 
     public var changed: Bool { defaultSink != previous }
 

@@ -10,12 +10,17 @@ extension EndpointSide {
         var ranking: [RankedSink]
         var rejected: [RejectedSink]
         var previousPort: String?
+        /// The input: the Bluetooth microphones kept for calls, best first, and whether the
+        /// best of them ranks above the winner (§8).
+        var callsOnly: [RankedSink] = []
+        var callsOnlyLeads = false
     }
 
     /// Ranks this side and records the winner as its current default.
     mutating func decide(_ trigger: DecisionTrigger, hint: RouteChangeReason?, context: borrowing Context, portEvent: PortEvent?) -> Outcome {
         dropUnavailableHolds()
-        let (ranking, rejected) = rank(context)
+        let ranked = rank(context)
+        let (ranking, rejected) = (ranked.ranking, ranked.rejected)
         let previous = currentDefault
         let winner = ranking.first
         // A default this side does not rank but the graph has (a sink's monitor as the default
@@ -32,7 +37,9 @@ extension EndpointSide {
             currentDefault = held
             currentPort = nil
             let reason: RouteChangeReason? = trigger == .initial ? .initial : (changed ? hint ?? .newDeviceAvailable : nil)
-            return Outcome(winner: held, previous: previous, reason: reason, ranking: ranking, rejected: rejected, previousPort: previousPort)
+            return Outcome(
+                winner: held, previous: previous, reason: reason, ranking: ranking, rejected: rejected, previousPort: previousPort,
+                callsOnly: ranked.callsOnly, callsOnlyLeads: false)
         }
         let changed = winner?.node != previous
         var reason: RouteChangeReason?
@@ -59,7 +66,9 @@ extension EndpointSide {
         let previousPort = currentPort
         currentDefault = winner?.node
         currentPort = winner?.rank.port
-        return Outcome(winner: winner?.node, previous: previous, reason: reason, ranking: ranking, rejected: rejected, previousPort: previousPort)
+        return Outcome(
+            winner: winner?.node, previous: previous, reason: reason, ranking: ranking, rejected: rejected, previousPort: previousPort,
+            callsOnly: ranked.callsOnly, callsOnlyLeads: ranked.callsOnlyLeads)
     }
 
     /// `name` when it names a node this side does not rank but may hold (`isForeign`).

@@ -42,6 +42,7 @@ extension PolicyEngine {
                 input.arrived()
                 return .decide(.sourceAdded(name), reason: nil, inputReason: .newDeviceAvailable)
             }
+            if !changed, node.isCaptureStream, calls.noteStream(node, routing: callsRouted, config: config.input) { changed = true }
             return changed ? .decide(trigger, reason: nil) : .unchanged(trigger)
 
         case .device(let device):
@@ -62,7 +63,7 @@ extension PolicyEngine {
             let wasDevice = graph.devices[id] != nil
             let wasDefaultMetadata = graph.metadata[id]?.name == "default"
             graph.apply(change)
-            var changed = wasDefaultMetadata
+            var changed = wasDefaultMetadata || calls.forgetStream(id)
             let (graph, config) = (graph, config)
             forEachSide { side in
                 side.arrivals.forget(id)
@@ -77,16 +78,26 @@ extension PolicyEngine {
             let after = Self.defaultKeys(of: graph.metadata[object.id])
             return before != after ? .decide(.otherGraphChange, reason: nil) : .unchanged(.otherGraphChange)
 
-        case .metadataProperty(let id, _, let key, _, _):
+        case .metadataProperty(let id, let subject, let key, _, _):
             let isDefault = graph.metadata[id]?.name == "default"
             let changed = graph.apply(change)
             let defaultKey = key == nil || Self.defaultKeyNames.contains(key ?? "")
-            return changed && isDefault && defaultKey ? .decide(.otherGraphChange, reason: nil) : .unchanged(.otherGraphChange)
+            // A capture stream's target (§8): a call Earshot pointed, moved by someone else, or
+            // one the session manager restored.
+            let streamTarget = callsRouted && subject != 0 && (key == nil || key == "target.object" || key == "target.node")
+                && graph.nodes[subject]?.isCaptureStream == true
+            return changed && isDefault && (defaultKey || streamTarget) ? .decide(.otherGraphChange, reason: nil) : .unchanged(.otherGraphChange)
 
         case .port, .link, .client:
             graph.apply(change)
             return .unchanged(.otherGraphChange)
         }
+    }
+
+    /// Whether capture streams matter to a decision now: calls are routed (§8), or streams are
+    /// still pointed from before.
+    var callsRouted: Bool {
+        followsInput && config.input.bluetoothMicrophone == .calls || !calls.pointed.isEmpty
     }
 
     /// Notes that a node of `direction`'s side arrived; true when the arrival counts now (no

@@ -14,6 +14,8 @@ struct RankingScratch: Sendable, Hashable {
     /// side's order is never reused for the other), looked up once per change of the order.
     var tierOrder: [RankTier] = []
     var tiers: [any TierRule.Type] = []
+    /// Per candidate index: kept for calls only (§8), ranked but never the default.
+    var callsOnly: [Bool] = []
 
     static func == (a: RankingScratch, b: RankingScratch) -> Bool { a.candidates == b.candidates && a.keys == b.keys && a.order == b.order }
 
@@ -47,9 +49,23 @@ extension EndpointSide {
         /// The graph, to tell a default this side does not rank (a sink's monitor as the
         /// default source) from one that is gone.
         var graph: Graph
+        /// The input side: `[input] bluetooth-microphone` and what it needs to know; nil ranks
+        /// every Bluetooth microphone as any other.
+        var callsOnly: CallsOnlyInputs?
     }
 
-    mutating func rank(_ context: borrowing Context) -> ([RankedSink], [RejectedSink]) {
+    /// One ranking: the eligible nodes best first, the rejected ones, and (the input) the
+    /// Bluetooth microphones kept for calls, ranked as they would be if eligible, best first.
+    struct Ranked {
+        var ranking: [RankedSink]
+        var rejected: [RejectedSink]
+        var callsOnly: [RankedSink] = []
+        /// Whether the best kept for calls ranks above the best eligible (it would be the
+        /// default source if it were eligible).
+        var callsOnlyLeads = false
+    }
+
+    mutating func rank(_ context: borrowing Context) -> Ranked {
         table.rankNames()
         let overrideSlot = userOverride.flatMap { table.slot(named: $0) }
         let restoreSlot = restoreHold.flatMap { table.slot(named: $0) }
@@ -59,6 +75,8 @@ extension EndpointSide {
         ranking.removeAll(keepingCapacity: true)
         var rejected: [RejectedSink] = []
         scratch.nameRanks.removeAll(keepingCapacity: true)
+        scratch.callsOnly.removeAll(keepingCapacity: true)
+        var anyCallsOnly = false
 
         for slot in 0..<table.count {
             let sink = table[slot]
@@ -131,6 +149,15 @@ extension EndpointSide {
                     continue
                 }
             }
+            // A Bluetooth microphone kept for calls is ranked, to know where calls go, but is
+            // never the default source; the user's pick still holds (§8).
+            var callsOnly = false
+            if let rule = context.callsOnly, slot != overrideSlot, let rejection = rule.rejection(of: sink) {
+                rejected.append(RejectedSink(node: sink.name, rejection: rejection))
+                guard case .callsOnly = rejection else { continue }
+                callsOnly = true
+                anyCallsOnly = true
+            }
             rank.override = slot == overrideSlot
             rank.overridesRejection = setAside
             rank.restore = slot == restoreSlot
@@ -144,6 +171,7 @@ extension EndpointSide {
             rank.port = sink.routes?.activeLabel
             ranking.append(RankedSink(node: sink.name, id: sink.id, rank: rank))
             scratch.nameRanks.append(sink.nameRank)
+            scratch.callsOnly.append(callsOnly)
         }
 
         var order = scratch.order
@@ -170,12 +198,26 @@ extension EndpointSide {
                 return compared != 0 ? compared > 0 : x.nameRank < y.nameRank
             }
         }
-        let sorted = order.map { ranking[Int($0)] }
+        var result = Ranked(ranking: [], rejected: [])
+        if anyCallsOnly {
+            result.ranking.reserveCapacity(order.count)
+            for index in order {
+                if scratch.callsOnly[Int(index)] {
+                    if result.ranking.isEmpty && result.callsOnly.isEmpty { result.callsOnlyLeads = true }
+                    result.callsOnly.append(ranking[Int(index)])
+                } else {
+                    result.ranking.append(ranking[Int(index)])
+                }
+            }
+        } else {
+            result.ranking = order.map { ranking[Int($0)] }
+        }
         scratch.candidates = ranking
         scratch.order = order
         scratch.keys = keys
         appendGone(to: &rejected, graph: context.graph)
-        return (sorted, rejected)
+        result.rejected = rejected
+        return result
     }
 
     /// The registration `sink` belongs to: by its address or name, else (the input side) by its

@@ -68,6 +68,8 @@ public struct PolicyEngine: Sendable {
     var lastDecision: Decision?
     /// Nodes that started flapping during this input, said once in its decision.
     var pendingFlapping: [FlappingNode] = []
+    /// The calls and the streams pointed at the call microphone (§8 `bluetooth-microphone`).
+    var calls = CallRouting()
 
     /// - Parameter hostAddresses: this host's Bluetooth adapters, added to the config's.
     public init(graph: Graph, config: PolicyConfig, hostAddresses: [BluetoothAddress] = []) {
@@ -143,6 +145,8 @@ public struct PolicyEngine: Sendable {
         decision.error = nil
         decision.portEvent = nil
         decision.previousPort = currentPort
+        decision.calls?.moves = []
+        if decision.calls?.isEmpty == true, config.input.bluetoothMicrophone != .calls || !followsInput { decision.calls = nil }
         if decision.input != nil {
             decision.input?.previous = currentSource
             decision.input?.reason = nil
@@ -336,12 +340,65 @@ public struct PolicyEngine: Sendable {
             context.accessoryOfDevice = accessoryOfDevice()
             // Paired with the output (§8): the worn headset the output goes to brings its microphone.
             if let winner = out.ranking.first, winner.rank.worn != nil { context.pairedAccessory = winner.rank.accessory }
+            context.callsOnly = callsOnlyInputs()
             let side = input.decide(trigger, hint: inputHint, context: context, portEvent: sourcePortEvent)
             decision.input = SourceDecision(
                 defaultSource: side.winner, previous: side.previous, reason: side.reason, ranking: side.ranking, rejected: side.rejected,
                 portEvent: sourcePortEvent, previousPort: side.previousPort)
+            if context.callsOnly?.rule == .calls {
+                decision.calls = routeCalls(callSource: callSource(of: side, outputWinner: out.ranking.first))
+            }
+        }
+        if decision.calls == nil, !calls.pointed.isEmpty {
+            // Calls no longer go anywhere of their own (the config changed): every stream
+            // pointed goes back to the default source.
+            decision.calls = routeCalls(callSource: nil)
         }
         lastDecision = decision
         return decision
+    }
+
+    /// `[input] bluetooth-microphone` for the input's ranking (§8), with the headsets held for
+    /// calls brought up to date; nil for `"always"`.
+    private mutating func callsOnlyInputs() -> CallsOnlyInputs? {
+        let rule = config.input.bluetoothMicrophone
+        guard rule != .always else { return nil }
+        guard rule == .calls else { return CallsOnlyInputs(rule: rule, handsFreeDevices: [], heldForCalls: []) }
+        var handsFree: Set<ObjectID> = []
+        var music: Set<ObjectID> = []
+        for features in [output.table.features, input.table.features] {
+            for node in features {
+                guard let profile = node.bluetoothProfile, let device = node.deviceID else { continue }
+                if profile == .handsFree { handsFree.insert(device) } else { music.insert(device) }
+            }
+        }
+        if !handsFree.isEmpty || !music.isEmpty || !calls.heldForCalls.isEmpty {
+            calls.noteProfiles(handsFree: handsFree, music: music, callRecording: CallRouting.anyCall(in: graph, config: config.input))
+        }
+        return CallsOnlyInputs(rule: rule, handsFreeDevices: handsFree, heldForCalls: calls.heldForCalls)
+    }
+
+    /// Where calls record from (§8): the best Bluetooth microphone kept for calls, when it
+    /// ranks above the default source (it would be the default were it not kept) and belongs
+    /// to a worn headset or to the device the output plays to.
+    private func callSource(of side: EndpointSide.Outcome, outputWinner: RankedSink?) -> String? {
+        guard side.callsOnlyLeads, let best = side.callsOnly.first else { return nil }
+        if best.rank.worn != nil { return best.node }
+        guard let winner = outputWinner, let sink = output.table.slot(id: winner.id), let slot = input.table.slot(id: best.id),
+            let device = input.table[slot].deviceID, output.table[sink].deviceID == device
+        else { return nil }
+        return best.node
+    }
+
+    private mutating func routeCalls(callSource: String?) -> CallRoutingOutcome {
+        let held = calls.heldForCalls
+        let microphones = input.table.features.compactMap { node -> (node: String, id: ObjectID)? in
+            switch node.bluetooth {
+            case .profileSwitching?: return (node.name, node.id)
+            case .handsFree?: return node.deviceID.map(held.contains) == true ? (node.name, node.id) : nil
+            default: return nil
+            }
+        }
+        return calls.decide(graph: graph, config: config.input, callSource: callSource, callMicrophones: microphones)
     }
 }

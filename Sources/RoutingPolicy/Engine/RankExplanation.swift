@@ -102,6 +102,12 @@ struct RankExplainer {
             return flapping
                 ? "§1 settling: it keeps coming and going (\(ArrivalGuard.flapArrivals) arrivals within \(ArrivalGuard.flapWindow / 1000) s), held back until it stays \(config.flapHold) ms (from \(until) ms if it stays)"
                 : "§1 settling: it arrived less than \(config.arrivalSettle) ms ago and takes part from \(until) ms if it stays"
+        case .callsOnly(let handsFree):
+            return handsFree
+                ? "§8 keeps A2DP: calls only (bluetooth-microphone = \"calls\"): the headset is in the hands-free profile for a call; calls record from it, the default source stays another microphone"
+                : "§8 keeps A2DP: calls only (bluetooth-microphone = \"calls\"): recording from it would switch the headset to the 16 kHz hands-free profile; only calls are pointed at it"
+        case .bluetoothNever:
+            return "§8 a Bluetooth microphone, and bluetooth-microphone = \"never\": only the user chooses it"
         case .virtual:
             return "§1 virtual (a null or filter sink of no hardware): only the user or a [[rule]] with a priority chooses it"
         }

@@ -31,6 +31,11 @@ struct SinkFeatures: Sendable, Hashable {
     /// §2.7 `priority.session`, and the active route's priority.
     var sessionPriority = 0
     var routePriority = 0
+    /// A source: what kind of Bluetooth microphone it is, if one (§8 `bluetooth-microphone`).
+    var bluetooth: BluetoothInput?
+    /// A Bluetooth node's profile (`api.bluez5.profile`): whether its device plays music or
+    /// is in a hands-free profile now.
+    var bluetoothProfile: BluetoothProfile?
 
     enum MatchedRule: Sendable, Hashable {
         case ignore(rule: Int)
@@ -66,6 +71,8 @@ struct SinkFeatures: Sendable, Hashable {
         address = graph.bluetoothAddress(of: node).flatMap(BluetoothAddress.init)
         staticAccessory = config.accessories.firstIndex { $0.capabilities != nil && $0.matches(node, in: graph) }
         self.arrivedAt = arrivedAt
+        bluetoothProfile = node.props["api.bluez5.profile"].map(BluetoothProfile.init)
+        if direction == .input { bluetooth = BluetoothInput(node, in: graph) }
     }
 }
 

@@ -119,6 +119,12 @@ public enum Rejection: Sendable, Hashable {
     /// It arrived and has not stayed its settle time yet (until `until`); `flapping`: it keeps
     /// coming and going and is held back longer.
     case settling(until: Milliseconds, flapping: Bool)
+    /// A Bluetooth headset's microphone kept for calls (`[input] bluetooth-microphone =
+    /// "calls"`, §8): recording from it would switch the headset from A2DP to the hands-free
+    /// profile; `handsFree`: the headset is in that profile for a call.
+    case callsOnly(handsFree: Bool)
+    /// A Bluetooth microphone, which `[input] bluetooth-microphone = "never"` leaves out.
+    case bluetoothNever
 
     /// Which accessory without audio-switching a sink belongs to.
     public enum ManualAccessory: Sendable, Hashable {
@@ -140,10 +146,14 @@ public enum Rejection: Sendable, Hashable {
         case .noPorts: "no-ports"
         case .virtual: "virtual"
         case .settling: "settling"
+        case .callsOnly: "calls-only"
+        case .bluetoothNever: "bluetooth-never"
         }
     }
 
-    static let kindOrder = ["off-head", "other-host", "manual-only", "ignored", "unavailable", "no-ports", "virtual", "settling", "gone"]
+    static let kindOrder = [
+        "off-head", "other-host", "manual-only", "ignored", "unavailable", "no-ports", "virtual", "settling", "calls-only", "bluetooth-never", "gone",
+    ]
 }
 
 public struct RejectedSink: Sendable, Hashable {

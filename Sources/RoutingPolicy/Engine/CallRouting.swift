@@ -1,0 +1,221 @@
+import WireFields
+import AudioGraph
+
+/// A capture stream that is a call (docs/policy.md §8 `bluetooth-microphone = "calls"`) and
+/// the source Earshot points it at: the worn headset's microphone, kept out of the default
+/// source so that music keeps A2DP.
+public struct CallStream: Sendable, Hashable {
+    /// The stream's node id and serial (ids are reused; the serial is not).
+    public var stream: ObjectID
+    public var serial: UInt64?
+    /// `application.name` and `media.role`, as the stream says them.
+    public var application: String?
+    public var role: String?
+    /// Why it is a call: `media.role = Communication`, or `application.name "Firefox" is in
+    /// call-applications`.
+    public var why: String
+    /// The node.name of the source it records from.
+    public var source: String
+}
+
+/// A capture stream Earshot moved in one decision: pointed at the call microphone, or given
+/// back to the default source.
+public struct StreamMove: Sendable, Hashable {
+    public enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
+        /// A call started (or the call microphone changed): pointed at `to`.
+        case call
+        /// Its call microphone is no longer where calls go (the headset came off, went, or
+        /// the stream stopped being a call): back to the default source.
+        case back
+        /// The session manager restored a target Earshot had given an earlier call (WirePlumber
+        /// saves a stream's target per application and role) where no call should go now:
+        /// removed, back to the default source.
+        case staleTarget = "stale-target"
+    }
+
+    public var kind: Kind
+    public var stream: ObjectID
+    public var serial: UInt64?
+    public var application: String?
+    public var role: String?
+    /// The source it recorded from (nil: the default source) and the one it records from now.
+    public var from: String?
+    public var to: String?
+}
+
+/// The calls of one decision (§8): where calls record from, the streams pointed there, and
+/// this decision's moves.
+public struct CallRoutingOutcome: Sendable, Hashable {
+    /// The Bluetooth microphone calls go to (node.name); nil when none: calls then record
+    /// from the default source as any stream.
+    public var source: String?
+    public var streams: [CallStream] = []
+    public var moves: [StreamMove] = []
+
+    public var isEmpty: Bool { source == nil && streams.isEmpty && moves.isEmpty }
+}
+
+/// Which capture streams are calls and where each is pointed (§8): a part that owns its state
+/// (the streams it points, the targets it gave back, the headsets switched for calls) and
+/// decides one thing, leaving the writing to the daemon.
+struct CallRouting: Sendable, Hashable {
+    struct Pointed: Sendable, Hashable {
+        var serial: UInt64?
+        var source: String
+    }
+
+    /// The streams pointed now, by node id.
+    private(set) var pointed: [ObjectID: Pointed] = [:]
+    /// Targets Earshot took back whose removal the metadata does not show yet: not someone
+    /// else's.
+    private var releasing: [ObjectID: Pointed] = [:]
+    /// Bluetooth devices that went to the hands-free profile while a call recorded: their
+    /// microphone stays the calls' until they play music again.
+    private(set) var heldForCalls: Set<ObjectID> = []
+
+    /// What a decision reads of each capture stream, by node id: a change of it decides again.
+    private var seen: [ObjectID: StreamSignature] = [:]
+
+    struct StreamSignature: Sendable, Hashable {
+        var serial: UInt64?
+        var isCall: Bool
+        var choosesItsOwnSource: Bool
+    }
+
+    /// Notes a capture stream's properties; true when calls must be decided again (a new
+    /// stream, or one whose call-ness changed). Without `routing`, only a stream Earshot
+    /// points matters.
+    mutating func noteStream(_ node: Node, routing: Bool, config: InputConfig) -> Bool {
+        guard routing else { return false }
+        let signature = StreamSignature(
+            serial: node.serial, isCall: Self.callReason(of: node, config: config) != nil, choosesItsOwnSource: Self.choosesItsOwnSource(node))
+        let before = seen.updateValue(signature, forKey: node.id)
+        return before != signature && (signature.isCall || before?.isCall == true || pointed[node.id] != nil)
+    }
+
+    /// A node went: true when it was a call or pointed (calls are decided again).
+    mutating func forgetStream(_ id: ObjectID) -> Bool {
+        let was = seen.removeValue(forKey: id)
+        return was?.isCall == true || pointed[id] != nil
+    }
+
+    /// Why `node` is a call, or nil: a capture stream (not a monitor, not a filter's own
+    /// stream, not WirePlumber's Bluetooth loopback) whose `media.role` is `Communication`
+    /// (PulseAudio's `phone`) or whose `application.name` is a call application.
+    static func callReason(of node: Node, config: InputConfig) -> String? {
+        guard node.isCaptureStream, node.props["stream.monitor"] != "true", node.props["node.link-group"] == nil,
+            node.props["bluez5.loopback"] != "true"
+        else { return nil }
+        if node.props["media.role"] == "Communication" { return "media.role = Communication" }
+        if let application = node.props["application.name"], config.callApplications.contains(application) {
+            return "application.name \"\(application)\" is in call-applications"
+        }
+        return nil
+    }
+
+    /// A stream that chose its source itself (its own `target.object`, or `node.dont-move`):
+    /// never pointed elsewhere.
+    static func choosesItsOwnSource(_ node: Node) -> Bool {
+        if node.props["node.dont-move"] == "true" { return true }
+        guard let pin = node.props["target.object"] ?? node.props["node.target"] else { return false }
+        return !["", "-1", "auto"].contains(pin)
+    }
+
+    /// The stream's target in the `default` metadata (`target.object`, else `target.node`),
+    /// and which key holds it; `-1` is none.
+    static func metadataTarget(of stream: ObjectID, in metadata: Metadata?) -> (key: String, value: String)? {
+        guard let metadata else { return nil }
+        for key in ["target.object", "target.node"] {
+            if let entry = metadata[stream, key], entry.value != "-1", !entry.value.isEmpty { return (key, entry.value) }
+        }
+        return nil
+    }
+
+    /// Whether any capture stream of `graph` is a call.
+    static func anyCall(in graph: Graph, config: InputConfig) -> Bool {
+        graph.captureStreams.contains { callReason(of: $0, config: config) != nil }
+    }
+
+    /// Keeps `heldForCalls` in step (§8): a Bluetooth device playing music while a call
+    /// records is held (a switch to hands-free now is for the call); one playing music with no
+    /// call is let go; a device that went is forgotten.
+    mutating func noteProfiles(handsFree: Set<ObjectID>, music: Set<ObjectID>, callRecording: Bool) {
+        for device in music where !handsFree.contains(device) {
+            if callRecording { heldForCalls.insert(device) } else { heldForCalls.remove(device) }
+        }
+        heldForCalls = heldForCalls.filter { handsFree.contains($0) || music.contains($0) }
+    }
+
+    /// Points every call at `callSource` and every other stream Earshot pointed back at the
+    /// default source. `callMicrophones`: the Bluetooth microphones kept for calls, worn or
+    /// not (a target naming one, on a stream Earshot did not point, was restored by the
+    /// session manager from an earlier call's).
+    mutating func decide(
+        graph: Graph, config: InputConfig, callSource: String?, callMicrophones: [(node: String, id: ObjectID)]
+    ) -> CallRoutingOutcome {
+        var outcome = CallRoutingOutcome(source: callSource)
+        let metadata = graph.defaultMetadata
+        let streams = graph.captureStreams
+        // Streams that went (or whose id now names another) are forgotten.
+        if !pointed.isEmpty || !releasing.isEmpty {
+            let serials = Dictionary(streams.map { ($0.id, $0.serial) }, uniquingKeysWith: { first, _ in first })
+            pointed = pointed.filter { id, entry in serials[id].map { $0 == entry.serial } ?? false }
+            releasing = releasing.filter { id, entry in
+                serials[id].map { $0 == entry.serial } ?? false && Self.metadataTarget(of: id, in: metadata)?.value == entry.source
+            }
+        }
+        for stream in streams {
+            let reason = Self.callReason(of: stream, config: config)
+            let mine = pointed[stream.id]
+            guard reason != nil || mine != nil || metadata != nil else { continue }
+            let target = Self.metadataTarget(of: stream.id, in: metadata)
+            if let target, target.value != mine?.source, target.value != releasing[stream.id]?.source {
+                // A target Earshot did not write: a session manager's restore of an earlier
+                // call's (a name, or WirePlumber 0.4's node id, of a source kept for calls), or
+                // someone's choice (pavucontrol writes serials), which is theirs.
+                let restored = callMicrophones.first { source in
+                    target.key == "target.object" ? source.node == target.value : String(source.id) == target.value
+                }
+                guard let restored else {
+                    if mine != nil { pointed[stream.id] = nil }
+                    continue
+                }
+                if reason != nil, callSource == restored.node, !Self.choosesItsOwnSource(stream) {
+                    pointed[stream.id] = Pointed(serial: stream.serial, source: restored.node)
+                    outcome.streams.append(call(stream, reason: reason ?? "", source: restored.node))
+                } else {
+                    pointed[stream.id] = nil
+                    releasing[stream.id] = Pointed(serial: stream.serial, source: target.value)
+                    outcome.moves.append(move(.staleTarget, stream, from: restored.node, to: nil))
+                }
+                continue
+            }
+            let desired = reason != nil && !Self.choosesItsOwnSource(stream) ? callSource : nil
+            if desired != mine?.source {
+                if let desired {
+                    pointed[stream.id] = Pointed(serial: stream.serial, source: desired)
+                    releasing[stream.id] = nil
+                    outcome.moves.append(move(.call, stream, from: mine?.source, to: desired))
+                } else if let mine {
+                    pointed[stream.id] = nil
+                    releasing[stream.id] = mine
+                    outcome.moves.append(move(.back, stream, from: mine.source, to: nil))
+                }
+            }
+            if let desired, let reason { outcome.streams.append(call(stream, reason: reason, source: desired)) }
+        }
+        return outcome
+    }
+
+    private func call(_ stream: Node, reason: String, source: String) -> CallStream {
+        CallStream(
+            stream: stream.id, serial: stream.serial, application: stream.props["application.name"], role: stream.props["media.role"],
+            why: reason, source: source)
+    }
+
+    private func move(_ kind: StreamMove.Kind, _ stream: Node, from: String?, to: String?) -> StreamMove {
+        StreamMove(
+            kind: kind, stream: stream.id, serial: stream.serial, application: stream.props["application.name"],
+            role: stream.props["media.role"], from: from, to: to)
+    }
+}
