@@ -4,7 +4,7 @@ import AudioGraph
 /// A capture stream that is a call (docs/policy.md §8 `bluetooth-microphone = "calls"`) and
 /// the source Earshot points it at: the worn headset's microphone, kept out of the default
 /// source so that music keeps A2DP.
-public struct CallStream: Sendable, Hashable {
+public struct CallStream: WireRecord, Hashable {
     /// The stream's node id and serial (ids are reused; the serial is not).
     public var stream: ObjectID
     public var serial: UInt64?
@@ -16,11 +16,27 @@ public struct CallStream: Sendable, Hashable {
     public var why: String
     /// The node.name of the source it records from.
     public var source: String
+
+    /// The id as the wire carries it.
+    var wireStream: UInt64 {
+        get { UInt64(stream) }
+        set { stream = ObjectID(truncatingIfNeeded: newValue) }
+    }
+
+    public static let wireFields: [WireField<CallStream>] = [
+        .field("stream", \.wireStream, "the capture stream's node id"),
+        .nullable("serial", \.serial, "its `object.serial` (ids are reused; serials are not)"),
+        .nullable("application", \.application, "its `application.name`"),
+        .nullable("role", \.role, "its `media.role`"),
+        .field("why", \.why, "why it is a call: `media.role = Communication`, or its `application.name` is in `[input] call-applications`"),
+        .field("source", \.source, "the `node.name` of the source it is pointed at (the worn headset's microphone)"),
+    ]
+    public static let wireBlank = CallStream(stream: 0, serial: nil, application: nil, role: nil, why: "", source: "")
 }
 
 /// A capture stream Earshot moved in one decision: pointed at the call microphone, or given
 /// back to the default source.
-public struct StreamMove: Sendable, Hashable {
+public struct StreamMove: WireRecord, Hashable {
     public enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
         /// A call started (or the call microphone changed): pointed at `to`.
         case call
@@ -33,7 +49,8 @@ public struct StreamMove: Sendable, Hashable {
         case staleTarget = "stale-target"
     }
 
-    public var kind: Kind
+    /// Open on the wire: a newer peer's kind is kept, not refused.
+    public var kind: OpenEnum<Kind>
     public var stream: ObjectID
     public var serial: UInt64?
     public var application: String?
@@ -41,18 +58,57 @@ public struct StreamMove: Sendable, Hashable {
     /// The source it recorded from (nil: the default source) and the one it records from now.
     public var from: String?
     public var to: String?
+
+    public init(kind: Kind, stream: ObjectID, serial: UInt64?, application: String?, role: String?, from: String?, to: String?) {
+        self.kind = OpenEnum(kind)
+        self.stream = stream
+        self.serial = serial
+        self.application = application
+        self.role = role
+        self.from = from
+        self.to = to
+    }
+
+    var wireStream: UInt64 {
+        get { UInt64(stream) }
+        set { stream = ObjectID(truncatingIfNeeded: newValue) }
+    }
+
+    public static let wireFields: [WireField<StreamMove>] = [
+        .field("kind", \.kind, "`call` (a call started, or where calls go changed: pointed at `to`), `back` (its call microphone is no longer where calls go: back to the default source), `stale-target` (a target the session manager restored from an earlier call, where no call goes now: removed)"),
+        .field("stream", \.wireStream, "the capture stream's node id"),
+        .nullable("serial", \.serial, "its `object.serial`"),
+        .nullable("application", \.application, "its `application.name`"),
+        .nullable("role", \.role, "its `media.role`"),
+        .nullable("from", \.from, "the source it recorded from; null: the default source"),
+        .nullable("to", \.to, "the source it records from now; null: the default source"),
+    ]
+    public static let wireBlank = StreamMove(kind: .call, stream: 0, serial: nil, application: nil, role: nil, from: nil, to: nil)
 }
 
 /// The calls of one decision (§8): where calls record from, the streams pointed there, and
 /// this decision's moves.
-public struct CallRoutingOutcome: Sendable, Hashable {
+public struct CallRoutingOutcome: WireRecord, Hashable {
     /// The Bluetooth microphone calls go to (node.name); nil when none: calls then record
     /// from the default source as any stream.
     public var source: String?
     public var streams: [CallStream] = []
     public var moves: [StreamMove] = []
 
+    public init(source: String?, streams: [CallStream] = [], moves: [StreamMove] = []) {
+        self.source = source
+        self.streams = streams
+        self.moves = moves
+    }
+
     public var isEmpty: Bool { source == nil && streams.isEmpty && moves.isEmpty }
+
+    public static let wireFields: [WireField<CallRoutingOutcome>] = [
+        .nullable("source", \.source, "the Bluetooth microphone calls record from (`node.name`); null when calls go to the default source as any recording"),
+        .field("streams", \.streams, "the capture streams pointed there now"),
+        .field("moves", \.moves, "the streams this decision moved"),
+    ]
+    public static let wireBlank = CallRoutingOutcome(source: nil)
 }
 
 /// Which capture streams are calls and where each is pointed (§8): a part that owns its state
