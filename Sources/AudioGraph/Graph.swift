@@ -56,6 +56,10 @@ public struct Graph: Sendable, Hashable, Codable {
             metadata[id] = object
             return true
         case .removed(let id):
+            // PipeWire's metadata module drops every key of a global that goes (module-metadata
+            // `context_global_removed`; 0.3.65 tells no client, 1.4 sends a subject clear): so
+            // does the graph, or a stream's target would seem to outlive it.
+            clearMetadata(ofSubject: id)
             if let node = nodeTable.removeValue(forKey: id) {
                 unindex(node)
                 return true
@@ -63,6 +67,13 @@ public struct Graph: Sendable, Hashable, Codable {
             return ports.removeValue(forKey: id) != nil || links.removeValue(forKey: id) != nil
                 || devices.removeValue(forKey: id) != nil || clients.removeValue(forKey: id) != nil
                 || metadata.removeValue(forKey: id) != nil
+        }
+    }
+
+    private mutating func clearMetadata(ofSubject subject: ObjectID) {
+        guard subject != 0 else { return }
+        for (id, object) in metadata where object.entries.keys.contains(where: { $0.subject == subject }) {
+            metadata[id]?.set(subject: subject, key: nil, type: nil, value: nil)
         }
     }
 

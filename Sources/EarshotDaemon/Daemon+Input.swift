@@ -217,7 +217,7 @@ extension Daemon {
             await applier.apply(
                 engine.currentDefault, mode: session.mode, sessionManager: session.sessionManager, graph: engine.graph, on: session.connection,
                 holdsFoundDefault: engine.holdsFoundDefault,
-                source: engine.followsInput ? (engine.currentSource, engine.holdsFoundSource) : nil, at: now)
+                source: engine.followsInput ? (engine.currentSource, engine.holdsFoundSource) : nil, calls: engine.streamTargets, at: now)
             if let again = applier.nextDeadline, again < engine.nextDeadline ?? .max {
                 inputs.scheduleTimer(at: again, clock: environment.clock)
             }

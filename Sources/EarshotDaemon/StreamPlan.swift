@@ -45,7 +45,8 @@ public struct StreamPlan: Sendable, Equatable {
     /// of a link that is the stream, `pinnedTarget` what a `target.object` names.
     private static func plan(
         streams: [Node], ports direction: PortDirection, graph: Graph, target defaultNode: Node?, ownedLinks: [ObjectID: [ObjectID: ObjectID]],
-        portsRequested: Set<ObjectID>, streamEnd: KeyPath<Link, ObjectID>, pinnedTarget: (String, (Node) -> Bool) -> Node?
+        portsRequested: Set<ObjectID>, streamEnd: KeyPath<Link, ObjectID>, ownTargets: [ObjectID: Node] = [:],
+        pinnedTarget: (String, (Node) -> Bool) -> Node?
     ) -> StreamPlan {
         var plan = StreamPlan()
         guard !streams.isEmpty else { return plan }
@@ -76,7 +77,7 @@ public struct StreamPlan: Sendable, Equatable {
                 guard owned.isEmpty else { continue }
                 target = pinnedTarget(pinned) { $0.name == pinned || $0.serial.map(String.init) == pinned || String($0.id) == pinned }
             } else {
-                target = defaultNode
+                target = ownTargets[stream.id] ?? defaultNode
             }
             guard let target else { continue }
             let elsewhere = owned.filter { $0.value != target.id }.keys.sorted()
@@ -94,14 +95,19 @@ extension StreamPlan {
     /// and never moved; a stream someone else linked is left alone; one without input ports
     /// gets them. A move's `target` is the source, its `stream` the capture stream (the link
     /// goes source → stream).
-    /// - Parameter ownedLinks: for each capture stream, the links Earshot made into it and the
-    ///   node each comes from (`capturedLinks(_:)` of the connection's owned links).
+    /// - Parameters:
+    ///   - ownedLinks: for each capture stream, the links Earshot made into it and the node each
+    ///     comes from (`capturedLinks(_:)` of the connection's owned links).
+    ///   - calls: calls pointed at a source of their own (§8 `bluetooth-microphone = "calls"`):
+    ///     linked from it, and moved with it, as others are with the default.
     public static func makeCapture(
-        graph: Graph, defaultSource: String?, ownedLinks: [ObjectID: [ObjectID: ObjectID]], portsRequested: Set<ObjectID>
+        graph: Graph, defaultSource: String?, ownedLinks: [ObjectID: [ObjectID: ObjectID]], portsRequested: Set<ObjectID>,
+        calls: [ObjectID: String] = [:]
     ) -> StreamPlan {
         plan(
             streams: graph.captureStreams, ports: .input, graph: graph, target: defaultSource.flatMap { captureTarget(named: $0, in: graph) },
-            ownedLinks: ownedLinks, portsRequested: portsRequested, streamEnd: \.inputNode
+            ownedLinks: ownedLinks, portsRequested: portsRequested, streamEnd: \.inputNode,
+            ownTargets: calls.compactMapValues { graph.node(named: $0) }
         ) { pinned, named in
             // A source, or a sink's monitor (recording what plays there).
             graph.sources.first(where: named) ?? graph.sinks.first(where: named) ?? captureTarget(named: pinned, in: graph)

@@ -59,11 +59,17 @@ extension PipeWireSandbox {
 
     /// Starts `pw-record` (8 kHz mono into a file of the sandbox: a real capture stream that
     /// follows the default source, or, with `target`, is pinned to a node) and waits for its
-    /// capture stream node (with input ports when `withPorts`).
-    public func startRecorder(name: String = "pw-record", target: String? = nil, withPorts: Bool = false) async throws -> (process: ChildProcess, stream: Node) {
+    /// capture stream node (with input ports when `withPorts`). `properties` go on the stream
+    /// (`application.name`: what makes a recording a call); `mediaRole` replaces pw-record's own
+    /// `Music` (a `-P` role does not).
+    public func startRecorder(
+        name: String = "pw-record", target: String? = nil, withPorts: Bool = false, mediaRole: String? = nil, properties: [String: String] = [:]
+    ) async throws -> (process: ChildProcess, stream: Node) {
         let file = root.appendingPathComponent("\(name).wav").path
-        var arguments = ["pw-record", "--rate", "8000", "--channels", "1", "--format", "s16", "-P", "{ node.name = \(name) }"]
+        let extra = properties.sorted { $0.key < $1.key }.map { " \($0.key) = \"\($0.value)\"" }.joined()
+        var arguments = ["pw-record", "--rate", "8000", "--channels", "1", "--format", "s16", "-P", "{ node.name = \(name)\(extra) }"]
         if let target { arguments += ["--target", target] }
+        if let mediaRole { arguments += ["--media-role", mediaRole] }
         let process = try spawn(name, arguments + [file])
         let pid = String(process.pid)
         let graph = try await observer.waitUntil("\(name)'s capture stream", timeout: .seconds(20)) { graph in

@@ -50,7 +50,7 @@ struct CallsOnlyInputTests {
         #expect(decision.defaultSink == Self.headsetSink)
         let input = try #require(decision.input)
         #expect(input.defaultSource == Self.laptopMicrophone)
-        #expect(input.changed, "the default found (the headset's input) was a found default, not a pick: the transition ends it")
+        #expect(!input.changed, "the start already left the headset's input")
         #expect(input.rejected.first { $0.node == Self.loopback }?.rejection == .callsOnly(handsFree: false))
         #expect(input.summary == "1/3 sources eligible: 1 unavailable, 1 calls-only")
         let why = try #require(input.rejected.first { $0.node == Self.loopback }.map(decision.why))
@@ -58,6 +58,24 @@ struct CallsOnlyInputTests {
         #expect(decision.calls?.source == Self.loopback, "calls would go to the worn headset")
         #expect(decision.calls?.streams.isEmpty == true && decision.calls?.moves.isEmpty == true)
         #expect(engine.graph.captureStreams.isEmpty)
+    }
+
+    @Test("at start, the headset's input found as the default (WirePlumber 0.5 makes it so) is not held: the first decision gives the input to the laptop's microphone")
+    func notHeldAtStart() throws {
+        let graph = try PwDumpDecoder.decode(contentsOf: fixtureURL(Self.sof))
+        #expect(graph.configuredDefaultSourceName == Self.loopback)
+        var engine = PolicyEngine(graph: graph, config: PolicyConfig())
+        engine.holdCurrentDefault()
+        #expect(!engine.holdsFoundSource)
+        let initial = engine.handle(.start, at: 0).decision
+        #expect(initial.defaultSource == Self.laptopMicrophone && initial.input?.reason == .initial)
+        #expect(initial.calls?.source == nil, "not worn, and the output plays elsewhere: calls go nowhere of their own")
+        // The rule "always" holds it, as before.
+        var always = PolicyConfig()
+        always.input.bluetoothMicrophone = .always
+        engine = PolicyEngine(graph: graph, config: always)
+        engine.holdCurrentDefault()
+        #expect(engine.handle(.start, at: 0).decision.defaultSource == Self.loopback)
     }
 
     @Test("a recorder stays on the laptop's microphone; a Communication stream and a browser's call go to the headset, and back when it comes off")
@@ -160,11 +178,12 @@ struct CallsOnlyInputTests {
         #expect(Self.settle(&engine)?.calls?.moves.isEmpty == true)
     }
 
-    @Test("a target the session manager restored from an earlier call (the headset's input by name) is taken back from a stream that is no call, and kept for a call")
+    @Test("a target naming the headset's input that Earshot did not write (an earlier Earshot's, before a restart) is taken back from a stream that is no call, and kept for a call")
     func staleTargets() throws {
         var (engine, _) = try Self.worn()
         let metadata = try #require(engine.graph.defaultMetadata?.id)
-        // A dictation tool whose application WirePlumber saw pointed at the headset before.
+        // A dictation tool an earlier Earshot pointed at the headset (a call then; the config
+        // changed since).
         let dictation = Self.stream(405, ["application.name": "nerd-dictation"])
         _ = engine.handle(.graphChanged(.node(dictation)), at: 100)
         var decision = engine.handle(

@@ -144,6 +144,8 @@ final class ApplyStage {
     let sourceWriter: DefaultSinkWriter
     private let cooperative: CooperativeApplier
     private let standalone: StandaloneApplier
+    /// Calls' targets in the metadata (cooperative, §8).
+    private let callTargets: CallTargetWriter
     let logger: Logger
     /// The session manager just went: the first standalone apply checks first that PipeWire
     /// still answers Earshot (a session manager dying while Earshot's bind of its metadata
@@ -159,6 +161,7 @@ final class ApplyStage {
         sourceWriter = DefaultSinkWriter(logger: logger, direction: .input)
         cooperative = CooperativeApplier(writer: writer, sourceWriter: sourceWriter, logger: logger)
         standalone = StandaloneApplier(writer: writer, sourceWriter: sourceWriter, logger: logger)
+        callTargets = CallTargetWriter(logger: logger)
     }
 
     /// A new connection, whose session is in `mode`.
@@ -169,6 +172,7 @@ final class ApplyStage {
         sourceWriter.reset()
         cooperative.reset()
         standalone.reset()
+        callTargets.reset()
     }
 
     /// The mode changed (a session manager came or went): a write in flight may never echo.
@@ -186,9 +190,11 @@ final class ApplyStage {
     ///   - source: the input's decision (§8), when the policy decides it: the default source
     ///     (nil: none eligible) and whether it is the one found at start, still held.
     ///   - now: the daemon's clock (a stream handed back to the session manager gets a grace).
+    ///   - calls: each call's source (§8 `bluetooth-microphone = "calls"`).
     nonisolated(nonsending) func apply(
         _ target: String?, mode: ApplyMode, sessionManager: SessionManager?, graph: Graph, on connection: (any PipeWireCommands)?,
-        holdsFoundDefault: Bool = false, source: (name: String?, holdsFound: Bool)? = nil, at now: Milliseconds = 0
+        holdsFoundDefault: Bool = false, source: (name: String?, holdsFound: Bool)? = nil, calls: StreamTargets = StreamTargets(),
+        at now: Milliseconds = 0
     ) async {
         guard let connection else { return }
         if let target {
@@ -198,10 +204,11 @@ final class ApplyStage {
         if let source, let name = source.name {
             switch mode {
             case .cooperative: await cooperative.applySource(name, graph: graph, on: connection, holdsFoundSource: source.holdsFound)
-            case .standalone: await standalone.applySource(name, graph: graph, on: connection)
+            case .standalone: await standalone.applySource(name, graph: graph, calls: calls, on: connection)
             case .disconnected: return
             }
         }
+        if mode == .cooperative { await callTargets.apply(calls, graph: graph, on: connection) }
     }
 
     /// When the apply stage wants to run again with no other input (a hand-back's grace).

@@ -97,12 +97,13 @@ final class StandaloneApplier {
     }
 
     /// The input (§8): the default source's keys in the `default` metadata, and every capture
-    /// stream that follows it linked from it, make before break (pinned ones untouched).
-    nonisolated(nonsending) func applySource(_ target: String, graph: Graph, on connection: any PipeWireCommands) async {
+    /// stream that follows it linked from it, make before break (pinned ones untouched); a
+    /// call linked from its own source instead (`calls`, §8).
+    nonisolated(nonsending) func applySource(_ target: String, graph: Graph, calls: StreamTargets = StreamTargets(), on connection: any PipeWireCommands) async {
         guard await ensureDefaultMetadata(graph, on: connection) else { return }
         let keys = [Graph.configuredSourceKey, Graph.effectiveSourceKey].filter { !sourceWriter.isWritten(target, key: $0, in: graph) }
         if !keys.isEmpty { await sourceWriter.write(target, keys: keys, on: connection, flush: false) }
-        await relink(capture, graph, to: target, on: connection)
+        await relink(capture, graph, to: target, calls: calls, on: connection)
     }
 
     func reset() {
@@ -226,7 +227,8 @@ final class StandaloneApplier {
     /// - Parameter only: when set, only these streams (Earshot's to serve in cooperative mode)
     ///   are moved or given ports.
     private nonisolated(nonsending) func relink(
-        _ followers: FollowingStreams, _ graph: Graph, to target: String, on connection: any PipeWireCommands, only: Set<ObjectID>? = nil
+        _ followers: FollowingStreams, _ graph: Graph, to target: String, calls: StreamTargets = StreamTargets(), on connection: any PipeWireCommands,
+        only: Set<ObjectID>? = nil
     ) async {
         let direction = followers.direction
         let streams = followers.streams(in: graph)
@@ -239,7 +241,8 @@ final class StandaloneApplier {
         var plan = direction == .output
             ? StreamPlan.make(graph: graph, defaultSink: target, ownedLinks: connection.ownedLinks(), portsRequested: requestedIDs)
             : StreamPlan.makeCapture(
-                graph: graph, defaultSource: target, ownedLinks: StreamPlan.capturedLinks(connection.ownedLinks()), portsRequested: requestedIDs)
+                graph: graph, defaultSource: target, ownedLinks: StreamPlan.capturedLinks(connection.ownedLinks()), portsRequested: requestedIDs,
+                calls: calls.pointed.mapValues(\.value))
         if let only {
             // A served stream that lost its ports (WirePlumber 0.4 reconfigures a stream it
             // tries to adopt, then never finishes) gets them again: nobody else will.

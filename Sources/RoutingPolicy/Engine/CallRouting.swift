@@ -43,9 +43,9 @@ public struct StreamMove: WireRecord, Hashable {
         /// Its call microphone is no longer where calls go (the headset came off, went, or
         /// the stream stopped being a call): back to the default source.
         case back
-        /// The session manager restored a target Earshot had given an earlier call (WirePlumber
-        /// saves a stream's target per application and role) where no call should go now:
-        /// removed, back to the default source.
+        /// A target naming the call microphone that Earshot finds on a stream it did not point
+        /// (an earlier Earshot's, before a restart) where no call should go now: removed, back
+        /// to the default source.
         case staleTarget = "stale-target"
     }
 
@@ -111,6 +111,37 @@ public struct CallRoutingOutcome: WireRecord, Hashable {
     public static let wireBlank = CallRoutingOutcome(source: nil)
 }
 
+/// What the daemon puts into PipeWire for calls (§8): each stream's target, as the engine
+/// wants it now. Declarative, so applying twice writes nothing twice.
+public struct StreamTargets: Sendable, Hashable {
+    public struct Target: Sendable, Hashable {
+        public var serial: UInt64?
+        /// The metadata key (`target.object`).
+        public var key: String
+        /// The value: the source's node.name.
+        public var value: String
+
+        public init(serial: UInt64?, key: String = "target.object", value: String) {
+            self.serial = serial
+            self.key = key
+            self.value = value
+        }
+    }
+
+    /// Streams pointed at the call microphone: their `target.object` must say it.
+    public var pointed: [ObjectID: Target] = [:]
+    /// Targets taken back (the call went back to the default source, or a stale restore):
+    /// removed while the metadata still shows them.
+    public var released: [ObjectID: Target] = [:]
+
+    public init(pointed: [ObjectID: Target] = [:], released: [ObjectID: Target] = [:]) {
+        self.pointed = pointed
+        self.released = released
+    }
+
+    public var isEmpty: Bool { pointed.isEmpty && released.isEmpty }
+}
+
 /// Which capture streams are calls and where each is pointed (§8): a part that owns its state
 /// (the streams it points, the targets it gave back, the headsets switched for calls) and
 /// decides one thing, leaving the writing to the daemon.
@@ -118,6 +149,15 @@ struct CallRouting: Sendable, Hashable {
     struct Pointed: Sendable, Hashable {
         var serial: UInt64?
         var source: String
+        var key = "target.object"
+    }
+
+    /// The targets as the daemon applies them.
+    var targets: StreamTargets {
+        var result = StreamTargets()
+        for (id, entry) in pointed { result.pointed[id] = StreamTargets.Target(serial: entry.serial, key: entry.key, value: entry.source) }
+        for (id, entry) in releasing { result.released[id] = StreamTargets.Target(serial: entry.serial, key: entry.key, value: entry.source) }
+        return result
     }
 
     /// The streams pointed now, by node id.
@@ -182,7 +222,9 @@ struct CallRouting: Sendable, Hashable {
     static func metadataTarget(of stream: ObjectID, in metadata: Metadata?) -> (key: String, value: String)? {
         guard let metadata else { return nil }
         for key in ["target.object", "target.node"] {
-            if let entry = metadata[stream, key], entry.value != "-1", !entry.value.isEmpty { return (key, entry.value) }
+            // `-1` is none; `auto` names no node (pw-record's own default, which Earshot pins for
+            // WirePlumber 0.4): the stream follows the default either way.
+            if let entry = metadata[stream, key], !["-1", "", "auto"].contains(entry.value) { return (key, entry.value) }
         }
         return nil
     }
@@ -217,7 +259,7 @@ struct CallRouting: Sendable, Hashable {
             let serials = Dictionary(streams.map { ($0.id, $0.serial) }, uniquingKeysWith: { first, _ in first })
             pointed = pointed.filter { id, entry in serials[id].map { $0 == entry.serial } ?? false }
             releasing = releasing.filter { id, entry in
-                serials[id].map { $0 == entry.serial } ?? false && Self.metadataTarget(of: id, in: metadata)?.value == entry.source
+                serials[id].map { $0 == entry.serial } ?? false && metadata?[id, entry.key]?.value == entry.source
             }
         }
         for stream in streams {
@@ -226,12 +268,11 @@ struct CallRouting: Sendable, Hashable {
             guard reason != nil || mine != nil || metadata != nil else { continue }
             let target = Self.metadataTarget(of: stream.id, in: metadata)
             if let target, target.value != mine?.source, target.value != releasing[stream.id]?.source {
-                // A target Earshot did not write: a session manager's restore of an earlier
-                // call's (a name, or WirePlumber 0.4's node id, of a source kept for calls), or
-                // someone's choice (pavucontrol writes serials), which is theirs.
-                let restored = callMicrophones.first { source in
-                    target.key == "target.object" ? source.node == target.value : String(source.id) == target.value
-                }
+                // A target Earshot did not write: the name of a Bluetooth input kept for calls is
+                // one an earlier Earshot wrote (a restart during a call; WirePlumber saves no
+                // name for the next stream); anything else is someone's choice (pavucontrol and
+                // WirePlumber's restore of it write serials and ids), which is theirs.
+                let restored = target.key == "target.object" ? callMicrophones.first { $0.node == target.value } : nil
                 guard let restored else {
                     if mine != nil { pointed[stream.id] = nil }
                     continue
@@ -241,7 +282,7 @@ struct CallRouting: Sendable, Hashable {
                     outcome.streams.append(call(stream, reason: reason ?? "", source: restored.node))
                 } else {
                     pointed[stream.id] = nil
-                    releasing[stream.id] = Pointed(serial: stream.serial, source: target.value)
+                    releasing[stream.id] = Pointed(serial: stream.serial, source: target.value, key: target.key)
                     outcome.moves.append(move(.staleTarget, stream, from: restored.node, to: nil))
                 }
                 continue

@@ -70,6 +70,8 @@ public struct PolicyEngine: Sendable {
     var pendingFlapping: [FlappingNode] = []
     /// The calls and the streams pointed at the call microphone (§8 `bluetooth-microphone`).
     var calls = CallRouting()
+    /// Each capture stream's target as the calls want it (§8): what the daemon applies.
+    public var streamTargets: StreamTargets { calls.targets }
 
     /// - Parameter hostAddresses: this host's Bluetooth adapters, added to the config's.
     public init(graph: Graph, config: PolicyConfig, hostAddresses: [BluetoothAddress] = []) {
@@ -251,6 +253,16 @@ public struct PolicyEngine: Sendable {
     public mutating func holdCurrentDefault() {
         output.holdCurrentDefault(in: graph)
         input.holdCurrentDefault(in: graph)
+        // A Bluetooth headset's input the rule keeps for calls (§8) is not held: WirePlumber 0.5
+        // makes it the default itself (its priority is the highest), and held it would switch
+        // the headset to hands-free for every recorder, the very thing the rule is for.
+        if let found = input.foundDefault, let slot = input.table.slot(named: found), input.table[slot].bluetooth != nil,
+            CallsOnlyInputs(rule: config.input.bluetoothMicrophone, handsFreeDevices: bluetoothProfiles().handsFree, heldForCalls: calls.heldForCalls)
+                .rejection(of: input.table[slot]) != nil
+        {
+            input.userOverride = nil
+            input.foundDefault = nil
+        }
     }
 
     /// The default found at start or reconnect still holds as the decision: there is nothing
@@ -364,6 +376,16 @@ public struct PolicyEngine: Sendable {
         let rule = config.input.bluetoothMicrophone
         guard rule != .always else { return nil }
         guard rule == .calls else { return CallsOnlyInputs(rule: rule, handsFreeDevices: [], heldForCalls: []) }
+        let (handsFree, music) = bluetoothProfiles()
+        if !handsFree.isEmpty || !music.isEmpty || !calls.heldForCalls.isEmpty {
+            calls.noteProfiles(handsFree: handsFree, music: music, callRecording: CallRouting.anyCall(in: graph, config: config.input))
+        }
+        return CallsOnlyInputs(rule: rule, handsFreeDevices: handsFree, heldForCalls: calls.heldForCalls)
+    }
+
+    /// The Bluetooth devices with a node in a hands-free profile, and those with one in a music
+    /// profile (a device that switches has both for a moment).
+    private func bluetoothProfiles() -> (handsFree: Set<ObjectID>, music: Set<ObjectID>) {
         var handsFree: Set<ObjectID> = []
         var music: Set<ObjectID> = []
         for features in [output.table.features, input.table.features] {
@@ -372,10 +394,7 @@ public struct PolicyEngine: Sendable {
                 if profile == .handsFree { handsFree.insert(device) } else { music.insert(device) }
             }
         }
-        if !handsFree.isEmpty || !music.isEmpty || !calls.heldForCalls.isEmpty {
-            calls.noteProfiles(handsFree: handsFree, music: music, callRecording: CallRouting.anyCall(in: graph, config: config.input))
-        }
-        return CallsOnlyInputs(rule: rule, handsFreeDevices: handsFree, heldForCalls: calls.heldForCalls)
+        return (handsFree, music)
     }
 
     /// Where calls record from (§8): the best Bluetooth microphone kept for calls, when it

@@ -1,0 +1,97 @@
+import AudioGraph
+@testable import EarshotCommands
+import Foundation
+import SystemBridge
+import PipeWireTestSupport
+import TestScheduling
+import Testing
+
+/// Issue 32: a worn Bluetooth headset keeps its music quality; its microphone is for calls
+/// (docs/policy.md §8 `bluetooth-microphone = "calls"`), on real PipeWire with real capture
+/// streams (`pw-record`), on both stacks, with WirePlumber and standalone. The headset's input
+/// is WirePlumber 0.5's kind (`bluez_input.<address>`, `bluez5.loopback`): the one that switches
+/// the headset to the hands-free profile when anything records from it.
+@Suite("Calls end to end", .serialized, .timeLimit(.minutes(3)), .blockingCalls)
+struct CallsEndToEndTests {
+    typealias D = DaemonFixture
+    static let headsetInput = "bluez_input.AA:BB:CC:DD:EE:FF"
+    static let laptopMicrophone = "alsa_input.sandbox.analog-stereo"
+    static let headsetInputSource = VirtualSource(
+        name: headsetInput, description: "Sandbox Headset Input", formFactor: "headset", bus: "bluetooth", bluetoothAddress: "AA:BB:CC:DD:EE:FF",
+        channels: ["MONO"], extraProperties: ["bluez5.loopback": "true", "priority.session": "2010"])
+
+    static func options(_ wirePlumber: Bool) -> PipeWireSandbox.Options {
+        PipeWireSandbox.Options(wirePlumber: wirePlumber, sinks: [.speakers(), .headphones()], sources: [.internalMicrophone(), headsetInputSource])
+    }
+
+    /// Waits until each stream records from `source` (by name) and only from it.
+    @discardableResult
+    static func waitUntil(_ sandbox: PipeWireSandbox, _ streams: [ObjectID], recordFrom source: String, timeout: Duration = .seconds(20)) async throws -> Graph {
+        try await sandbox.observer.waitUntil("\(streams) recording from \(source)", timeout: timeout) { graph in
+            guard let node = graph.node(named: source) else { return false }
+            return streams.allSatisfy { graph.linkedSources(of: $0).map(\.id) == [node.id] }
+        }
+    }
+
+    @Test("worn: the output goes to the headset, the default source stays the laptop's; pw-record stays there, a Communication stream and a browser's call go to the headset's input and back when it comes off; nothing is left in the metadata", arguments: [true, false])
+    func callsOnly(wirePlumber: Bool) async throws {
+        try await withSandbox(Self.options(wirePlumber)) { sandbox in
+            let daemon = try D.start(in: sandbox)
+            try daemon.register(placement: "off-head")
+            try await daemon.process.waitForLog(containing: "connected to PipeWire")
+            let (_, recorder) = try await sandbox.startRecorder()
+            let (call, callStream) = try await sandbox.startRecorder(name: "softphone", mediaRole: "Communication")
+            let (_, browser) = try await sandbox.startRecorder(name: "browser", properties: ["application.name": "Chromium input"])
+            #expect(callStream.props["media.role"] == "Communication", "\(callStream.props)")
+            #expect(browser.props["application.name"] == "Chromium input", "\(browser.props)")
+            let streams = [recorder.id, callStream.id, browser.id]
+            try await Self.waitUntil(sandbox, streams, recordFrom: Self.laptopMicrophone)
+
+            let events = try EventSubscription(socket: daemon.socketPath)
+            try daemon.place("on-head")
+            let output = try await events.next("route-change")
+            #expect(output["direction"] == .string("output") && output["current"] == .string(D.headphones))
+            // The calls go to the headset's input; the recorder stays on the laptop's.
+            try await Self.waitUntil(sandbox, [callStream.id, browser.id], recordFrom: Self.headsetInput)
+            var graph: Graph
+            graph = try await Self.waitUntil(sandbox, [recorder.id], recordFrom: Self.laptopMicrophone)
+            #expect(graph.effectiveDefaultSourceName == Self.laptopMicrophone)
+            if wirePlumber {
+                // Each call, and only it, has its target in the metadata.
+                graph = try await sandbox.observer.waitUntil("the calls' targets") { graph in
+                    graph.defaultMetadata?[callStream.id, "target.object"]?.value == Self.headsetInput
+                        && graph.defaultMetadata?[browser.id, "target.object"]?.value == Self.headsetInput
+                }
+                #expect(graph.defaultMetadata?[recorder.id, "target.object"]?.value != Self.headsetInput)
+            }
+            let status = try JSONValue.parse(try daemon.earshot("status", "--json").output)
+            #expect(status["decision"]?["default-source"] == .string(Self.laptopMicrophone))
+            let explained = try daemon.earshot("status", "--explain").output
+            #expect(explained.contains("keeps A2DP: calls only"), "\(explained)")
+
+            // Off: the calls come back to the default source, and no target is left behind.
+            try daemon.place("off-head")
+            _ = try await events.next("route-change", where: { $0["direction"] == .string("output") && $0["current"] == .string(D.speakers) })
+            try await Self.waitUntil(sandbox, streams, recordFrom: Self.laptopMicrophone)
+            if wirePlumber {
+                _ = try await sandbox.observer.waitUntil("no call target left") { graph in
+                    [callStream.id, browser.id].allSatisfy { graph.defaultMetadata?[$0, "target.object"] == nil }
+                }
+            }
+
+            // On again, then the call ends while pointed: no entry for it is left.
+            try daemon.place("on-head")
+            try await Self.waitUntil(sandbox, [callStream.id], recordFrom: Self.headsetInput)
+            call.stop()
+            // PipeWire drops the keys of a node that goes (0.3.65 tells no client): nothing is
+            // left, and the next stream given the id records from the default source.
+            _ = try await sandbox.observer.waitUntil("the call's stream gone") { $0.nodes[callStream.id] == nil }
+            let listed = try sandbox.run(["pw-metadata", "-n", "default", String(callStream.id)])
+            #expect(!listed.output.contains("target.object"), "\(listed.output)")
+            let (_, later) = try await sandbox.startRecorder(name: "later")
+            try await Self.waitUntil(sandbox, [later.id], recordFrom: Self.laptopMicrophone)
+            let log = daemon.process.logTail(lines: 400)
+            #expect(log.contains("pointed at \(Self.headsetInput)") == wirePlumber, "\(log)")
+        }
+    }
+}
