@@ -94,4 +94,40 @@ struct CallsEndToEndTests {
             #expect(log.contains("pointed at \(Self.headsetInput)") == wirePlumber, "\(log)")
         }
     }
+
+    @Test("a restart during a call: the new daemon finds its predecessor's target and keeps it (nothing written); the headset off, it is removed; the config changed to a call list without the app, it is removed too")
+    func restartDuringACall() async throws {
+        try await withSandbox(Self.options(true)) { sandbox in
+            var daemon = try D.start(in: sandbox)
+            defer { daemon.process.stop() }
+            try daemon.register(placement: "on-head")
+            let (_, call) = try await sandbox.startRecorder(name: "softphone", mediaRole: "Communication")
+            let (_, browser) = try await sandbox.startRecorder(name: "browser", properties: ["application.name": "Firefox"])
+            try await Self.waitUntil(sandbox, [call.id, browser.id], recordFrom: Self.headsetInput)
+            _ = try await sandbox.observer.waitUntil("both targets") { graph in
+                [call.id, browser.id].allSatisfy { graph.defaultMetadata?[$0, "target.object"]?.value == Self.headsetInput }
+            }
+
+            // Firefox is no call application any more after the restart.
+            let config = sandbox.root.appendingPathComponent("calls.toml").path
+            try "[input]\ncall-applications = [\"Jitsi Meet\"]\n".write(toFile: config, atomically: true, encoding: .utf8)
+            try daemon.restart(arguments: ["--config", config])
+            try await daemon.process.waitForLog(containing: "connected to PipeWire")
+            // The restored registration is worn: the call's target is adopted, Firefox's removed.
+            _ = try await sandbox.observer.waitUntil("Firefox's target removed") { $0.defaultMetadata?[browser.id, "target.object"] == nil }
+            try await Self.waitUntil(sandbox, [browser.id], recordFrom: Self.laptopMicrophone)
+            let graph = try await Self.waitUntil(sandbox, [call.id], recordFrom: Self.headsetInput)
+            #expect(graph.defaultMetadata?[call.id, "target.object"]?.value == Self.headsetInput)
+            let status = try JSONValue.parse(try daemon.earshot("status", "--json").output)
+            #expect(status["decision"]?["default-source"] == .string(Self.laptopMicrophone))
+            let log = daemon.process.logTail(lines: 400)
+            // The log holds both daemons' lines: the call was pointed once, by the first.
+            #expect(log.components(separatedBy: "capture stream \(call.id) pointed at").count == 2, "adopted, not written again: \(log)")
+            #expect(log.contains("target.object of capture stream \(browser.id) removed"), "\(log)")
+
+            try daemon.place("off-head")
+            _ = try await sandbox.observer.waitUntil("the call's target removed") { $0.defaultMetadata?[call.id, "target.object"] == nil }
+            try await Self.waitUntil(sandbox, [call.id, browser.id], recordFrom: Self.laptopMicrophone)
+        }
+    }
 }

@@ -10,10 +10,8 @@ extension EndpointSide {
         var ranking: [RankedSink]
         var rejected: [RejectedSink]
         var previousPort: String?
-        /// The input: the Bluetooth microphones kept for calls, best first, and whether the
-        /// best of them ranks above the winner (§8).
+        /// The input: the Bluetooth microphones kept for calls, best first (§8).
         var callsOnly: [RankedSink] = []
-        var callsOnlyLeads = false
     }
 
     /// Ranks this side and records the winner as its current default.
@@ -39,7 +37,7 @@ extension EndpointSide {
             let reason: RouteChangeReason? = trigger == .initial ? .initial : (changed ? hint ?? .newDeviceAvailable : nil)
             return Outcome(
                 winner: held, previous: previous, reason: reason, ranking: ranking, rejected: rejected, previousPort: previousPort,
-                callsOnly: ranked.callsOnly, callsOnlyLeads: false)
+                callsOnly: ranked.callsOnly)
         }
         let changed = winner?.node != previous
         var reason: RouteChangeReason?
@@ -68,7 +66,7 @@ extension EndpointSide {
         currentPort = winner?.rank.port
         return Outcome(
             winner: winner?.node, previous: previous, reason: reason, ranking: ranking, rejected: rejected, previousPort: previousPort,
-            callsOnly: ranked.callsOnly, callsOnlyLeads: ranked.callsOnlyLeads)
+            callsOnly: ranked.callsOnly)
     }
 
     /// `name` when it names a node this side does not rank but may hold (`isForeign`).

@@ -60,9 +60,6 @@ extension EndpointSide {
         var ranking: [RankedSink]
         var rejected: [RejectedSink]
         var callsOnly: [RankedSink] = []
-        /// Whether the best kept for calls ranks above the best eligible (it would be the
-        /// default source if it were eligible).
-        var callsOnlyLeads = false
     }
 
     mutating func rank(_ context: borrowing Context) -> Ranked {
@@ -203,7 +200,6 @@ extension EndpointSide {
             result.ranking.reserveCapacity(order.count)
             for index in order {
                 if scratch.callsOnly[Int(index)] {
-                    if result.ranking.isEmpty && result.callsOnly.isEmpty { result.callsOnlyLeads = true }
                     result.callsOnly.append(ranking[Int(index)])
                 } else {
                     result.ranking.append(ranking[Int(index)])

@@ -401,7 +401,14 @@ public struct PolicyEngine: Sendable {
     /// ranks above the default source (it would be the default were it not kept) and belongs
     /// to a worn headset or to the device the output plays to.
     private func callSource(of side: EndpointSide.Outcome, outputWinner: RankedSink?) -> String? {
-        guard side.callsOnlyLeads, let best = side.callsOnly.first else { return nil }
+        guard let best = side.callsOnly.first else { return nil }
+        if let first = side.ranking.first {
+            // The default found at start holds as an override but is nobody's pick: calls
+            // compare with it as it ranks without the hold.
+            var rival = first.rank
+            if input.foundDefault != nil, first.node == input.foundDefault { rival.override = false }
+            guard SinkRank.firstDifference(best.rank, rival, order: config.tierOrder(for: .input))?.order == .higher else { return nil }
+        }
         if best.rank.worn != nil { return best.node }
         guard let winner = outputWinner, let sink = output.table.slot(id: winner.id), let slot = input.table.slot(id: best.id),
             let device = input.table[slot].deviceID, output.table[sink].deviceID == device
