@@ -62,7 +62,7 @@ struct EvalExpectationTests {
         let failures = try Self.failures([Self.register, Self.onHead, expectWorn, later].joined(separator: "\n"))
         try #require(failures.count == 1)
         #expect(failures[0].line == 3 && failures[0].at == 9000)
-        #expect(failures[0].expected == ["default": Sinks.headphones])
+        #expect(failures[0].expected == ["default": .string(Sinks.headphones)])
         #expect(failures[0].default == Sinks.speakers)
         #expect(failures[0].decision.trigger == "off-grace AA:BB:CC:DD:EE:FF" && failures[0].decision.at == 9400)
     }
