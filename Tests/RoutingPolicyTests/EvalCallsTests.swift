@@ -111,12 +111,7 @@ struct EvalCallsTests {
 
     @Test(arguments: badLines)
     func badStreamLinesAreRefusedWithTheirLine(_ line: String, _ message: String) {
-        #expect {
-            _ = try EvalScript.parse("# a comment\n" + line, source: "e.jsonl")
-        } throws: { error in
-            guard let error = error as? EvalScriptError else { return false }
-            return error.line == 2 && error.description.hasPrefix("e.jsonl:2: ") && error.message.contains(message)
-        }
+        EvalExpectationTests.expectRefusedOnItsLine(line, message)
     }
 
     @Test("lines that name no capture stream, or an id in use, are refused when they run")

@@ -30,7 +30,12 @@ struct EvalExpectationTests {
 
     @Test(arguments: badExpects)
     func badExpectationsAreRefusedWithFileAndLine(_ line: String, _ message: String) {
-        #expect {
+        Self.expectRefusedOnItsLine(line, message)
+    }
+
+    /// `line`, after a comment line, is refused as `e.jsonl:2: …message…`.
+    static func expectRefusedOnItsLine(_ line: String, _ message: String, sourceLocation: Testing.SourceLocation = #_sourceLocation) {
+        #expect(sourceLocation: sourceLocation) {
             _ = try EvalScript.parse("# a comment\n" + line, source: "e.jsonl")
         } throws: { error in
             guard let error = error as? EvalScriptError else { return false }
