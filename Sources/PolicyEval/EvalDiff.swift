@@ -67,6 +67,16 @@ public enum EvalDiff {
                     difference.direction = .input
                     differences.append(difference)
                 }
+                // Calls (§8): where they record from.
+                let (oldCalls, newCalls) = (oldCurrent.decision.calls, newCurrent.decision.calls)
+                if oldCalls?.source != newCalls?.source {
+                    var difference = EvalDifference(
+                        at: anchor.decision.at, line: anchor.line, trigger: anchor.decision.trigger.description,
+                        old: .init(decided: place.old != nil, default: oldCalls?.source, reason: nil, decidedBy: nil, winner: nil),
+                        new: .init(decided: place.new != nil, default: newCalls?.source, reason: nil, decidedBy: nil, winner: nil))
+                    difference.direction = .calls
+                    differences.append(difference)
+                }
             }
         }
         return Outcome(differences: differences, compared: compared)

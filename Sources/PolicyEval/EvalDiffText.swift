@@ -10,8 +10,8 @@ public enum EvalDiffText {
         let rows = differences.map { difference in
             [
                 "\(difference.at)", difference.line.map(String.init) ?? "-", difference.trigger,
-                (difference.direction == .input ? "mic · " : "") + name(difference.old) + " → " + name(difference.new),
-                tier(difference.old) + " → " + tier(difference.new),
+                prefix[difference.direction, default: ""] + name(difference.old, difference.direction) + " → " + name(difference.new, difference.direction),
+                difference.direction == .calls ? "-" : tier(difference.old) + " → " + tier(difference.new),
             ]
         }
         // Columns as wide as their widest cell; the last is left ragged.
@@ -30,6 +30,8 @@ public enum EvalDiffText {
         var lines = [line(header)]
         for (difference, row) in zip(differences, rows) {
             lines.append(line(row))
+            // Calls have no ranking of their own: the row says it all.
+            if difference.direction == .calls { continue }
             lines.append(indent + "old: " + why(difference.old))
             lines.append(indent + "new: " + why(difference.new))
         }
@@ -37,7 +39,12 @@ public enum EvalDiffText {
         return lines.map { TerminalText.escape($0) }
     }
 
-    private static func name(_ side: EvalDifference.Side) -> String { side.default ?? "(none)" }
+    private static let prefix: [EvalDifference.Subject: String] = [.input: "mic · ", .calls: "calls · "]
+
+    /// A side's default; calls without a microphone of their own record from the default source.
+    private static func name(_ side: EvalDifference.Side, _ subject: EvalDifference.Subject) -> String {
+        side.default ?? (subject == .calls ? "default source" : "(none)")
+    }
 
     private static func tier(_ side: EvalDifference.Side) -> String {
         let tier = side.decidedBy?.tier ?? (side.winner == nil ? "no sink" : "only sink")

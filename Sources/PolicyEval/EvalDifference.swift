@@ -55,9 +55,14 @@ public struct EvalDifference: Codable, Sendable, Hashable {
     public var trigger: String
     public var old: Side
     public var new: Side
-    /// Which default differs: `output` (the sink; `default` names sinks) or `input` (the
-    /// source, §8; `default` names sources).
-    public var direction: AudioDirection = .output
+    /// Which default differs: `output` (the sink; `default` names sinks), `input` (the
+    /// source, §8; `default` names sources) or `calls` (where calls record from, §8; `default`
+    /// names that Bluetooth microphone, null: the default source).
+    public var direction: Subject = .output
+
+    public enum Subject: String, Sendable, Hashable, Codable {
+        case output, input, calls
+    }
 
     init(at: Milliseconds, line: Int?, trigger: String, old: Side, new: Side) {
         self.at = at

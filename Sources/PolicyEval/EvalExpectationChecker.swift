@@ -27,7 +27,7 @@ public struct EvalExpectationChecker: Sendable {
     private mutating func settle() -> [ExpectationFailure] {
         guard let event = pending, let latest else { return [] }
         pending = nil
-        return event.expectations.filter { !$0.holds(sink: latest.decision.defaultSink, source: latest.decision.defaultSource) }
+        return event.expectations.filter { !$0.holds(in: latest.decision) }
             .map { ExpectationFailure(event: event, expectation: $0, decision: DecisionRecord(latest.decision, line: latest.line)) }
     }
 }

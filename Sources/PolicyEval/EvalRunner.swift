@@ -15,17 +15,22 @@ public enum EvalRunner {
         for event in events {
             PolicyRun.fireTimers(&engine, upTo: event.at) { decision, _ in onDecision(decision, nil) }
             let outcome: PolicyOutcome
+            func fail(_ message: String) -> EvalScriptError { EvalScriptError(source: source, line: event.line, message: message) }
             switch event.action {
             case .accessory(let verb, let subject, .failure(let error)):
                 outcome = engine.refused(error, verb: verb, subject: subject, at: event.at)
             case .accessory(_, _, .success(let request)):
                 outcome = engine.handle(.accessory(request), at: event.at)
             case .add(let change):
-                // A new object: an id in use would silently replace another object.
-                if let id = Self.objectID(of: change), let existing = Self.describe(id, in: engine.graph), !Self.isSameObject(change, in: engine.graph) {
-                    throw EvalScriptError(source: source, line: event.line, message: "add: id \(id) is already in the graph (\(existing)); use an unused id, or remove it first")
-                }
+                try Self.checkNew(change, verb: "add", in: engine.graph, line: event.line, source: source)
                 outcome = engine.handle(.graphChanged(change), at: event.at)
+            case .addStream(let stream):
+                try Self.checkNew(.node(stream), verb: "add-stream", in: engine.graph, line: event.line, source: source)
+                outcome = engine.handle(.graphChanged(.node(stream)), at: event.at)
+            case .removeStream(let id):
+                outcome = engine.handle(.graphChanged(try Self.removal(ofStream: id, in: engine.graph, fail: fail)), at: event.at)
+            case .streamTarget(let id, let key, let value):
+                outcome = engine.handle(.graphChanged(try Self.target(ofStream: id, key: key, value: value, in: engine.graph, fail: fail)), at: event.at)
             case .remove(let name):
                 guard let node = engine.graph.node(named: name) else {
                     throw EvalScriptError(source: source, line: event.line, message: "remove: no node named \"\(name)\" in the graph at this point")
@@ -61,6 +66,13 @@ public enum EvalRunner {
         PolicyRun.fireTimers(&engine, upTo: .max) { decision, _ in onDecision(decision, nil) }
     }
 
+    /// A new object: an id in use would silently replace another object.
+    private static func checkNew(_ change: GraphChange, verb: String, in graph: Graph, line: Int, source: String) throws(EvalScriptError) {
+        if let id = objectID(of: change), let existing = describe(id, in: graph), !isSameObject(change, in: graph) {
+            throw EvalScriptError(source: source, line: line, message: "\(verb): id \(id) is already in the graph (\(existing)); use an unused id, or remove it first")
+        }
+    }
+
     private static func objectID(of change: GraphChange) -> ObjectID? {
         switch change {
         case .node(let node): node.id
@@ -86,7 +98,7 @@ public enum EvalRunner {
     }
 
     /// What holds `id` now, if anything (PipeWire ids are shared by every object type).
-    private static func describe(_ id: ObjectID, in graph: Graph) -> String? {
+    static func describe(_ id: ObjectID, in graph: Graph) -> String? {
         if let node = graph.nodes[id] { return "node \"\(node.name ?? "?")\"" }
         if graph.devices[id] != nil { return "a device" }
         if graph.ports[id] != nil { return "a port" }

@@ -16,6 +16,13 @@ public struct EvalEvent: Sendable {
         /// A route of a device (by `device.name`) becomes available or not — a jack or a
         /// monitor — and, with `active`, the card's active route for it.
         case route(device: String, route: String, available: RouteAvailability, active: Bool)
+        /// A capture stream starts (§8 calls): a `Stream/Input/Audio` node.
+        case addStream(Node)
+        /// A capture stream ends, by node id (streams share names).
+        case removeStream(id: ObjectID)
+        /// A stream's target in the `default` metadata (`target.object` or `target.node`) is
+        /// set, or removed (nil): a user's or session manager's choice of its source.
+        case streamTarget(id: ObjectID, key: String, value: String?)
     }
 
     public var at: Milliseconds
@@ -36,7 +43,7 @@ public struct EvalScriptError: Error, Sendable, Hashable, CustomStringConvertibl
 /// Reads JSON Lines event scripts: `{"at": ms, "<action>": {…}}` per line, `at` non-decreasing.
 /// Blank lines and lines starting with `#` are skipped.
 public enum EvalScript {
-    public static let actions = ["register", "update", "unregister", "add", "remove", "select", "select-source", "route"]
+    public static let actions = ["register", "update", "unregister", "add", "remove", "select", "select-source", "route"] + streamActions
 
     /// The latest `at` a script may use: 2^53 ms (about 285 000 years). Every delay the policy
     /// adds to an input's time (at most a minute, a resume window of an hour) stays far from
@@ -131,6 +138,8 @@ public enum EvalScript {
                     throw fail("route: unknown field \"\(unknown)\"; \(usage)")
                 }
                 action = .route(device: device, route: route, available: available, active: active)
+            case "add-stream", "remove-stream", "stream-target":
+                action = try streamAction(verb, body, fail: fail)
             default:
                 throw fail("unknown action \"\(verb)\"; use one of \(actions.joined(separator: ", "))")
             }

@@ -8,8 +8,9 @@ public struct ExpectationFailure: Codable, Sendable, Hashable {
     /// The event's script line and time.
     public var line: Int
     public var at: Milliseconds
-    /// `{"default": NODE}` or `{"not-default": NODE}`: the one expectation that failed.
-    public var expected: [String: String]
+    /// `{"default": NODE}`, `{"not-default": NODE}`, … or `{"stream-source": {"stream": ID,
+    /// "source": NODE or null}}`: the one expectation that failed.
+    public var expected: [String: JSONValue]
     /// The default once the event and its timers settled (null: no default).
     public var `default`: String?
     /// The decision that left that default: the event's own, or the last timer's it started.
@@ -18,7 +19,7 @@ public struct ExpectationFailure: Codable, Sendable, Hashable {
     public init(event: EvalEvent, expectation: EvalExpectation, decision: DecisionRecord) {
         line = event.line
         at = event.at
-        expected = [expectation.kind.rawValue: expectation.node]
+        expected = [expectation.kind.rawValue: expectation.json]
         `default` = decision.default
         self.decision = decision
     }
@@ -50,13 +51,30 @@ public struct ExpectationFailure: Codable, Sendable, Hashable {
         return String(decoding: data, as: UTF8.self)
     }
 
+    /// `X`, or a stream-source's `#401 X` (`#401 the default source`).
+    private static func text(_ value: JSONValue) -> String {
+        switch value {
+        case .string(let text): return text
+        case .object(let fields):
+            let source = if case .string(let name)? = fields["source"] { name } else { "the default source" }
+            return (fields["stream"].map { "#" + $0.canonicalText + " " } ?? "") + source
+        default: return value.canonicalText
+        }
+    }
+
     /// `✗ line 5 (5000 ms): expected default X; the default is Y (after 9400 ms off-grace …)`,
     /// then the decision's explanation, indented like eval's own rows.
     public func textLines(detail: DecisionText.Detail) -> [String] {
-        let expectation = expected.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        let expectation = expected.sorted { $0.key < $1.key }.map { "\($0.key) " + Self.text($0.value) }.joined(separator: ", ")
         let indent = String(repeating: " ", count: 10)
-        let actual = expected.keys.contains { $0.hasSuffix("source") }
-            ? "the default source is \(decision.defaultSource ?? "(none)")" : "the default is \(`default` ?? "(none)")"
+        let actual: String
+        if case .integer(let id)? = expected["stream-source"]?["stream"], let stream = ObjectID(exactly: id) {
+            actual = "stream #\(id) records from " + (EvalExpectation.pointedSource(of: stream, in: decision.calls).map { "\($0) (pointed)" } ?? "the default source")
+        } else if expected.keys.contains(where: { $0.hasSuffix("source") }) {
+            actual = "the default source is \(decision.defaultSource ?? "(none)")"
+        } else {
+            actual = "the default is \(`default` ?? "(none)")"
+        }
         let head = "✗ expectation failed, line \(line) (\(at) ms): expected \(expectation); "
             + "\(actual) (settled at \(decision.at) ms, \(decision.trigger))"
         // Node names are any client's: each line escaped (TerminalText).

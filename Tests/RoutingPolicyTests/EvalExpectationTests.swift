@@ -30,7 +30,12 @@ struct EvalExpectationTests {
 
     @Test(arguments: badExpects)
     func badExpectationsAreRefusedWithFileAndLine(_ line: String, _ message: String) {
-        #expect {
+        Self.expectRefusedOnItsLine(line, message)
+    }
+
+    /// `line`, after a comment line, is refused as `e.jsonl:2: …message…`.
+    static func expectRefusedOnItsLine(_ line: String, _ message: String, sourceLocation: Testing.SourceLocation = #_sourceLocation) {
+        #expect(sourceLocation: sourceLocation) {
             _ = try EvalScript.parse("# a comment\n" + line, source: "e.jsonl")
         } throws: { error in
             guard let error = error as? EvalScriptError else { return false }
@@ -62,7 +67,7 @@ struct EvalExpectationTests {
         let failures = try Self.failures([Self.register, Self.onHead, expectWorn, later].joined(separator: "\n"))
         try #require(failures.count == 1)
         #expect(failures[0].line == 3 && failures[0].at == 9000)
-        #expect(failures[0].expected == ["default": Sinks.headphones])
+        #expect(failures[0].expected == ["default": .string(Sinks.headphones)])
         #expect(failures[0].default == Sinks.speakers)
         #expect(failures[0].decision.trigger == "off-grace AA:BB:CC:DD:EE:FF" && failures[0].decision.at == 9400)
     }

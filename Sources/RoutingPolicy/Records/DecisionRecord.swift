@@ -60,6 +60,9 @@ public struct DecisionRecord: Codable, Sendable, Hashable {
     public var defaultSource: String?
     /// The input side's decision, in the same fields as the output's.
     public var input: InputRecord?
+    /// Calls (§8 `bluetooth-microphone = "calls"`): where they record from, the capture
+    /// streams pointed there and this decision's moves; null when calls are not routed.
+    public var calls: CallRoutingOutcome?
 
     /// The input side of a decision: the fields the output has at the top level.
     public struct InputRecord: Codable, Sendable, Hashable {
@@ -175,6 +178,7 @@ public struct DecisionRecord: Codable, Sendable, Hashable {
         defaultSource = decision.defaultSource
         let summaryOnly = ranked.count < decision.ranking.count || (rejected.isEmpty && !decision.rejected.isEmpty)
         input = withInput ? decision.input.map { InputRecord($0, of: decision, explaining: summaryOnly ? 1 : nil, listRejected: !summaryOnly) } : nil
+        calls = decision.calls
     }
 
     /// A record received as JSON (the daemon's status over the control socket).
@@ -185,7 +189,7 @@ public struct DecisionRecord: Codable, Sendable, Hashable {
     private enum CodingKeys: String, CodingKey {
         case at, line, trigger, `default`, previous, changed, reason, summary, ranking, decidedBy = "decided-by", rejected, error
         case previousPort = "previous-port", port, portEvent = "port-event"
-        case defaultSource = "default-source", input
+        case defaultSource = "default-source", input, calls
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -207,6 +211,7 @@ public struct DecisionRecord: Codable, Sendable, Hashable {
         try container.encode(portEvent, forKey: .portEvent)
         try container.encode(defaultSource, forKey: .defaultSource)
         try container.encode(input, forKey: .input)
+        try container.encode(calls, forKey: .calls)
     }
 
     /// One line of JSON, keys sorted so runs diff cleanly.

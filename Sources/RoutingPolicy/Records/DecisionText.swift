@@ -37,6 +37,7 @@ public enum DecisionText {
         if showsInput, let input = record.input {
             lines += inputLines(input, detail: detail).map { indent + $0 }
         }
+        if let calls = decision.calls { lines += callsLines(calls).map { indent + $0 } }
         // Node names and port labels are any client's: each line escaped (TerminalText).
         return TerminalText.lines(lines)
     }
@@ -74,6 +75,24 @@ public enum DecisionText {
         lines.append("  " + input.summary)
         lines += explanationLines(ranking: input.ranking, decidedBy: input.decidedBy, rejected: input.rejected, detail: detail).map { "  " + $0 }
         return lines
+    }
+
+    /// Calls (§8): `calls → bluez_input.X (keeps A2DP: calls only); 2 pointed: #401 Some
+    /// Softphone (media.role = Communication), …`, then a line per stream this decision moved.
+    /// Nothing when calls are not routed and nothing is pointed.
+    public static func callsLines(_ calls: CallRoutingOutcome) -> [String] {
+        guard !calls.isEmpty else { return [] }
+        var head = "calls → " + (calls.source.map { "\($0) (keeps A2DP: calls only)" } ?? "default source")
+        head += calls.streams.isEmpty ? "; none pointed"
+            : "; \(calls.streams.count) pointed: " + calls.streams.map { "\(streamName($0.stream, $0.application, $0.role)) (\($0.why))" }.joined(separator: ", ")
+        return [head] + calls.moves.map { move in
+            "  stream \(streamName(move.stream, move.application, move.role)) → \(move.to ?? "default source") (\(move.kind.rawValue))"
+        }
+    }
+
+    /// `#401 Some Softphone`: a capture stream by id and application (its role without one).
+    private static func streamName(_ id: ObjectID, _ application: String?, _ role: String?) -> String {
+        "#\(id)" + ((application ?? role).map { " " + $0 } ?? "")
     }
 
     /// `bluez_output.X: worn put on 5000 ms, primary source · class-order headphones (7 of 7)`:

@@ -35,6 +35,13 @@ struct WireDocsTests {
         try Self.check("docs/control-protocol.md", Self.protocolTables)
     }
 
+    @Test("docs/policy.md's tables of eval's calls are the declarations'")
+    func policyDocs() throws {
+        try Self.check(
+            "docs/policy.md",
+            [("calls", CallRoutingOutcome.markdownTable), ("call-stream", CallStream.markdownTable), ("stream-move", StreamMove.markdownTable)])
+    }
+
     @Test("docs/dbus.md's table of signals is the declarations'")
     func busDocs() throws {
         try Self.check("docs/dbus.md", [("signals", EarshotBusSignals.markdownTable)])
