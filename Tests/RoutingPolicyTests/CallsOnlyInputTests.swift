@@ -297,4 +297,22 @@ struct CallsOnlyInputTests {
             }
         }
     }
+
+    @Test("a thousand calls: each pointed once, all back in the one decision the headset comes off in; state ends empty")
+    func manyCalls() throws {
+        var (engine, _) = try Self.worn()
+        var pointed = 0
+        for index in 0..<1000 {
+            let stream = Self.stream(ObjectID(1000 + index), ["media.role": "Communication", "application.name": "call \(index)"])
+            pointed += engine.handle(.graphChanged(.node(stream)), at: Milliseconds(100 + index)).decision.calls?.moves.count ?? 0
+        }
+        #expect(pointed == 1000)
+        #expect(engine.streamTargets.pointed.count == 1000)
+        _ = engine.handle(Requests.place(Self.headset, .offHead), at: 5000)
+        let off = try #require(Self.settle(&engine))
+        #expect(off.calls?.moves.count == 1000 && off.calls?.moves.allSatisfy { $0.kind == .back } == true)
+        #expect(engine.streamTargets.pointed.isEmpty && engine.streamTargets.released.count == 1000)
+        for index in 0..<1000 { _ = engine.handle(.graphChanged(.removed(ObjectID(1000 + index))), at: Milliseconds(6000 + index)) }
+        #expect(engine.streamTargets.isEmpty)
+    }
 }

@@ -256,10 +256,9 @@ struct CallRouting: Sendable, Hashable {
         let streams = graph.captureStreams
         // Streams that went (or whose id now names another) are forgotten.
         if !pointed.isEmpty || !releasing.isEmpty {
-            let serials = Dictionary(streams.map { ($0.id, $0.serial) }, uniquingKeysWith: { first, _ in first })
-            pointed = pointed.filter { id, entry in serials[id].map { $0 == entry.serial } ?? false }
+            pointed = pointed.filter { id, entry in graph.nodes[id].map { $0.isCaptureStream && $0.serial == entry.serial } ?? false }
             releasing = releasing.filter { id, entry in
-                serials[id].map { $0 == entry.serial } ?? false && metadata?[id, entry.key]?.value == entry.source
+                graph.nodes[id].map { $0.isCaptureStream && $0.serial == entry.serial } ?? false && metadata?[id, entry.key]?.value == entry.source
             }
         }
         for stream in streams {
