@@ -4,14 +4,14 @@ import WireFields
 import AudioGraph
 @testable import EarshotDaemon
 import Foundation
-import PipeWireTestSupport
 import RoutingPolicy
 import SystemBridge
 import TestScheduling
 import Testing
 
 /// The calls' events (§8): `stream-moved` and `call-source`, their JSON lines, how a client
-/// reads them, the StreamMoved signal and CallSource's PropertiesChanged.
+/// reads them, the StreamMoved signal and CallSource's PropertiesChanged. (A subscriber gets
+/// each event's `ControlWire.line`, as HostAddressesEventTests shows for one.)
 @Suite("calls events", .blockingCalls)
 struct CallEventsTests {
     static let loopback = "bluez_input.AC:80:0A:CA:97:12"
@@ -45,20 +45,6 @@ struct CallEventsTests {
         #expect(parked.move.kind.rawValue == "parked" && parked.move.kind.known == nil && parked.move.stream == 9 && parked.move.from == nil)
         let unknown = try JSONDecoder().decode(ControlWire.Event.self, from: Data(#"{"at":1,"event":"call-ended","stream":9}"#.utf8))
         #expect(unknown.name == "call-ended")
-    }
-
-    @Test("a subscriber reads them as event lines")
-    func subscribed() async throws {
-        try await ControlFixture.with { fixture in
-            let client = try RawControlSocket(path: fixture.socketPath)
-            _ = try await client.request(#"{"id":1,"op":"subscribe"}"#)
-            await fixture.control.emit(.callSource(Self.headsetOn))
-            await fixture.control.emit(.streamMoved(Self.call))
-            let source = try await client.readJSON()
-            #expect(source["event"] == .string("call-source") && source["current"] == .string(Self.loopback) && source["previous"] == .null)
-            let moved = try await client.readJSON()
-            #expect(moved["event"] == .string("stream-moved") && moved["kind"] == .string("call") && moved["stream"] == .integer(401))
-        }
     }
 
     @Test("StreamMoved: arguments as the XML declares them, none as \"\" and 0; call-source is told by CallSource's PropertiesChanged alone")

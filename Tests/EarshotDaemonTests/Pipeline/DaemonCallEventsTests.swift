@@ -14,25 +14,19 @@ import Testing
 @Suite("Daemon pipeline: calls on the outward surfaces", .blockingCalls)
 struct DaemonCallEventsTests {
     typealias H = DaemonHarness
-    static let laptopMicrophone = "alsa_input.pci.analog-stereo"
+    static let laptopMicrophone = DaemonInputSideTests.laptopMicrophone
     /// WirePlumber 0.5's input node of a headset playing A2DP (`bluez5.loopback`).
     static let headsetInput = "bluez_input.AA:BB:CC:DD:EE:FF"
     static let callID: ObjectID = 90
 
-    /// The harness's graph plus the laptop's microphone (the default source) and the headset's
-    /// loopback input.
+    /// The microphone graph (the laptop's, the configured default source, and a recorder that
+    /// is no call) with the headset's input as WirePlumber 0.5 has it while A2DP plays.
     static func graph() -> Graph {
-        var graph = H.graph(sessionManager: true)
-        let sources: [(ObjectID, String, Properties)] = [
-            (50, laptopMicrophone, ["device.bus": "pci", "device.form-factor": "internal"]),
-            (53, headsetInput, ["device.bus": "bluetooth", "device.form-factor": "headset", "api.bluez5.address": H.address, "bluez5.loopback": "true"]),
-        ]
-        for (id, name, props) in sources {
-            graph.apply(.node(Node(id: id, props: props.merging(["node.name": name, "media.class": "Audio/Source", "object.serial": String(id + 500)]) { a, _ in a })))
-            graph.apply(.port(Port(id: id + 1, direction: .output, props: ["node.id": String(id), "audio.channel": "MONO", "object.serial": String(id + 501)])))
-        }
-        graph.apply(.metadataProperty(
-            metadata: H.metadataID, subject: 0, key: Graph.configuredSourceKey, type: "Spa:String:JSON", value: MetadataEntry.json(name: laptopMicrophone)))
+        var graph = DaemonInputSideTests.graph(sessionManager: true)
+        graph.apply(.node(Node(id: 53, props: [
+            "node.name": headsetInput, "media.class": "Audio/Source", "object.serial": "553", "device.bus": "bluetooth",
+            "device.form-factor": "headset", "api.bluez5.address": H.address, "bluez5.loopback": "true",
+        ])))
         return graph
     }
 
