@@ -11,16 +11,22 @@ extension ControlWire {
         case accessory(AccessoryEvent)
         case playback(PlaybackEvent)
         case hostAddresses(HostAddressesEvent)
+        /// Since 0.4 (§8 calls).
+        case streamMoved(StreamMovedEvent)
+        case callSource(CallSourceEvent)
         /// An event this client does not know (from a newer daemon): its name and whole object.
         case other(name: String, JSONValue)
 
-        /// The `event` field: `route-change`, `accessory`, `playback`, `host-addresses`.
+        /// The `event` field: `route-change`, `accessory`, `playback`, `host-addresses`,
+        /// `stream-moved`, `call-source`.
         public var name: String {
             switch self {
             case .routeChange: RouteChangeEvent.name
             case .accessory: AccessoryEvent.name
             case .playback: PlaybackEvent.name
             case .hostAddresses: HostAddressesEvent.name
+            case .streamMoved: StreamMovedEvent.name
+            case .callSource: CallSourceEvent.name
             case .other(let name, _): name
             }
         }
@@ -32,6 +38,8 @@ extension ControlWire {
             case AccessoryEvent.name: self = .accessory(try AccessoryEvent(from: decoder))
             case PlaybackEvent.name: self = .playback(try PlaybackEvent(from: decoder))
             case HostAddressesEvent.name: self = .hostAddresses(try HostAddressesEvent(from: decoder))
+            case StreamMovedEvent.name: self = .streamMoved(try StreamMovedEvent(from: decoder))
+            case CallSourceEvent.name: self = .callSource(try CallSourceEvent(from: decoder))
             default: self = .other(name: name, try JSONValue(from: decoder))
             }
         }
@@ -45,6 +53,8 @@ extension ControlWire {
             case .accessory(let event): try event.encode(to: encoder)
             case .playback(let event): try event.encode(to: encoder)
             case .hostAddresses(let event): try event.encode(to: encoder)
+            case .streamMoved(let event): try event.encode(to: encoder)
+            case .callSource(let event): try event.encode(to: encoder)
             case .other: break
             }
         }

@@ -27,11 +27,13 @@ extension ControlWire {
         public var state: String?
         public var drivers: [DriverEntry]
         public var diagnostics: Diagnostics?
+        /// Calls (§8): where they record from, the streams pointed there; nil when none.
+        public var calls: CallRoutingOutcome?
 
         public init(
             mode: ApplyMode, remote: String, connected: Bool, sessionManager: String?, sessionManagerVersion: String? = nil, decision: DecisionObject?,
             subscribers: Int = 0, hostAddresses: [HostAddressEntry] = [], state: String? = "ok", drivers: [DriverEntry] = [],
-            diagnostics: Diagnostics? = Diagnostics(switchSpans: [])
+            diagnostics: Diagnostics? = Diagnostics(switchSpans: []), calls: CallRoutingOutcome? = nil
         ) {
             self.mode = OpenEnum(mode)
             self.remote = remote
@@ -44,6 +46,7 @@ extension ControlWire {
             self.state = state
             self.drivers = drivers
             self.diagnostics = diagnostics
+            self.calls = calls
         }
 
         /// The state line for `stateProblem`: `ok`, or `not saved (REASON)`.
@@ -62,6 +65,7 @@ extension ControlWire {
             .nullable("session-manager", \.sessionManager, "the session manager's name (`WirePlumber`); null in standalone mode"),
             .nullable("session-manager-version", \.sessionManagerVersion, "its version as its client publishes it (WirePlumber 0.5 and later)"),
             .nullable("decision", \.decision, "the latest decision as `earshot eval --format json` prints it; null before the first"),
+            .nullable("calls", \.calls, "since 0.4: calls (§8 `bluetooth-microphone = \"calls\"`) of the latest decision: `source` (the Bluetooth microphone they record from), `streams` (pointed there now), `moves` (that decision's); null when there are none, and from an older daemon"),
             .field("subscribers", \.subscribers, "clients subscribed to events now"),
             .field("host-addresses", \.hostAddresses, "this host's Bluetooth addresses in use, each with `from`"),
             .nullable("state", \.state, "`ok`, or `not saved (REASON)` while registrations and history cannot be saved"),

@@ -50,6 +50,7 @@ public enum StatusText {
                     head += " (\(text(reason)), previous: \(text(input["previous"], none: "(none)")))"
                 }
                 lines.append(head)
+                lines += callLines(status.calls)
                 lines.append(text(input["summary"]))
                 if let recorded = record?.input {
                     lines += DecisionText.explanationLines(
@@ -59,6 +60,17 @@ public enum StatusText {
         }
         // Node names, port labels, driver names and messages are any client's: escaped.
         return TerminalText.lines(lines)
+    }
+
+    /// Where calls record from (§8), aligned under `default source:`, and each stream pointed
+    /// there; nothing while calls have no microphone of their own.
+    static func callLines(_ calls: CallRoutingOutcome?) -> [String] {
+        guard let calls, let source = calls.source else { return [] }
+        let indent = String(repeating: " ", count: "default source: ".count)
+        return ["calls:" + indent.dropFirst("calls:".count) + ControlWire.callSourceText(source)]
+            + calls.streams.map { stream in
+                indent + ControlWire.streamLabel(stream: UInt64(stream.stream), application: stream.application, role: stream.role) + ": \(stream.why)"
+            }
     }
 
     /// `AA:BB:CC:DD:EE:FF aap (AirPods Pro) connected, battery left 80% right 75% case 50%, 12 packets`

@@ -50,7 +50,8 @@ enum ControlText {
     }
 
     /// One line per event: route changes as `at reason previous -> current accessory`, host
-    /// addresses as `at host addresses A (config), B (bluez hci0)  added B`. Node names, ports
+    /// addresses as `at host addresses A (config), B (bluez hci0)  added B`, a call's stream as
+    /// `at stream #401 App (Communication) -> bluez_input.… (call)`. Node names, ports
     /// and the rest are any client's: the line is escaped (TerminalText), so it stays one line.
     static func event(_ event: ControlWire.Event) -> String {
         TerminalText.escape(line(event))
@@ -82,6 +83,8 @@ enum ControlText {
             if !change.added.isEmpty { line += "  added \(change.added.joined(separator: ", "))" }
             if !change.removed.isEmpty { line += "  removed \(change.removed.joined(separator: ", "))" }
             return line
+        case .streamMoved(let move): return "\(time(move.at))  \(move.sentence)"
+        case .callSource(let change): return "\(time(change.at))  \(change.sentence)"
         case .other(let name, let json):
             let at: String = if case .integer(let milliseconds)? = json["at"] { time(milliseconds) } else { json["at"]?.propertyText ?? "none" }
             return "\(at)  \(name)  \(json.canonicalText)"

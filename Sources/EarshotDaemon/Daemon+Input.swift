@@ -169,6 +169,9 @@ extension Daemon {
             events.publish(.routeChange(change))
             turn.routeChanged = true
         }
+        let callEvents = decisions.callEvents(of: decision, wallClock: wallClock)
+        DecisionLog.log(callEvents: callEvents, to: logger)
+        for event in callEvents { events.publish(event) }
         let cues = playback.cues(for: decision, after: previous, config: engine.config.playback)
         guard !cues.isEmpty else { return }
         for paused in await playback.pause(for: cues, at: decision.at, graph: engine.graph, config: engine.config.playback, wallClock: wallClock) {

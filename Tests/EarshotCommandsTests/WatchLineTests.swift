@@ -60,6 +60,24 @@ struct WatchTypedLineTests {
         #expect(ControlText.event(unknown) == #"2025-11-22T08:26:40.200Z  battery  {"at":1763800000200,"event":"battery","level":40}"#)
     }
 
+    @Test("stream-moved: the stream, where it goes and why; call-source: where calls record from")
+    func calls() {
+        let loopback = "bluez_input.AC:80:0A:CA:97:12"
+        func moved(_ kind: StreamMove.Kind, application: String? = "Some Softphone", role: String? = "Communication", from: String?, to: String?) -> String {
+            ControlText.event(.streamMoved(ControlWire.StreamMovedEvent(
+                at: 1_763_800_000_200, move: StreamMove(kind: kind, stream: 401, serial: 1401, application: application, role: role, from: from, to: to))))
+        }
+        #expect(moved(.call, from: nil, to: loopback) == "2025-11-22T08:26:40.200Z  stream #401 Some Softphone (Communication) -> \(loopback) (call)")
+        #expect(moved(.back, from: loopback, to: nil) == "2025-11-22T08:26:40.200Z  stream #401 Some Softphone (Communication) -> default source (back)")
+        #expect(moved(.staleTarget, application: "Chromium input", role: nil, from: loopback, to: nil)
+            == "2025-11-22T08:26:40.200Z  stream #401 Chromium input -> default source (stale-target)")
+        #expect(moved(.call, application: nil, role: nil, from: nil, to: "evil\u{1B}[2J") == #"2025-11-22T08:26:40.200Z  stream #401 -> evil\u{1B}[2J (call)"#)
+        let on = ControlText.event(.callSource(ControlWire.CallSourceEvent(at: 1_763_800_000_200, previous: nil, current: loopback)))
+        #expect(on == "2025-11-22T08:26:40.200Z  calls default source -> \(loopback) (keeps A2DP: calls only)")
+        let off = ControlText.event(.callSource(ControlWire.CallSourceEvent(at: 1_763_800_000_200, previous: loopback, current: nil)))
+        #expect(off == "2025-11-22T08:26:40.200Z  calls \(loopback) -> default source")
+    }
+
     @Test("names with ESC, BEL, line breaks or bidi overrides (any client's) are escaped: one line per event, the same line otherwise")
     func hostileNames() {
         let route = ControlWire.Event.routeChange(ControlWire.RouteChangeEvent(

@@ -82,7 +82,7 @@ struct ControlMessageTests {
         let host = HostAddress(BluetoothAddress("11:22:33:44:55:66")!, from: [.bluez(adapter: "hci0")])
         let before = ControlWire.Status(mode: .cooperative, remote: "pipewire-0", connected: true, sessionManager: "WirePlumber", sessionManagerVersion: "0.5.8", decision: nil, hostAddresses: [ControlWire.HostAddressEntry(host)])
         #expect(Self.line(ControlWire.success(id: .integer(7), ControlWire.StatusResult(before)))
-            == #"{"id":7,"ok":true,"status":{"connected":true,"decision":null,"diagnostics":{"switch-spans":[]},"drivers":[],"host-addresses":[{"address":"11:22:33:44:55:66","from":["bluez hci0"]}],"mode":"cooperative","remote":"pipewire-0","session-manager":"WirePlumber","session-manager-version":"0.5.8","state":"ok","subscribers":0}}"#)
+            == #"{"id":7,"ok":true,"status":{"calls":null,"connected":true,"decision":null,"diagnostics":{"switch-spans":[]},"drivers":[],"host-addresses":[{"address":"11:22:33:44:55:66","from":["bluez hci0"]}],"mode":"cooperative","remote":"pipewire-0","session-manager":"WirePlumber","session-manager-version":"0.5.8","state":"ok","subscribers":0}}"#)
 
         var engine = PolicyEngine(graph: Self.graph(), config: PolicyConfig())
         let decision = engine.handle(.start, at: 5120).decision
@@ -95,6 +95,15 @@ struct ControlMessageTests {
         #expect(read.sessionManager == nil && read.mode == ApplyMode.standalone)
         // Written again by a client (`status --json`), it is the line it read.
         #expect(ControlWire.text(read) == ControlWire.text(after))
+
+        // Since 0.4: calls (§8), written under their keys and read back as written.
+        let calls = #"{"moves":[{"application":"Some Softphone","from":null,"kind":"call","role":"Communication","serial":1401,"stream":401,"to":"bluez_input.AC:80:0A:CA:97:12"}],"source":"bluez_input.AC:80:0A:CA:97:12","streams":[{"application":"Some Softphone","role":"Communication","serial":1401,"source":"bluez_input.AC:80:0A:CA:97:12","stream":401,"why":"media.role = Communication"}]}"#
+        var calling = after
+        calling.calls = try JSONDecoder().decode(CallRoutingOutcome.self, from: Data(calls.utf8))
+        #expect(calling.calls?.streams.first?.stream == 401 && calling.calls?.moves.first?.kind == .call)
+        let callLine = Self.line(ControlWire.StatusResult(calling))
+        #expect(callLine.contains(#""calls":\#(calls),"#))
+        #expect(try JSONDecoder().decode(ControlWire.StatusResult.self, from: Data(callLine.utf8)).status.calls == calling.calls)
     }
 
     static func graph() -> Graph {

@@ -43,10 +43,11 @@ struct DBusPropertiesTests {
         #expect(EarshotBusProperty.connected.value(in: status) == .boolean(true))
         #expect(EarshotBusProperty.hostAddresses.value(in: status) == .strings(["11:22:33:44:55:66 (bluez hci0)"]))
         #expect(EarshotBusProperty.defaultSource.value(in: status) == .string(""))
-        #expect(EarshotBusProperty.all(in: status).dictionary?.count == 5)
+        #expect(EarshotBusProperty.callSource.value(in: status) == .string(""))
+        #expect(EarshotBusProperty.all(in: status).dictionary?.count == 6)
     }
 
-    @Test("a route change signals DefaultSink, a host-address change HostAddresses; exactly the properties the XML says are signalled")
+    @Test("a route change signals DefaultSink, a host-address change HostAddresses, a call-source change CallSource; exactly the properties the XML says are signalled")
     func changedSignals() throws {
         let route = ControlWire.RouteChangeEvent(at: 1, reason: .placementChanged, previous: "alsa_output.pci", current: "bluez_output.AA_BB_CC_DD_EE_FF.1", accessory: nil, summary: "")
         let routed = try #require(EarshotBusProperty.changedSignal(for: .routeChange(route)))
@@ -68,7 +69,10 @@ struct DBusPropertiesTests {
         let hosts = try #require(EarshotBusProperty.changedSignal(for: .hostAddresses(plugged)))
         #expect(hosts[1] == .properties(["HostAddresses": .strings(["11:22:33:44:55:66 (bluez hci0)"])]))
 
-        let signalled = Set([routed, microphone, hosts].flatMap { $0[1].dictionary?.keys.map { $0 } ?? [] })
+        let calls = try #require(EarshotBusProperty.changedSignal(for: .callSource(ControlWire.CallSourceEvent(at: 1, previous: nil, current: "bluez_input.AA:BB:CC:DD:EE:FF"))))
+        #expect(calls[1] == .properties(["CallSource": .string("bluez_input.AA:BB:CC:DD:EE:FF")]))
+
+        let signalled = Set([routed, microphone, hosts, calls].flatMap { $0[1].dictionary?.keys.map { $0 } ?? [] })
         #expect(signalled == Set(Self.declared().filter(\.value.signalled).keys))
     }
 }

@@ -64,13 +64,17 @@ enum EarshotBusIntrospection {
     </method>
 
     <!-- Read-only properties (org.freedesktop.DBus.Properties), from the same status as Status.
-         DefaultSink and HostAddresses are signalled with PropertiesChanged; Mode and Connected
-         are not (the daemon has no event for them): read them when you need them. -->
+         DefaultSink, DefaultSource, CallSource and HostAddresses are signalled with
+         PropertiesChanged; Mode and Connected are not (the daemon has no event for them): read
+         them when you need them. -->
     <property name="DefaultSink" type="s" access="read">
       <annotation name="org.gtk.GDBus.DocString" value="The node.name of the output Earshot chose (the current decision's default); empty before the first decision or when no sink is eligible. PropertiesChanged is sent with each RouteChanged."/>
     </property>
     <property name="DefaultSource" type="s" access="read">
       <annotation name="org.gtk.GDBus.DocString" value="The node.name of the microphone Earshot chose (the current decision's default source, docs/policy.md §8); empty before the first decision, when no source is eligible, or with [input] follow = never. PropertiesChanged is sent with each InputRouteChanged."/>
+    </property>
+    <property name="CallSource" type="s" access="read">
+      <annotation name="org.gtk.GDBus.DocString" value="The node.name of the microphone calls record from: the worn Bluetooth headset's, kept out of the default source so its music keeps A2DP ([input] bluetooth-microphone = calls, docs/policy.md §8); empty when calls record from the default source as any recording. PropertiesChanged is sent when it changes, before the StreamMoved signals of the same decision."/>
     </property>
     <property name="Mode" type="s" access="read">
       <annotation name="org.gtk.GDBus.DocString" value="How decisions are applied: cooperative (a session manager such as WirePlumber runs), standalone (none runs: Earshot links the streams), disconnected (not connected to PipeWire). Not signalled."/>
@@ -143,6 +147,18 @@ enum EarshotBusIntrospection {
       <arg name="addresses" type="as"/>
       <arg name="added" type="as"/>
       <arg name="removed" type="as"/>
+      <arg name="at" type="x"/>
+    </signal>
+
+    <signal name="StreamMoved">
+      <annotation name="org.gtk.GDBus.DocString" value="Earshot moved a capture stream ([input] bluetooth-microphone = calls, docs/policy.md §8). kind: call (pointed at the worn headset's microphone, kept out of the default source so music keeps A2DP), back (back to the default source), stale-target (a target restored from an earlier call, removed). stream, serial: its node id and object.serial (0: unknown). application, role: its application.name and media.role. from, to: the sources' node.names; empty: the default source. at: milliseconds since the Unix epoch."/>
+      <arg name="kind" type="s"/>
+      <arg name="stream" type="t"/>
+      <arg name="serial" type="t"/>
+      <arg name="application" type="s"/>
+      <arg name="role" type="s"/>
+      <arg name="from" type="s"/>
+      <arg name="to" type="s"/>
       <arg name="at" type="x"/>
     </signal>
   </interface>

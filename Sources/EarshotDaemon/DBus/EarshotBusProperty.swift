@@ -10,6 +10,9 @@ enum EarshotBusProperty: String, CaseIterable, Sendable {
     /// The default source Earshot chose (§8); empty when none, or when the input is not
     /// followed.
     case defaultSource = "DefaultSource"
+    /// The worn headset's microphone calls record from (§8 `bluetooth-microphone = "calls"`);
+    /// empty when calls record from the default source.
+    case callSource = "CallSource"
     case mode = "Mode"
     case connected = "Connected"
     case hostAddresses = "HostAddresses"
@@ -19,6 +22,7 @@ enum EarshotBusProperty: String, CaseIterable, Sendable {
         switch self {
         case .defaultSink: .string(status.decisionRecord?.default ?? "")
         case .defaultSource: .string(status.decisionRecord?.defaultSource ?? "")
+        case .callSource: .string(status.calls?.source ?? "")
         case .mode: .string(status.mode.rawValue)
         case .connected: .boolean(status.connected)
         case .hostAddresses: .strings(status.hostAddresses.map(\.description))
@@ -31,7 +35,7 @@ enum EarshotBusProperty: String, CaseIterable, Sendable {
     }
 
     /// The arguments of the PropertiesChanged an event implies (interface, changed, invalidated),
-    /// or nil. Only DefaultSink, DefaultSource and HostAddresses have events; a mode or connection change has
+    /// or nil. Only DefaultSink, DefaultSource, CallSource and HostAddresses have events; a mode or connection change has
     /// none, so Mode and Connected are declared with EmitsChangedSignal "false" in the XML
     /// rather than signalled some of the time.
     static func changedSignal(for event: ControlWire.Event) -> [DBusValue]? {
@@ -40,7 +44,8 @@ enum EarshotBusProperty: String, CaseIterable, Sendable {
         case .routeChange(let change):
             changed = [(change.direction == .input ? defaultSource : defaultSink).rawValue: .string(change.current ?? "")]
         case .hostAddresses(let change): changed = [hostAddresses.rawValue: .strings(change.addresses.map(\.description))]
-        case .accessory, .playback, .other: return nil
+        case .callSource(let change): changed = [callSource.rawValue: .string(change.current ?? "")]
+        case .accessory, .playback, .streamMoved, .other: return nil
         }
         return [.string(EarshotBusService.interface), .properties(changed), .strings([])]
     }

@@ -60,6 +60,8 @@ enum EarshotBusPropertyRead: Sendable {
             "DefaultSink is read-only: choose the output in your sound settings (or wpctl set-default) and Earshot follows it"
         case .defaultSource:
             "DefaultSource is read-only: choose the microphone in your sound settings (or wpctl set-default) and Earshot follows it"
+        case .callSource:
+            "CallSource is read-only: it is the worn headset's microphone while [input] bluetooth-microphone = \"calls\" keeps it for calls (docs/policy.md §8)"
         case .hostAddresses:
             "HostAddresses is read-only: set host-addresses in the config, or let BlueZ report the adapters"
         case .mode:

@@ -30,6 +30,15 @@ struct EarshotBusArgument<Record: WireRecord>: Sendable {
         return Self(name: name, signature: inner.type.dbus, keys: [outer.key, inner.key], doc: "`\(outer.key)`'s `\(inner.key)`: \(inner.doc)", custom: nil)
     }
 
+    /// Every field of a record written beside the event's own (`stream-moved`'s move), in its
+    /// declared order, each named as its JSON key is.
+    static func fields<Nested: WireRecord>(inline path: KeyPath<Record, Nested> & Sendable) -> [Self] {
+        guard declaration(path, in: Record.self).absent == .inline else { preconditionFailure("\(path) is not inlined in \(Record.self)") }
+        return Nested.docRows.map { row in
+            Self(name: row.key.replacingDashes, signature: row.type.dbus, keys: [row.key], doc: row.doc, custom: nil)
+        }
+    }
+
     /// The field at `path` in a form of the service's own (`signature`, made by `value`).
     static func field(_ path: PartialKeyPath<Record> & Sendable, signature: String, _ value: @escaping @Sendable (Record) -> DBusValue) -> Self {
         let field = declaration(path, in: Record.self)

@@ -4,7 +4,7 @@ import SystemBridge
 
 /// Every signal of `org.earshot.Earshot1`, in the order of the introspection XML: the event
 /// each carries and which of its fields, in order. RouteChanged keeps its 0.2 arguments; the
-/// ports follow in RoutePortChanged; the input has its own (§8).
+/// ports follow in RoutePortChanged; the input has its own (§8), and so do calls' streams.
 enum EarshotBusSignals {
     typealias Route = ControlWire.RouteChangeEvent
 
@@ -47,12 +47,19 @@ enum EarshotBusSignals {
             .field(\.addresses, signature: "as") { .strings($0.addresses.map(\.description)) }, .field(\.added), .field(\.removed), .field(\.at),
         ])
 
+    /// A call's stream moved (§8): the socket's `stream-moved`, with none as `""` (0 for an
+    /// unknown serial).
+    static let streamMoved = EarshotBusSignal<ControlWire.StreamMovedEvent>(
+        name: "StreamMoved", since: "0.4",
+        doc: "Earshot moved a capture stream ([input] bluetooth-microphone = calls, docs/policy.md §8). kind: call (pointed at the worn headset's microphone, kept out of the default source so music keeps A2DP), back (back to the default source), stale-target (a target restored from an earlier call, removed). stream, serial: its node id and object.serial (0: unknown). application, role: its application.name and media.role. from, to: the sources' node.names; empty: the default source. at: milliseconds since the Unix epoch.",
+        arguments: EarshotBusArgument.fields(inline: \.move) + [.field(\.at)])
+
     /// The signals' elements of the XML, in its order.
     static var xml: [(name: String, xml: String)] {
         [
             (routeChanged.name, routeChanged.xml), (routePortChanged.name, routePortChanged.xml), (inputRouteChanged.name, inputRouteChanged.xml),
             (accessoryChanged.name, accessoryChanged.xml), (playbackChanged.name, playbackChanged.xml),
-            (hostAddressesChanged.name, hostAddressesChanged.xml),
+            (hostAddressesChanged.name, hostAddressesChanged.xml), (streamMoved.name, streamMoved.xml),
         ]
     }
 
@@ -60,7 +67,7 @@ enum EarshotBusSignals {
     static var markdownTable: String {
         let rows = [
             routeChanged.summaryRow, routePortChanged.summaryRow, inputRouteChanged.summaryRow, accessoryChanged.summaryRow,
-            playbackChanged.summaryRow, hostAddressesChanged.summaryRow,
+            playbackChanged.summaryRow, hostAddressesChanged.summaryRow, streamMoved.summaryRow,
         ]
         return (["| signal | arguments |", "|---|---|"] + rows).joined(separator: "\n") + "\n"
     }
@@ -80,7 +87,9 @@ enum EarshotBusSignals {
         case .accessory(let change): return [(accessoryChanged.name, accessoryChanged.arguments(for: change))]
         case .playback(let change): return [(playbackChanged.name, playbackChanged.arguments(for: change))]
         case .hostAddresses(let change): return [(hostAddressesChanged.name, hostAddressesChanged.arguments(for: change))]
-        case .other: return []
+        case .streamMoved(let move): return [(streamMoved.name, streamMoved.arguments(for: move))]
+        // Told by PropertiesChanged of CallSource alone.
+        case .callSource, .other: return []
         }
     }
 }

@@ -53,12 +53,15 @@ enum EarshotBusValues {
     }
 
     /// A field's JSON value as the D-Bus argument of `signature`: none is `""` (an empty
-    /// `a{sv}` for an object).
+    /// `a{sv}` for an object, 0 for an unsigned number).
     static func value(_ json: JSONValue, signature: String) -> DBusValue {
         switch (signature, json) {
         case ("s", .null): .string("")
         case ("a{sv}", .null): .properties([:])
         case ("as", .null): .strings([])
+        // Unsigned: a node id or a serial; none is 0.
+        case ("t", .integer(let number)): .uint64(UInt64(clamping: number))
+        case ("t", .null): .uint64(0)
         default: value(json)
         }
     }

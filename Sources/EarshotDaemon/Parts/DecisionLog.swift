@@ -46,6 +46,29 @@ struct DecisionLog {
     /// The latest change of the default source, for `status`.
     private(set) var lastInputChange: SourceDecision?
 
+    /// Where calls recorded from as last told (§8): a decision that changes it tells again.
+    private(set) var callSource: String?
+
+    /// The events of a decision's calls (§8), after its route changes: `call-source` when where
+    /// calls record from changed, then a `stream-moved` per move.
+    mutating func callEvents(of decision: Decision, wallClock: Int64) -> [ControlWire.Event] {
+        var events: [ControlWire.Event] = []
+        let source = decision.calls?.source
+        if source != callSource {
+            events.append(.callSource(ControlWire.CallSourceEvent(at: wallClock, previous: callSource, current: source)))
+            callSource = source
+        }
+        for move in decision.calls?.moves ?? [] {
+            events.append(.streamMoved(ControlWire.StreamMovedEvent(at: wallClock, move: move)))
+        }
+        return events
+    }
+
+    /// The calls `status` reports: nil when there are none.
+    var callsForStatus: CallRoutingOutcome? {
+        forStatus?.calls.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
     private mutating func remember(_ entry: PersistedState.HistoryEntry) {
         history.append(entry)
         if history.count > PersistedState.historyLimit { history.removeFirst(history.count - PersistedState.historyLimit) }
@@ -69,6 +92,17 @@ struct DecisionLog {
             decision?.input?.previous = change.previous
         }
         return decision
+    }
+
+    /// Logs the events of a decision's calls, as `earshot watch` prints them.
+    static func log(callEvents: [ControlWire.Event], to logger: Logger) {
+        for event in callEvents {
+            switch event {
+            case .streamMoved(let move): logger.info("\(TerminalText.escape("call \(move.sentence)"))")
+            case .callSource(let change): logger.info("\(TerminalText.escape(change.sentence))")
+            default: break
+            }
+        }
     }
 
     /// Logs a decision: every route change, and accessory/config/host decisions that kept it.

@@ -28,6 +28,10 @@ struct WireDocsTests {
         ("playback", ControlWire.PlaybackEvent.markdownTable),
         ("host-addresses", ControlWire.HostAddressesEvent.markdownTable),
         ("host-address", ControlWire.HostAddressEntry.markdownTable),
+        ("calls", CallRoutingOutcome.markdownTable),
+        ("call-stream", CallStream.markdownTable),
+        ("stream-moved", ControlWire.StreamMovedEvent.markdownTable),
+        ("call-source", ControlWire.CallSourceEvent.markdownTable),
     ]
 
     @Test("docs/control-protocol.md's field tables are the declarations'")
