@@ -61,6 +61,13 @@ struct CallsEndToEndTests {
             try daemon.place("on-head")
             let output = try await events.next("route-change")
             #expect(output["direction"] == .string("output") && output["current"] == .string(D.headphones))
+            // Where calls go, then each call moved, in the same decision.
+            let source = try await events.next("call-source")
+            #expect(source["current"] == .string(Self.headsetInput) && source["at"] == output["at"])
+            var moved: [JSONValue] = []
+            for _ in 0..<2 { moved.append(try await events.next("stream-moved")) }
+            #expect(Set(moved.compactMap { $0["stream"] }) == [.integer(Int64(callStream.id)), .integer(Int64(browser.id))], "\(moved)")
+            #expect(moved.allSatisfy { $0["kind"] == .string("call") && $0["to"] == .string(Self.headsetInput) && $0["from"] == .null })
             // The calls go to the headset's input; the recorder stays on the laptop's.
             try await Self.waitUntil(sandbox, [callStream.id, browser.id], recordFrom: Self.headsetInput)
             let graph = try await Self.waitUntil(sandbox, [recorder.id], recordFrom: Self.laptopMicrophone)
@@ -76,6 +83,8 @@ struct CallsEndToEndTests {
             #expect(status["decision"]?["default-source"] == .string(Self.laptopMicrophone))
             let explained = try daemon.earshot("status", "--explain").output
             #expect(explained.contains("keeps A2DP: calls only"), "\(explained)")
+            #expect(status["calls"]?["source"] == .string(Self.headsetInput), "\(status)")
+            #expect(status["calls"]?["streams"].map { "\($0)" }?.contains("Chromium input") == true, "\(status)")
 
             // Off: the calls come back to the default source, and no target is left behind.
             try daemon.place("off-head")
