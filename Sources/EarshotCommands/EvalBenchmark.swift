@@ -16,12 +16,31 @@ enum EvalBenchmark {
         var scorings: Int
     }
 
-    static func run(sinks: Int, events: Int, runs: Int, noise: Int = 0) -> CommandOutcome {
+    /// - Parameter calls: with more than 0, the graph also has that many capture streams (half of
+    /// them calls), a laptop microphone and every headset's A2DP-time input, and the workload
+    /// is measured twice side by side, with `bluetooth-microphone = "always"` (no call routing)
+    /// and `"calls"` (§8), and the ratio is printed: what routing calls costs a decision.
+    static func run(sinks: Int, events: Int, runs: Int, noise: Int = 0, calls: Int = 0) -> CommandOutcome {
+        guard calls > 0 else { return CommandOutcome(standardOutput: runOne(sinks: sinks, events: events, runs: runs, noise: noise).standardOutput) }
+        let always = runOne(sinks: sinks, events: events, runs: runs, noise: noise, calls: calls, rule: .always)
+        let routed = runOne(sinks: sinks, events: events, runs: runs, noise: noise, calls: calls, rule: .calls)
+        var text = always.standardOutput + routed.standardOutput
+        if let a = always.perEvent, let b = routed.perEvent {
+            text += "bluetooth-microphone \"calls\" / \"always\": \(Fixed.text(b / a, 2))× the time per event\n"
+        }
+        return CommandOutcome(standardOutput: text)
+    }
+
+    private static func runOne(
+        sinks: Int, events: Int, runs: Int, noise: Int, calls: Int = 0, rule: BluetoothMicrophone = .calls
+    ) -> (standardOutput: String, perEvent: Double?) {
         let mix = noise > 0 ? " (\(noise) port/link events after each other input)" : ""
-        var lines = ["eval bench: \(sinks) sinks, \(events) events\(mix), median of \(max(1, runs)) runs"]
+        let streams = calls > 0 ? ", \(calls) capture streams (half of them calls), bluetooth-microphone \"\(rule.rawValue)\"" : ""
+        var lines = ["eval bench: \(sinks) sinks\(streams), \(events) events\(mix), median of \(max(1, runs)) runs"]
         var full: Measurement?
         for fraction in [4, 2, 1] {
-            let workload = BenchmarkWorkload(sinks: sinks, events: max(1, events / fraction), noise: noise)
+            var workload = BenchmarkWorkload(sinks: sinks, events: max(1, events / fraction), noise: noise, captureStreams: calls)
+            workload.config.input.bluetoothMicrophone = rule
             let measurements = (0..<max(1, runs)).map { _ in measure(workload) }.sorted { $0.seconds < $1.seconds }
             let median = measurements[measurements.count / 2]
             lines.append(
@@ -34,7 +53,7 @@ enum EvalBenchmark {
             lines.append("decisions/s: \(Fixed.text(Double(full.decisions) / full.seconds, 0))")
             lines.append("sink-scorings/s: \(Fixed.text(Double(full.scorings) / full.seconds, 0))")
         }
-        return CommandOutcome(standardOutput: lines.joined(separator: "\n") + "\n")
+        return (lines.joined(separator: "\n") + "\n", full.map { $0.seconds / Double($0.events) })
     }
 
     private static func measure(_ workload: BenchmarkWorkload) -> Measurement {

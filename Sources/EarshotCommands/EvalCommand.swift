@@ -75,6 +75,9 @@ struct EvalCommand: ParsableCommand {
     @Option(name: .customLong("bench-noise"), help: .hidden)
     var benchNoise = 0
 
+    @Option(name: .customLong("bench-calls"), help: .hidden)
+    var benchCalls = 0
+
     @Option(name: .customLong("bench-write-graph"), parsing: .upToNextOption, help: .hidden)
     var benchWriteGraph: [String] = []
 
@@ -95,7 +98,7 @@ struct EvalCommand: ParsableCommand {
 
     func run() throws {
         if let benchEvents {
-            try EvalBenchmark.run(sinks: benchSinks, events: benchEvents, runs: benchRuns, noise: benchNoise).emit()
+            try EvalBenchmark.run(sinks: benchSinks, events: benchEvents, runs: benchRuns, noise: benchNoise, calls: benchCalls).emit()
             return
         }
         if benchWriteGraph.count == 2, let sinks = Int(benchWriteGraph[0]) {

@@ -10,9 +10,13 @@ public struct BenchmarkWorkload: Sendable {
     public var hostAddresses: [BluetoothAddress]
     public var inputs: [TimedInput]
 
-    /// - Parameter noise: port and link events (as a stream being relinked makes) after each
-    ///   other input; they count as events. None by default.
-    public init(sinks sinkCount: Int, events eventCount: Int, noise: Int = 0, seed: UInt64 = 0x5eed) {
+    /// - Parameters:
+    ///   - noise: port and link events (as a stream being relinked makes) after each other
+    ///     input; they count as events. None by default.
+    ///   - captureStreams: capture streams recording throughout, every other one a call (§8),
+    ///     with a laptop microphone and each Bluetooth accessory's A2DP-time input
+    ///     (`bluez5.loopback`): every decision then routes calls. None by default.
+    public init(sinks sinkCount: Int, events eventCount: Int, noise: Int = 0, captureStreams: Int = 0, seed: UInt64 = 0x5eed) {
         var random = SplitMix64(seed: seed)
         var graph = Graph()
         var accessories: [AccessoryIdentity] = []
@@ -36,6 +40,28 @@ public struct BenchmarkWorkload: Sendable {
             let node = Node(id: id, state: .suspended, props: props)
             nodes.append(node)
             graph.apply(.node(node))
+        }
+        if captureStreams > 0 {
+            graph.apply(.node(Node(id: 90, state: .suspended, props: [
+                "media.class": "Audio/Source", "node.name": "alsa_input.pci-bench.analog-stereo", "device.form-factor": "internal",
+                "device.bus": "pci", "object.serial": "9000",
+            ])))
+            for (index, identity) in accessories.enumerated() {
+                guard case .address(let address) = identity else { continue }
+                graph.apply(.node(Node(id: ObjectID(500_000 + index), state: .suspended, props: [
+                    "media.class": "Audio/Source", "node.name": "bluez_input.\(address.description)", "api.bluez5.address": address.description,
+                    "bluez5.loopback": "true", "device.form-factor": "headset", "object.serial": String(500_000 + index),
+                ])))
+            }
+            for index in 0..<captureStreams {
+                let props: Properties = index % 2 == 0
+                    ? ["application.name": "WEBRTC VoiceEngine", "media.role": "Communication"] : ["application.name": "pw-record", "media.role": "Music"]
+                var all = props
+                all["media.class"] = "Stream/Input/Audio"
+                all["node.name"] = "capture-\(index)"
+                all["object.serial"] = String(600_000 + index)
+                graph.apply(.node(Node(id: ObjectID(600_000 + index), state: .running, props: all, inputPorts: 1, outputPorts: 0)))
+            }
         }
         var metadata = Metadata(id: 30, props: ["metadata.name": "default"])
         metadata.set(subject: 0, key: Graph.configuredSinkKey, type: "Spa:String:JSON", value: #"{"name":"\#(nodes[3].name ?? "")"}"#)

@@ -171,27 +171,59 @@ struct CallRouting: Sendable, Hashable {
 
     /// What a decision reads of each capture stream, by node id: a change of it decides again.
     private var seen: [ObjectID: StreamSignature] = [:]
+    /// The capture streams that are calls: a decision looks at these, the pointed and the
+    /// targeted ones, never at every stream.
+    private var callIDs: Set<ObjectID> = []
+    /// Whether `seen` and `callIDs` describe the graph (false after the config or the whole
+    /// graph was replaced: the next decision reads every capture stream once).
+    private var scanned = false
 
+    /// What calls read of a capture stream, read once per change of it.
     struct StreamSignature: Sendable, Hashable {
         var serial: UInt64?
-        var isCall: Bool
+        /// Why it is a call; nil when it is none.
+        var callReason: String?
         var choosesItsOwnSource: Bool
+        var application: String?
+        var role: String?
+        var isCall: Bool { callReason != nil }
     }
 
+    /// The streams and the call list must be read afresh (the config or the whole graph changed).
+    mutating func invalidate() { scanned = false }
+
+    /// Reads every capture stream once, when the last reading is stale.
+    mutating func scan(_ graph: Graph, config: InputConfig) {
+        guard !scanned else { return }
+        seen = [:]
+        callIDs = []
+        for stream in graph.captureStreams { _ = note(stream, config: config) }
+        scanned = true
+    }
+
+    /// Whether a capture stream that is a call records now.
+    var anyCall: Bool { !callIDs.isEmpty }
+
     /// Notes a capture stream's properties; true when calls must be decided again (a new
-    /// stream, or one whose call-ness changed). Without `routing`, only a stream Earshot
-    /// points matters.
+    /// stream, or one whose call-ness changed). Without `routing`, no stream matters.
     mutating func noteStream(_ node: Node, routing: Bool, config: InputConfig) -> Bool {
-        guard routing else { return false }
+        guard scanned else { return routing }
+        return note(node, config: config) && routing
+    }
+
+    private mutating func note(_ node: Node, config: InputConfig) -> Bool {
         let signature = StreamSignature(
-            serial: node.serial, isCall: Self.callReason(of: node, config: config) != nil, choosesItsOwnSource: Self.choosesItsOwnSource(node))
+            serial: node.serial, callReason: Self.callReason(of: node, config: config), choosesItsOwnSource: Self.choosesItsOwnSource(node),
+            application: node.props["application.name"], role: node.props["media.role"])
         let before = seen.updateValue(signature, forKey: node.id)
+        if signature.isCall { callIDs.insert(node.id) } else { callIDs.remove(node.id) }
         return before != signature && (signature.isCall || before?.isCall == true || pointed[node.id] != nil)
     }
 
     /// A node went: true when it was a call or pointed (calls are decided again).
     mutating func forgetStream(_ id: ObjectID) -> Bool {
         let was = seen.removeValue(forKey: id)
+        callIDs.remove(id)
         return was?.isCall == true || pointed[id] != nil
     }
 
@@ -229,11 +261,6 @@ struct CallRouting: Sendable, Hashable {
         return nil
     }
 
-    /// Whether any capture stream of `graph` is a call.
-    static func anyCall(in graph: Graph, config: InputConfig) -> Bool {
-        graph.captureStreams.contains { callReason(of: $0, config: config) != nil }
-    }
-
     /// Keeps `heldForCalls` in step (§8): a Bluetooth device playing music while a call
     /// records is held (a switch to hands-free now is for the call); one playing music with no
     /// call is let go; a device that went is forgotten.
@@ -245,15 +272,27 @@ struct CallRouting: Sendable, Hashable {
     }
 
     /// Points every call at `callSource` and every other stream Earshot pointed back at the
-    /// default source. `callMicrophones`: the Bluetooth microphones kept for calls, worn or
-    /// not (a target naming one, on a stream Earshot did not point, was restored by the
-    /// session manager from an earlier call's).
-    mutating func decide(
-        graph: Graph, config: InputConfig, callSource: String?, callMicrophones: [(node: String, id: ObjectID)]
-    ) -> CallRoutingOutcome {
+    /// default source. `isCallMicrophone`: whether a node name is a Bluetooth microphone kept
+    /// for calls, worn or not (a target naming one, on a stream Earshot did not point, is an
+    /// earlier Earshot's). Reads the calls, the pointed streams and the streams with a target,
+    /// in id order; `scan` first.
+    mutating func decide(graph: Graph, config: InputConfig, callSource: String?, isCallMicrophone: (String) -> Bool) -> CallRoutingOutcome {
         var outcome = CallRoutingOutcome(source: callSource)
         let metadata = graph.defaultMetadata
-        let streams = graph.captureStreams
+        var ids = Array(callIDs)
+        ids.append(contentsOf: pointed.keys)
+        ids.append(contentsOf: releasing.keys)
+        if let metadata {
+            for key in metadata.entries.keys where key.subject != 0 && (key.key == "target.object" || key.key == "target.node") { ids.append(key.subject) }
+        }
+        ids.sort()
+        var streams: [Node] = []
+        streams.reserveCapacity(ids.count)
+        var last: ObjectID?
+        for id in ids where id != last {
+            last = id
+            if let node = graph.nodes[id], node.isCaptureStream { streams.append(node) }
+        }
         // Streams that went (or whose id now names another) are forgotten.
         if !pointed.isEmpty || !releasing.isEmpty {
             pointed = pointed.filter { id, entry in graph.nodes[id].map { $0.isCaptureStream && $0.serial == entry.serial } ?? false }
@@ -262,31 +301,32 @@ struct CallRouting: Sendable, Hashable {
             }
         }
         for stream in streams {
-            let reason = Self.callReason(of: stream, config: config)
+            let known = seen[stream.id]
+            let reason = known?.callReason
+            let ownSource = known?.choosesItsOwnSource ?? Self.choosesItsOwnSource(stream)
             let mine = pointed[stream.id]
-            guard reason != nil || mine != nil || metadata != nil else { continue }
             let target = Self.metadataTarget(of: stream.id, in: metadata)
             if let target, target.value != mine?.source, target.value != releasing[stream.id]?.source {
                 // A target Earshot did not write: the name of a Bluetooth input kept for calls is
                 // one an earlier Earshot wrote (a restart during a call; WirePlumber saves no
                 // name for the next stream); anything else is someone's choice (pavucontrol and
                 // WirePlumber's restore of it write serials and ids), which is theirs.
-                let restored = target.key == "target.object" ? callMicrophones.first { $0.node == target.value } : nil
+                let restored = target.key == "target.object" && isCallMicrophone(target.value) ? target.value : nil
                 guard let restored else {
                     if mine != nil { pointed[stream.id] = nil }
                     continue
                 }
-                if reason != nil, callSource == restored.node, !Self.choosesItsOwnSource(stream) {
-                    pointed[stream.id] = Pointed(serial: stream.serial, source: restored.node)
-                    outcome.streams.append(call(stream, reason: reason ?? "", source: restored.node))
+                if reason != nil, callSource == restored, !ownSource {
+                    pointed[stream.id] = Pointed(serial: stream.serial, source: restored)
+                    outcome.streams.append(call(stream, reason: reason ?? "", source: restored))
                 } else {
                     pointed[stream.id] = nil
                     releasing[stream.id] = Pointed(serial: stream.serial, source: target.value, key: target.key)
-                    outcome.moves.append(move(.staleTarget, stream, from: restored.node, to: nil))
+                    outcome.moves.append(move(.staleTarget, stream, from: restored, to: nil))
                 }
                 continue
             }
-            let desired = reason != nil && !Self.choosesItsOwnSource(stream) ? callSource : nil
+            let desired = reason != nil && !ownSource ? callSource : nil
             if desired != mine?.source {
                 if let desired {
                     pointed[stream.id] = Pointed(serial: stream.serial, source: desired)
@@ -304,14 +344,16 @@ struct CallRouting: Sendable, Hashable {
     }
 
     private func call(_ stream: Node, reason: String, source: String) -> CallStream {
-        CallStream(
-            stream: stream.id, serial: stream.serial, application: stream.props["application.name"], role: stream.props["media.role"],
-            why: reason, source: source)
+        let known = seen[stream.id]
+        return CallStream(
+            stream: stream.id, serial: stream.serial, application: known?.application ?? stream.props["application.name"],
+            role: known?.role ?? stream.props["media.role"], why: reason, source: source)
     }
 
     private func move(_ kind: StreamMove.Kind, _ stream: Node, from: String?, to: String?) -> StreamMove {
-        StreamMove(
-            kind: kind, stream: stream.id, serial: stream.serial, application: stream.props["application.name"],
-            role: stream.props["media.role"], from: from, to: to)
+        let known = seen[stream.id]
+        return StreamMove(
+            kind: kind, stream: stream.id, serial: stream.serial, application: known?.application ?? stream.props["application.name"],
+            role: known?.role ?? stream.props["media.role"], from: from, to: to)
     }
 }

@@ -158,6 +158,7 @@ extension PolicyEngine {
 
     mutating func replaceGraph(_ newGraph: Graph, at now: Milliseconds) -> Decision {
         graph = newGraph
+        calls.invalidate()
         var arrived: [Bool] = []
         let config = config
         forEachSide { side in

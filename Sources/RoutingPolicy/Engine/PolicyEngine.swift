@@ -193,6 +193,7 @@ public struct PolicyEngine: Sendable {
 
     private mutating func replaceConfig(_ newConfig: PolicyConfig, at now: Milliseconds) -> Decision {
         config = newConfig
+        calls.invalidate()
         refreshHostAddresses()
         let (graph, config) = (graph, config)
         forEachSide { side in
@@ -377,8 +378,9 @@ public struct PolicyEngine: Sendable {
         guard rule != .always else { return nil }
         guard rule == .calls else { return CallsOnlyInputs(rule: rule, handsFreeDevices: [], heldForCalls: []) }
         let (handsFree, music) = bluetoothProfiles()
+        calls.scan(graph, config: config.input)
         if !handsFree.isEmpty || !music.isEmpty || !calls.heldForCalls.isEmpty {
-            calls.noteProfiles(handsFree: handsFree, music: music, callRecording: CallRouting.anyCall(in: graph, config: config.input))
+            calls.noteProfiles(handsFree: handsFree, music: music, callRecording: calls.anyCall)
         }
         return CallsOnlyInputs(rule: rule, handsFreeDevices: handsFree, heldForCalls: calls.heldForCalls)
     }
@@ -417,14 +419,15 @@ public struct PolicyEngine: Sendable {
     }
 
     private mutating func routeCalls(callSource: String?) -> CallRoutingOutcome {
-        let held = calls.heldForCalls
-        let microphones = input.table.features.compactMap { node -> (node: String, id: ObjectID)? in
-            switch node.bluetooth {
-            case .profileSwitching?: return (node.name, node.id)
-            case .handsFree?: return node.deviceID.map(held.contains) == true ? (node.name, node.id) : nil
-            default: return nil
+        calls.scan(graph, config: config.input)
+        let (held, table) = (calls.heldForCalls, input.table)
+        return calls.decide(graph: graph, config: config.input, callSource: callSource) { name in
+            guard let slot = table.slot(named: name) else { return false }
+            switch table[slot].bluetooth {
+            case .profileSwitching?: return true
+            case .handsFree?: return table[slot].deviceID.map(held.contains) == true
+            default: return false
             }
         }
-        return calls.decide(graph: graph, config: config.input, callSource: callSource, callMicrophones: microphones)
     }
 }
