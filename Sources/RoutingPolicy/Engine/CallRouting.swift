@@ -286,21 +286,18 @@ struct CallRouting: Sendable, Hashable {
             for key in metadata.entries.keys where key.subject != 0 && (key.key == "target.object" || key.key == "target.node") { ids.append(key.subject) }
         }
         ids.sort()
-        var streams: [Node] = []
-        streams.reserveCapacity(ids.count)
+        let nodes = graph.nodes
         var last: ObjectID?
+        // Streams that went (or whose id now names another) are forgotten.
+        // (Checked before filtering: during a call this runs on every decision, and a filter
+        // always makes a new table.)
+        func live(_ id: ObjectID, _ entry: Pointed) -> Bool { graph.nodes[id].map { $0.isCaptureStream && $0.serial == entry.serial } ?? false }
+        func stillShown(_ id: ObjectID, _ entry: Pointed) -> Bool { live(id, entry) && metadata?[id, entry.key]?.value == entry.source }
+        if pointed.contains(where: { !live($0.key, $0.value) }) { pointed = pointed.filter { live($0.key, $0.value) } }
+        if releasing.contains(where: { !stillShown($0.key, $0.value) }) { releasing = releasing.filter { stillShown($0.key, $0.value) } }
         for id in ids where id != last {
             last = id
-            if let node = graph.nodes[id], node.isCaptureStream { streams.append(node) }
-        }
-        // Streams that went (or whose id now names another) are forgotten.
-        if !pointed.isEmpty || !releasing.isEmpty {
-            pointed = pointed.filter { id, entry in graph.nodes[id].map { $0.isCaptureStream && $0.serial == entry.serial } ?? false }
-            releasing = releasing.filter { id, entry in
-                graph.nodes[id].map { $0.isCaptureStream && $0.serial == entry.serial } ?? false && metadata?[id, entry.key]?.value == entry.source
-            }
-        }
-        for stream in streams {
+            guard let stream = nodes[id], stream.isCaptureStream else { continue }
             let known = seen[stream.id]
             let reason = known?.callReason
             let ownSource = known?.choosesItsOwnSource ?? Self.choosesItsOwnSource(stream)

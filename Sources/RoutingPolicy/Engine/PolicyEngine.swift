@@ -390,12 +390,12 @@ public struct PolicyEngine: Sendable {
     private func bluetoothProfiles() -> (handsFree: Set<ObjectID>, music: Set<ObjectID>) {
         var handsFree: Set<ObjectID> = []
         var music: Set<ObjectID> = []
-        for features in [output.table.features, input.table.features] {
-            for node in features {
-                guard let profile = node.bluetoothProfile, let device = node.deviceID else { continue }
-                if profile == .handsFree { handsFree.insert(device) } else { music.insert(device) }
-            }
+        func note(_ node: SinkFeatures) {
+            guard let profile = node.bluetoothProfile, let device = node.deviceID else { return }
+            if profile == .handsFree { handsFree.insert(device) } else { music.insert(device) }
         }
+        for node in output.table.features { note(node) }
+        for node in input.table.features { note(node) }
         return (handsFree, music)
     }
 
