@@ -145,4 +145,43 @@ struct CallsEndToEndTests {
             #expect(try Self.target(of: call.id, in: sandbox) == nil)
         }
     }
+
+    @Test("WirePlumber leaves during a call and comes back: standalone links the call from the headset and the recorder from the laptop; back cooperative, each records from one source only, the call still from the headset")
+    func sessionManagerHandOverDuringACall() async throws {
+        try await withSandbox(Self.options(true)) { sandbox in
+            let daemon = try D.start(in: sandbox)
+            try daemon.register(placement: "on-head")
+            let (_, recorder) = try await sandbox.startRecorder()
+            let (_, call) = try await sandbox.startRecorder(name: "softphone", mediaRole: "Communication")
+            do {
+                try await Self.waitUntil(sandbox, [call.id], recordFrom: Self.headsetInput)
+            } catch {
+                let graph = sandbox.observer.snapshot()
+                Issue.record("\(error): \(graph.linkedSources(of: call.id).map(\.name)) \(daemon.process.logTail(lines: 300).split(separator: "\n").filter { $0.contains("call") || $0.contains("input =") || $0.contains("mode") })")
+                throw error
+            }
+            try await Self.waitUntil(sandbox, [recorder.id], recordFrom: Self.laptopMicrophone)
+
+            try sandbox.killWirePlumber()
+            try await daemon.process.waitForLog(containing: "apply mode: standalone", timeout: .seconds(30))
+            try await Self.waitUntil(sandbox, [call.id], recordFrom: Self.headsetInput, timeout: .seconds(30))
+            try await Self.waitUntil(sandbox, [recorder.id], recordFrom: Self.laptopMicrophone, timeout: .seconds(30))
+
+            try sandbox.startWirePlumber()
+            try await daemon.process.waitForLog(containing: "apply mode: cooperative", timeout: .seconds(30))
+            // Settled: each stream records from one source, the one it should (waitUntil asks
+            // for exactly that source's links and no other).
+            try await Self.waitUntil(sandbox, [call.id], recordFrom: Self.headsetInput, timeout: .seconds(40))
+            try await Self.waitUntil(sandbox, [recorder.id], recordFrom: Self.laptopMicrophone, timeout: .seconds(40))
+            // The new session manager's metadata gets the call's target again (a fresh reading
+            // each time the graph changes: the observer may miss a metadata change).
+            let deadline = ContinuousClock.now + .seconds(30)
+            var target = try Self.target(of: call.id, in: sandbox)
+            while target != Self.headsetInput, ContinuousClock.now < deadline {
+                _ = try? await sandbox.observer.waitUntil("any change", timeout: .milliseconds(300)) { _ in false }
+                target = try Self.target(of: call.id, in: sandbox)
+            }
+            #expect(target == Self.headsetInput, "\((try? sandbox.run(["pw-metadata", "-n", "default"]).output) ?? "") \(daemon.process.logTail(lines: 400).split(separator: "\n").filter { $0.contains("call") || $0.contains("mode") || $0.contains("metadata") }.joined(separator: "\n"))")
+        }
+    }
 }
