@@ -87,6 +87,15 @@ struct RecordEndToEndTests {
             let daemon = try D.start(in: sandbox)
             defer { daemon.process.stop() }
             try daemon.register(placement: "off-head")
+            // The default source settled before the recording starts (its graph is the replay's
+            // start: one taken before WirePlumber or the daemon's write named the default source
+            // made the replay's first decision a change the daemon never made; run 57).
+            let laptopMicrophone = VirtualSource.internalMicrophone().name
+            _ = try await sandbox.observer.waitUntil("the default source named") { graph in
+                graph.configuredDefaultSourceName == laptopMicrophone
+                    || (graph.configuredDefaultSourceName == nil && graph.effectiveDefaultSourceName == laptopMicrophone)
+            }
+            try await daemon.process.waitForLog(containing: "connected to PipeWire")
             let events = try EventSubscription(socket: daemon.socketPath)
             let directory = sandbox.root.appendingPathComponent("recording").path
             let recorder = try sandbox.spawn("earshot-record", [daemon.binary, "record", "--output", directory, "--socket", daemon.socketPath])
