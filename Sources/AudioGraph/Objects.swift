@@ -23,6 +23,8 @@ public struct Node: Sendable, Hashable, Codable {
     public var inputPorts: Int?
     /// `n-output-ports`: the same for output ports; a source with none cannot give audio yet.
     public var outputPorts: Int?
+    /// TEMPORARY until the mute branch lands: the node's Props mute.
+    public var mute: Bool?
 
     public init(id: ObjectID, state: NodeState? = nil, props: Properties = [:], inputPorts: Int? = nil, outputPorts: Int? = nil) {
         self.id = id

@@ -134,18 +134,14 @@ extension ControlWire {
         ]
     }
 
-    /// `playback`: Earshot paused or resumed MPRIS players.
+    /// `playback`: Earshot paused or resumed MPRIS players, or held silent (muted) or gave back
+    /// playback streams no pause stopped (docs/policy.md §7).
     public struct PlaybackEvent: WireRecord, Hashable {
-        public enum Action: String, Sendable, Hashable, Codable { case paused, resumed }
-        /// Why: the worn accessory came off (after its grace), its sink disappeared, or it went
-        /// back on within the resume window; a jack on the default sink's port.
-        public enum Reason: String, Sendable, Hashable, Codable {
-            case accessoryRemoved = "accessory-removed"
-            case sinkRemoved = "sink-removed"
-            case accessoryReturned = "accessory-returned"
-            case portUnplugged = "port-unplugged"
-            case portPlugged = "port-plugged"
-        }
+        public enum Action: String, Sendable, Hashable, Codable { case paused, resumed, held, released }
+        /// Why: the worn accessory came off (after its grace), its sink disappeared, it plays
+        /// for another host, or it went back on; a jack on the default sink's port; the daemon
+        /// stopped, or gave back at start what a daemon before it held.
+        public typealias Reason = PlaybackReason
 
         public static let name = "playback"
         public var at: Int64
@@ -154,24 +150,58 @@ extension ControlWire {
         public var players: [String]
         public var sink: String?
         public var accessory: String?
+        /// How each player in `players` was found to play there: `pid`, `ancestor`, `flatpak`.
+        public var matches: [String: String]
+        /// The streams held or released.
+        public var streams: [PlaybackStream]
 
-        public init(at: Int64, action: Action, reason: Reason, players: [String], sink: String?, accessory: String?) {
+        public init(
+            at: Int64, action: Action, reason: Reason, players: [String], sink: String?, accessory: String?, matches: [String: String] = [:],
+            streams: [PlaybackStream] = []
+        ) {
             self.at = at
             self.action = OpenEnum(action)
             self.reason = OpenEnum(reason)
             self.players = players
             self.sink = sink
             self.accessory = accessory
+            self.matches = matches
+            self.streams = streams
         }
 
         public static let wireBlank = PlaybackEvent(at: 0, action: .paused, reason: .sinkRemoved, players: [], sink: nil, accessory: nil)
         public static let wireFields: [WireField<Self>] = [
-            .field("action", \.action, "`paused` or `resumed`"),
-            .field("reason", \.reason, "`accessory-removed`, `sink-removed`, `accessory-returned`, `port-unplugged`, `port-plugged`"),
-            .field("players", \.players, "the MPRIS bus names acted on, sorted"),
+            .field("action", \.action, "`paused` or `resumed` (MPRIS players); `held` (streams muted) or `released` (unmuted)"),
+            .field("reason", \.reason, Reason.allCases.map { "`\($0.rawValue)`" }.joined(separator: ", ")),
+            .field("players", \.players, "the MPRIS bus names acted on, sorted (empty for `held` and `released`)"),
             .nullable("sink", \.sink, "the sink (`node.name`) they were playing on"),
             .nullable("accessory", \.accessory, "the accessory whose change caused it (its address or `node.name`)"),
+            .defaulted("matches", \.matches, [:], "for `paused`: how each player was found to play there — `pid` (the stream's client is its process), `ancestor` (a child of it: Chromium, Electron), `flatpak` (the same Flatpak app and instance)"),
+            .defaulted("streams", \.streams, [], "for `held` and `released`: the playback streams muted or unmuted"),
             .field("at", \.at, "wall-clock milliseconds since the Unix epoch"),
+        ]
+    }
+
+    /// A playback stream Earshot held silent or gave back.
+    public struct PlaybackStream: WireRecord, Hashable {
+        public var stream: UInt64
+        public var serial: UInt64?
+        public var application: String?
+        public var name: String?
+
+        public init(stream: UInt64, serial: UInt64?, application: String?, name: String?) {
+            self.stream = stream
+            self.serial = serial
+            self.application = application
+            self.name = name
+        }
+
+        public static let wireBlank = PlaybackStream(stream: 0, serial: nil, application: nil, name: nil)
+        public static let wireFields: [WireField<Self>] = [
+            .field("stream", \.stream, "the stream's node id"),
+            .nullable("serial", \.serial, "its `object.serial` (ids are reused; serials are not)"),
+            .nullable("application", \.application, "its `application.name`"),
+            .nullable("name", \.name, "its `media.name` (else `node.name`)"),
         ]
     }
 

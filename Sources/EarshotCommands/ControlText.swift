@@ -74,8 +74,11 @@ enum ControlText {
             if let placement = change.configuration?.placement { line += "  placement \(placement)" }
             return line
         case .playback(let change):
-            var line = "\(time(change.at))  \(change.action) \(change.players.joined(separator: ", "))  (\(change.reason))"
+            let streams = change.streams.map { stream in "stream \(stream.stream)" + (stream.application.map { " (\($0))" } ?? "") }
+            var line = "\(time(change.at))  \(change.action) \((change.players + streams).joined(separator: ", "))  (\(change.reason))"
             if let sink = change.sink { line += "  sink \(sink)" }
+            let matches = change.players.compactMap { name in change.matches[name].map { "\(name) by \($0)" } }
+            if !matches.isEmpty { line += "  matched \(matches.joined(separator: ", "))" }
             return line
         case .hostAddresses(let change):
             let addresses = change.addresses.isEmpty ? "none known" : change.addresses.map(StatusText.hostAddress).joined(separator: ", ")

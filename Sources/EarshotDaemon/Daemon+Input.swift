@@ -92,6 +92,13 @@ extension Daemon {
             }
             outcome = engine.handle(.start, at: now)
             session.firstGraphTaken()
+            if !persister.restoredHeld.isEmpty {
+                // A daemon before this one ended holding these: whatever nobody touched since is
+                // given back now (docs/policy.md §7: nothing stays muted behind a crash).
+                playback.restore(persister.restoredHeld)
+                persister.restoredHeld = []
+                publish(await playback.releaseAll(in: graph, reason: .restarted, muting: muting, wallClock: environment.clock.wallClock))
+            }
         } else {
             outcome = engine.handle(.graphReplaced(graph), at: now)
         }
@@ -174,10 +181,7 @@ extension Daemon {
         for event in callEvents { events.publish(event) }
         let cues = playback.cues(for: decision, after: previous, config: engine.config.playback)
         guard !cues.isEmpty else { return }
-        for paused in await playback.pause(for: cues, at: decision.at, graph: engine.graph, config: engine.config.playback, wallClock: wallClock) {
-            logger.info("playback paused (\(paused.reason.rawValue)): \(paused.players.joined(separator: ", ")) on \(paused.sink ?? "?")")
-            events.publish(.playback(paused))
-        }
+        publish(await playback.pause(for: cues, at: decision.at, graph: engine.graph, config: engine.config, muting: muting, wallClock: wallClock))
         turn.resumes += cues
     }
 
@@ -225,12 +229,22 @@ extension Daemon {
                 inputs.scheduleTimer(at: again, clock: environment.clock)
             }
         }
-        for resumed in await playback.resume(for: resumes, wallClock: environment.clock.wallClock) {
-            logger.info("playback resumed (\(resumed.reason.rawValue)): \(resumed.players.joined(separator: ", ")) on \(resumed.sink ?? "?")")
-            events.publish(.playback(resumed))
+        publish(await playback.resume(for: resumes, wallClock: environment.clock.wallClock))
+        publish(await playback.releaseDue(in: engine.graph, muting: muting, wallClock: environment.clock.wallClock))
+        if turn.routeChanged || turn.registrationsChanged || playback.holdsChanged {
+            playback.holdsChanged = false
+            await persister.save(engine, history: decisions.history, held: playback.holds.all)
         }
-        if turn.routeChanged || turn.registrationsChanged {
-            await persister.save(engine, history: decisions.history)
+    }
+
+    /// Mutes and unmutes streams through the connection, while there is one.
+    var muting: (any StreamMuting)? { session.connection.map { ConnectionMuting(connection: $0) } }
+
+    /// Publishes and logs what was done to players and streams.
+    func publish(_ changes: [ControlWire.PlaybackEvent]) {
+        for change in changes {
+            logger.info("\(DecisionLog.line(change))")
+            events.publish(.playback(change))
         }
     }
 
@@ -261,6 +275,7 @@ extension Daemon {
         let saved = persister.load()
         decisions = DecisionLog(history: saved.history)
         persister.restoredChoices = saved.choices
+        persister.restoredHeld = saved.held
         for registration in saved.registrations {
             let request = AccessoryRequest.register(registration.identity, reporter: registration.reporter, registration.configuration)
             if let error = engine.handle(.accessory(request), at: now).decision.error {

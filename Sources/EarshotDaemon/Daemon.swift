@@ -108,6 +108,15 @@ public actor Daemon {
         session.close()
     }
 
+    /// Gives back every stream held silent (docs/policy.md §7: nothing stays muted behind the
+    /// daemon), and saves that it did: before `stop()`, while PipeWire is still connected.
+    public func releaseHeld() async {
+        guard !playback.holds.isEmpty else { return }
+        publish(await playback.releaseAll(in: engine.graph, reason: .stopped, muting: muting, wallClock: environment.clock.wallClock))
+        playback.holdsChanged = false
+        await persister.save(engine, history: decisions.history, held: playback.holds.all)
+    }
+
     public func stop() {
         inputs.finish()
         session.close()

@@ -111,6 +111,7 @@ public enum DaemonRunner {
                 // No new client once stopping: one its stop disconnects waits for the next daemon.
                 Task {
                     await server.stopListening()
+                    await daemon.releaseHeld()
                     await daemon.stop()
                 }
             }

@@ -123,7 +123,7 @@ struct ControlMessageTests {
             at: 1_763_800_000_100, change: .updated, accessory: "AA:BB:CC:DD:EE:FF", reporter: "org.example.r", configuration: ControlWire.Configuration(Self.worn)))
         let playback = ControlWire.Event.playback(ControlWire.PlaybackEvent(
             at: 1_763_800_000_523, action: .paused, reason: .accessoryRemoved, players: ["org.mpris.MediaPlayer2.mpv.instance4242"],
-            sink: "bluez_output.AA_BB_CC_DD_EE_FF.1", accessory: "AA:BB:CC:DD:EE:FF"))
+            sink: "bluez_output.AA_BB_CC_DD_EE_FF.1", accessory: "AA:BB:CC:DD:EE:FF", matches: ["org.mpris.MediaPlayer2.mpv.instance4242": "pid"]))
         let input = ControlWire.Event.routeChange(ControlWire.RouteChangeEvent(
             at: 1_763_800_000_123, reason: .placementChanged, previous: "alsa_input.pci.analog-stereo", current: "bluez_input.AA_BB_CC_DD_EE_FF.0",
             accessory: "AA:BB:CC:DD:EE:FF", summary: "2/2 sources eligible", direction: .input))
@@ -266,7 +266,7 @@ struct ControlMessageTests {
         #expect(try ControlWire.jsonValue(of: change) == JSONValue.parse(text))
         var playback = ControlWire.PlaybackEvent(at: 2, action: .paused, reason: .sinkRemoved, players: [], sink: nil, accessory: nil)
         playback.reason = OpenEnum(rawValue: "r")
-        #expect(ControlWire.text(playback) == #"{"accessory":null,"action":"paused","at":2,"players":[],"reason":"r","sink":null}"#)
+        #expect(ControlWire.text(playback) == #"{"accessory":null,"action":"paused","at":2,"matches":{},"players":[],"reason":"r","sink":null,"streams":[]}"#)
         let event = ControlWire.AccessoryEvent(at: 3, change: .unregistered, accessory: "AA:BB:CC:DD:EE:FF", reporter: nil, configuration: nil)
         #expect(ControlWire.text(event) == #"{"accessory":"AA:BB:CC:DD:EE:FF","at":3,"change":"unregistered","configuration":null,"reporter":null}"#)
         #expect(ControlWire.text(ControlWire.ListResult([])) == #"{"accessories":[],"next":null}"#)

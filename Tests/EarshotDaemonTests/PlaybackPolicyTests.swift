@@ -234,6 +234,11 @@ struct LastPlayedSinksTests {
         return graph
     }
 
+    /// The client pids of the streams that last played on `sink`.
+    static func pids(_ sinks: LastPlayedSinks, playingOn sink: String, in graph: Graph, movedOffSince: Milliseconds? = nil) -> Set<Int32> {
+        Set(sinks.streams(playingOn: sink, in: graph, movedOffSince: movedOffSince).compactMap { StreamClient(of: $0, in: graph)?.pids.first?.pid })
+    }
+
     static func link(_ id: ObjectID, to sink: ObjectID) -> Link {
         Link(id: id, outputNode: 70, outputPort: 71, inputNode: sink, inputPort: sink + 1)
     }
@@ -243,18 +248,18 @@ struct LastPlayedSinksTests {
         var graph = Self.graph()
         var sinks = LastPlayedSinks()
         sinks.rebuild(from: graph)
-        #expect(sinks.processIDs(playingOn: PlaybackPolicyTests.headphones, in: graph).isEmpty)
+        #expect(Self.pids(sinks, playingOn: PlaybackPolicyTests.headphones, in: graph).isEmpty)
         for change in [GraphChange.link(Self.link(80, to: 43)), .removed(80), .removed(43)] {
             graph.apply(change)
             sinks.record(change, in: graph)
         }
         // The headphones and their links are gone; the stream played there last.
-        #expect(sinks.processIDs(playingOn: PlaybackPolicyTests.headphones, in: graph) == [100])
+        #expect(Self.pids(sinks, playingOn: PlaybackPolicyTests.headphones, in: graph) == [100])
         let move = GraphChange.link(Self.link(81, to: 40))
         graph.apply(move)
         sinks.record(move, in: graph)
-        #expect(sinks.processIDs(playingOn: PlaybackPolicyTests.headphones, in: graph).isEmpty)
-        #expect(sinks.processIDs(playingOn: PlaybackPolicyTests.speakers, in: graph) == [100])
+        #expect(Self.pids(sinks, playingOn: PlaybackPolicyTests.headphones, in: graph).isEmpty)
+        #expect(Self.pids(sinks, playingOn: PlaybackPolicyTests.speakers, in: graph) == [100])
         graph.apply(.removed(70))
         sinks.record(.removed(70), in: graph)
         #expect(sinks.sinks.isEmpty)
@@ -270,9 +275,9 @@ struct LastPlayedSinksTests {
             graph.apply(change)
             sinks.record(change, in: graph, at: at)
         }
-        #expect(sinks.processIDs(playingOn: PlaybackPolicyTests.headphones, in: graph).isEmpty)
-        #expect(sinks.processIDs(playingOn: PlaybackPolicyTests.headphones, in: graph, movedOffSince: 500) == [100])
-        #expect(sinks.processIDs(playingOn: PlaybackPolicyTests.headphones, in: graph, movedOffSince: 1500).isEmpty)
+        #expect(Self.pids(sinks, playingOn: PlaybackPolicyTests.headphones, in: graph).isEmpty)
+        #expect(Self.pids(sinks, playingOn: PlaybackPolicyTests.headphones, in: graph, movedOffSince: 500) == [100])
+        #expect(Self.pids(sinks, playingOn: PlaybackPolicyTests.headphones, in: graph, movedOffSince: 1500).isEmpty)
         graph.apply(.removed(70))
         sinks.record(.removed(70), in: graph, at: 1100)
         #expect(sinks.movedFrom.isEmpty)
@@ -284,6 +289,6 @@ struct LastPlayedSinksTests {
         graph.apply(.link(Self.link(80, to: 43)))
         var sinks = LastPlayedSinks()
         sinks.rebuild(from: graph)
-        #expect(sinks.processIDs(playingOn: PlaybackPolicyTests.headphones, in: graph) == [100])
+        #expect(Self.pids(sinks, playingOn: PlaybackPolicyTests.headphones, in: graph) == [100])
     }
 }

@@ -168,6 +168,8 @@ struct ConfigTests {
         custom.playback.pauseWhenRemoved = false
         custom.playback.resumeWhenWorn = false
         custom.playback.resumeWindow = 9
+        custom.playback.pauseWhenOtherHost = false
+        custom.playback.holdUnpausable = .leave
         custom.drivers.aap = false
         custom.drivers.galaxyBuds = false
         custom.drivers.sony = false

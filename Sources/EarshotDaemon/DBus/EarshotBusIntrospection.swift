@@ -133,10 +133,22 @@ enum EarshotBusIntrospection {
     </signal>
 
     <signal name="PlaybackChanged">
-      <annotation name="org.gtk.GDBus.DocString" value="Earshot paused or resumed MPRIS players. action: paused, resumed. reason: accessory-removed, sink-removed, accessory-returned. players: MPRIS bus names. sink: the node.name they played on. at: milliseconds since the Unix epoch."/>
+      <annotation name="org.gtk.GDBus.DocString" value="Earshot paused or resumed MPRIS players, or held silent (muted) or gave back streams no pause stopped (PlaybackDetail says which). action: paused, resumed, held, released. reason: accessory-removed, sink-removed, other-host, accessory-returned, port-unplugged, port-plugged, stopped, restarted. players: MPRIS bus names (empty for held and released). sink: the node.name they played on. at: milliseconds since the Unix epoch."/>
       <arg name="action" type="s"/>
       <arg name="reason" type="s"/>
       <arg name="players" type="as"/>
+      <arg name="sink" type="s"/>
+      <arg name="accessory" type="s"/>
+      <arg name="at" type="x"/>
+    </signal>
+    <signal name="PlaybackDetail">
+      <annotation name="org.gtk.GDBus.DocString" value="Sent right after each PlaybackChanged, which keeps its arguments (docs/policy.md §7). action, reason, players: as PlaybackChanged's. matches: how each player was found to play there, by bus name: pid (the stream's client is its process), ancestor (a child of it: Chromium, Electron), flatpak (the same Flatpak app and instance). streams, applications: the node ids and application.names of the streams held (muted) or released (unmuted). sink, accessory, at: as PlaybackChanged's."/>
+      <arg name="action" type="s"/>
+      <arg name="reason" type="s"/>
+      <arg name="players" type="as"/>
+      <arg name="matches" type="a{sv}"/>
+      <arg name="streams" type="at"/>
+      <arg name="applications" type="as"/>
       <arg name="sink" type="s"/>
       <arg name="accessory" type="s"/>
       <arg name="at" type="x"/>

@@ -36,8 +36,22 @@ enum EarshotBusSignals {
 
     static let playbackChanged = EarshotBusSignal<ControlWire.PlaybackEvent>(
         name: "PlaybackChanged",
-        doc: "Earshot paused or resumed MPRIS players. action: paused, resumed. reason: accessory-removed, sink-removed, accessory-returned. players: MPRIS bus names. sink: the node.name they played on. at: milliseconds since the Unix epoch.",
+        doc: "Earshot paused or resumed MPRIS players, or held silent (muted) or gave back streams no pause stopped (PlaybackDetail says which). action: paused, resumed, held, released. reason: accessory-removed, sink-removed, other-host, accessory-returned, port-unplugged, port-plugged, stopped, restarted. players: MPRIS bus names (empty for held and released). sink: the node.name they played on. at: milliseconds since the Unix epoch.",
         arguments: [.field(\.action), .field(\.reason), .field(\.players), .field(\.sink), .field(\.accessory), .field(\.at)])
+
+    /// Sent right after each PlaybackChanged (which keeps its arguments): how each player was
+    /// matched, and the streams held or released.
+    static let playbackDetail = EarshotBusSignal<ControlWire.PlaybackEvent>(
+        name: "PlaybackDetail", since: "0.4",
+        doc: "Sent right after each PlaybackChanged, which keeps its arguments (docs/policy.md §7). action, reason, players: as PlaybackChanged's. matches: how each player was found to play there, by bus name: pid (the stream's client is its process), ancestor (a child of it: Chromium, Electron), flatpak (the same Flatpak app and instance). streams, applications: the node ids and application.names of the streams held (muted) or released (unmuted). sink, accessory, at: as PlaybackChanged's.",
+        arguments: [
+            .field(\.action), .field(\.reason), .field(\.players), .field(\.matches),
+            .field(\.streams, signature: "at") { .array(element: "t", $0.streams.map { .uint64($0.stream) }) },
+            EarshotBusArgument(
+                name: "applications", signature: "as", keys: [], doc: "the streams' `application.name`s, in the order of `streams` (empty: not known)",
+                custom: { .strings($0.streams.map { $0.application ?? "" }) }),
+            .field(\.sink), .field(\.accessory), .field(\.at),
+        ])
 
     /// Each address with its origins as Status's host-addresses spells it.
     static let hostAddressesChanged = EarshotBusSignal<ControlWire.HostAddressesEvent>(
@@ -58,7 +72,7 @@ enum EarshotBusSignals {
     static var xml: [(name: String, xml: String)] {
         [
             (routeChanged.name, routeChanged.xml), (routePortChanged.name, routePortChanged.xml), (inputRouteChanged.name, inputRouteChanged.xml),
-            (accessoryChanged.name, accessoryChanged.xml), (playbackChanged.name, playbackChanged.xml),
+            (accessoryChanged.name, accessoryChanged.xml), (playbackChanged.name, playbackChanged.xml), (playbackDetail.name, playbackDetail.xml),
             (hostAddressesChanged.name, hostAddressesChanged.xml), (streamMoved.name, streamMoved.xml),
         ]
     }
@@ -67,7 +81,7 @@ enum EarshotBusSignals {
     static var markdownTable: String {
         let rows = [
             routeChanged.summaryRow, routePortChanged.summaryRow, inputRouteChanged.summaryRow, accessoryChanged.summaryRow,
-            playbackChanged.summaryRow, hostAddressesChanged.summaryRow, streamMoved.summaryRow,
+            playbackChanged.summaryRow, playbackDetail.summaryRow, hostAddressesChanged.summaryRow, streamMoved.summaryRow,
         ]
         return (["| signal | arguments |", "|---|---|"] + rows).joined(separator: "\n") + "\n"
     }
@@ -85,7 +99,8 @@ enum EarshotBusSignals {
             }
             return signals
         case .accessory(let change): return [(accessoryChanged.name, accessoryChanged.arguments(for: change))]
-        case .playback(let change): return [(playbackChanged.name, playbackChanged.arguments(for: change))]
+        case .playback(let change):
+            return [(playbackChanged.name, playbackChanged.arguments(for: change)), (playbackDetail.name, playbackDetail.arguments(for: change))]
         case .hostAddresses(let change): return [(hostAddressesChanged.name, hostAddressesChanged.arguments(for: change))]
         case .streamMoved(let move): return [(streamMoved.name, streamMoved.arguments(for: move))]
         // Told by PropertiesChanged of CallSource alone.

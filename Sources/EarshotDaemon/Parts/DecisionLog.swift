@@ -94,6 +94,16 @@ struct DecisionLog {
         return decision
     }
 
+    /// A playback change as the log says it: `playback paused (accessory-removed): NAME (ancestor)
+    /// on SINK`, `playback held (other-host): stream 42 (Chromium) on SINK`. Escaped: names are
+    /// any client's.
+    static func line(_ change: ControlWire.PlaybackEvent) -> String {
+        let players = change.players.map { name in change.matches[name].map { "\(name) (\($0))" } ?? name }
+        let streams = change.streams.map { stream in "stream \(stream.stream)" + (stream.application.map { " (\($0))" } ?? "") }
+        let what = (players + streams).joined(separator: ", ")
+        return TerminalText.escape("playback \(change.action.rawValue) (\(change.reason.rawValue)): \(what) on \(change.sink ?? "?")")
+    }
+
     /// Logs the events of a decision's calls, as `earshot watch` prints them.
     static func log(callEvents: [ControlWire.Event], to logger: Logger) {
         for event in callEvents {

@@ -4,27 +4,33 @@ import AudioGraph
 import Logging
 import RoutingPolicy
 
-/// MPRIS pause/resume around each decision (docs/policy.md §7): players are paused before a
-/// decision is applied (so they stop before their audio reaches the new default) and resumed
-/// after. `PlaybackPolicy` decides, the media players act; this part owns both, and where
-/// each stream last played.
+/// What a departing headset leaves behind (docs/policy.md §7): the players playing on it are
+/// paused before a decision is applied (so they stop before their audio reaches the new
+/// default), and what no pause stopped is held silent (muted); both are given back after the
+/// headset returns. `PlaybackPolicy` decides, the media players and `StreamMuting` act; this
+/// part owns both, where each stream last played, and what it holds.
 /// A class: its async steps run on the daemon's actor (`nonisolated(nonsending)`), between
 /// which the daemon takes no other input.
 final class PlaybackHook: GraphChangeObserver {
-    /// nil without a session bus: then nothing is tracked or paused.
+    /// nil without a session bus: then no player is paused (streams are still held).
     var players: (any MediaPlayerControl)?
     private var policy = PlaybackPolicy()
     private var lastPlayed = LastPlayedSinks()
+    private(set) var holds = StreamHolds()
+    /// The holds changed since the state was last saved.
+    var holdsChanged = false
 
     /// A new connection's graph: where each stream plays now.
     func rebuild(from graph: Graph) { lastPlayed.rebuild(from: graph) }
 
-    /// Links made and objects gone: where each stream plays.
-    var observedKinds: GraphChangeKinds { [.link, .removed] }
+    /// Links made and objects gone: where each stream plays; nodes: a held stream unmuted by
+    /// someone else is theirs again.
+    var observedKinds: GraphChangeKinds { [.link, .removed, .node] }
 
     /// Each change, taken before the next one of the burst can hide where a stream played.
     func graphDidChange(_ change: GraphChange, in turn: GraphTurn) -> PolicyInput? {
         lastPlayed.record(change, in: turn.graph, at: turn.now)
+        if !holds.isEmpty, holds.note(change, in: turn.graph) { holdsChanged = true }
         return nil
     }
 
@@ -32,35 +38,51 @@ final class PlaybackHook: GraphChangeObserver {
         policy.playerStatusChanged(connection: connection, to: status, signal: signal)
     }
 
-    /// What `decision` means for the players: pauses to make now, resumes to make after applying.
+    /// What `decision` means for what plays: pauses and holds to make now, resumes and releases
+    /// to make after applying.
     func cues(for decision: Decision, after previous: Decision?, config: PlaybackConfig) -> [PlaybackPolicy.Cue] {
-        guard players != nil else { return [] }
-        return policy.react(to: decision, after: previous, config: config)
+        policy.react(to: decision, after: previous, config: config)
     }
 
-    /// Pauses the players playing on each paused sink, read from the graph before anything
-    /// relinks their streams. Returns the changes to publish.
+    /// Pauses the players playing on each departing sink, read from the graph before anything
+    /// relinks their streams, then mutes what still plays there and no pause stopped. Returns
+    /// the changes to publish.
     nonisolated(nonsending) func pause(
-        for cues: [PlaybackPolicy.Cue], at decisionTime: Milliseconds, graph: Graph, config: PlaybackConfig, wallClock: Int64
+        for cues: [PlaybackPolicy.Cue], at decisionTime: Milliseconds, graph: Graph, config: PolicyConfig, muting: (any StreamMuting)?,
+        wallClock: Int64
     ) async -> [ControlWire.PlaybackEvent] {
-        guard let players else { return [] }
         var changes: [ControlWire.PlaybackEvent] = []
-        for case .pause(let pause) in cues {
-            let processIDs = lastPlayed.processIDs(playingOn: pause.sink, in: graph, movedOffSince: pause.movedOffSince)
-            guard !processIDs.isEmpty else { continue }
-            let paused = await players.pausePlaying(processIDs: processIDs)
-            guard !paused.isEmpty else { continue }
-            policy.record(paused, for: pause, at: decisionTime, config: config)
-            changes.append(Self.change(.paused, pause.reason, paused, sink: pause.sink, accessory: pause.accessory, at: wallClock))
+        for case .pause(let departure) in cues {
+            let streams = lastPlayed.streams(playingOn: departure.sink, in: graph, movedOffSince: departure.movedOffSince)
+            guard !streams.isEmpty else { continue }
+            var outcome = PauseOutcome()
+            let clients = streams.compactMap { StreamClient(of: $0, in: graph) }
+            if let players, !clients.isEmpty { outcome = await players.pause(streams: clients) }
+            if !outcome.paused.isEmpty {
+                policy.record(outcome.paused, for: departure, at: decisionTime, config: config.playback)
+                changes.append(Self.change(.paused, departure.reason, outcome.paused, sink: departure.sink, accessory: departure.accessory, at: wallClock))
+            }
+            guard config.playback.holdUnpausable == .mute, let muting else { continue }
+            let candidates = HoldSelection.streams(streams, stopped: outcome.stopped, in: graph, input: config.input).prefix(holds.room)
+            guard !candidates.isEmpty else { continue }
+            let muted = await muting.setMute(true, ofStreams: candidates.map(\.id))
+            let held = candidates.filter { muted.contains($0.id) }.map { HeldStream($0, sink: departure.sink, accessory: departure.accessory) }
+            guard !held.isEmpty else { continue }
+            for entry in held { holds.add(entry) }
+            holdsChanged = true
+            policy.recordHeld(for: departure, at: decisionTime)
+            changes.append(Self.change(.held, departure.reason, streams: held, sink: departure.sink, accessory: departure.accessory, at: wallClock))
         }
         return changes
     }
 
-    /// Resumes the players of each resume cue (the output is back on the accessory).
+    /// Resumes the players of each resume cue (the output is back on the accessory), and lets
+    /// its held streams go once they play there again (`releaseDue`).
     nonisolated(nonsending) func resume(for cues: [PlaybackPolicy.Cue], wallClock: Int64) async -> [ControlWire.PlaybackEvent] {
-        guard let players else { return [] }
         var changes: [ControlWire.PlaybackEvent] = []
         for case .resume(let resume) in cues {
+            holds.release(resume.accessory)
+            guard let players, !resume.players.isEmpty else { continue }
             let resumed = await players.resume(resume.players)
             guard !resumed.isEmpty else { continue }
             changes.append(Self.change(.resumed, resume.reason, resumed, sink: resume.sink, accessory: resume.accessory, at: wallClock))
@@ -68,12 +90,55 @@ final class PlaybackHook: GraphChangeObserver {
         return changes
     }
 
+    /// Unmutes the released streams that play on their headset again (checked after every
+    /// turn: the session manager may move them a moment after the default).
+    nonisolated(nonsending) func releaseDue(in graph: Graph, muting: (any StreamMuting)?, wallClock: Int64) async -> [ControlWire.PlaybackEvent] {
+        let due = holds.due(in: graph)
+        guard !due.isEmpty else { return [] }
+        holdsChanged = true
+        return await unmute(due, reason: .accessoryReturned, muting: muting, wallClock: wallClock)
+    }
+
+    /// Unmutes every stream still held and untouched: the daemon stops (`stopped`), or starts
+    /// after one that ended while holding them (`restarted`).
+    nonisolated(nonsending) func releaseAll(
+        in graph: Graph, reason: PlaybackReason, muting: (any StreamMuting)?, wallClock: Int64
+    ) async -> [ControlWire.PlaybackEvent] {
+        let all = holds.takeAll(in: graph)
+        holdsChanged = true
+        return await unmute(all, reason: reason, muting: muting, wallClock: wallClock)
+    }
+
+    /// Held streams restored from the state file (a daemon that ended while holding them).
+    func restore(_ held: [HeldStream]) {
+        holds = StreamHolds(held)
+    }
+
+    private nonisolated(nonsending) func unmute(
+        _ streams: [HeldStream], reason: PlaybackReason, muting: (any StreamMuting)?, wallClock: Int64
+    ) async -> [ControlWire.PlaybackEvent] {
+        guard let muting, !streams.isEmpty else { return [] }
+        let unmuted = await muting.setMute(false, ofStreams: streams.map(\.stream))
+        var changes: [ControlWire.PlaybackEvent] = []
+        for (sink, group) in Dictionary(grouping: streams.filter { unmuted.contains($0.stream) }, by: \.sink).sorted(by: { $0.key < $1.key }) {
+            changes.append(Self.change(.released, reason, streams: group, sink: sink, accessory: group[0].accessory, at: wallClock))
+        }
+        return changes
+    }
+
     private static func change(
-        _ action: ControlWire.PlaybackEvent.Action, _ reason: ControlWire.PlaybackEvent.Reason, _ players: [MediaPlayer], sink: String,
-        accessory: AccessoryIdentity, at wallClock: Int64
+        _ action: ControlWire.PlaybackEvent.Action, _ reason: PlaybackReason, _ players: [MediaPlayer] = [], streams: [HeldStream] = [],
+        sink: String, accessory: AccessoryIdentity, at wallClock: Int64
     ) -> ControlWire.PlaybackEvent {
         ControlWire.PlaybackEvent(
-            at: wallClock, action: action, reason: reason, players: players.map(\.busName).sorted(), sink: sink,
-            accessory: accessory.description)
+            at: wallClock, action: action, reason: reason, players: players.map(\.busName).sorted(), sink: sink.isEmpty ? nil : sink,
+            accessory: accessory.description, matches: Dictionary(players.map { ($0.busName, $0.match.rawValue) }, uniquingKeysWith: { a, _ in a }),
+            streams: streams.map(\.wire))
     }
+}
+
+/// Mutes and unmutes playback streams (their `Props` `mute`, as `pactl set-sink-input-mute`
+/// does), and says which ones the graph shows done.
+protocol StreamMuting: Sendable {
+    func setMute(_ mute: Bool, ofStreams ids: [ObjectID]) async -> Set<ObjectID>
 }

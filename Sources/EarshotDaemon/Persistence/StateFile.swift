@@ -25,7 +25,8 @@ public enum StateFile {
         }
         let file = Version1(
             version: currentVersion, registrations: state.registrations.map(Version1.Registration.init),
-            history: state.history.suffix(PersistedState.historyLimit).map(Version1.HistoryEntry.init), choices: choices)
+            history: state.history.suffix(PersistedState.historyLimit).map(Version1.HistoryEntry.init), choices: choices,
+            held: state.held.isEmpty ? nil : state.held.prefix(StreamHolds.limit).map(Version1.Held.init))
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
         return try encoder.encode(file)
@@ -109,7 +110,15 @@ public enum StateFile {
                 let restored = PersistedState.Choice(lastChoice: choice.lastChoice, override: choice.override)
                 if !restored.isEmpty { choices[direction] = restored }
             }
-            return PersistedState(registrations: file.registrations.map(\.registration), history: file.history.map(\.entry), choices: choices)
+            var held: [HeldStream] = []
+            for (index, entry) in (file.held ?? []).prefix(StreamHolds.limit).enumerated() {
+                guard let accessory = AccessoryIdentity(parsing: entry.accessory) else {
+                    throw StateFileError(path: path, field: "held[\(index)].accessory", problem: "malformed accessory \"\(entry.accessory)\": expected a Bluetooth address or a node.name")
+                }
+                held.append(HeldStream(stream: entry.stream, serial: entry.serial, application: entry.application, name: entry.name, sink: entry.sink, accessory: accessory))
+            }
+            return PersistedState(
+                registrations: file.registrations.map(\.registration), history: file.history.map(\.entry), choices: choices, held: held)
         case ...0:
             throw StateFileError(path: path, field: "version", problem: "unknown version \(version): this Earshot reads versions 1 to \(currentVersion)")
         default:
@@ -144,6 +153,29 @@ public enum StateFile {
         var history: [HistoryEntry]
         /// Version 2: `{"output": {"last-choice": …, "override": …}, "input": {…}}`.
         var choices: [String: Choice]?
+        /// Version 2, since 0.4 (left out when none): the streams Earshot holds silent, to give
+        /// back at the next start if this daemon ends without doing it (a crash).
+        var held: [Held]?
+
+        /// One held stream: `stream` (node id), `serial`, `application`, `name`, `sink`,
+        /// `accessory`.
+        struct Held: Codable {
+            var stream: UInt32
+            var serial: UInt64?
+            var application: String?
+            var name: String?
+            var sink: String
+            var accessory: String
+
+            init(_ held: HeldStream) {
+                stream = held.stream
+                serial = held.serial
+                application = held.application
+                name = held.name
+                sink = held.sink
+                accessory = held.accessory.description
+            }
+        }
 
         /// Both fields written as null when absent, declared as the protocol's fields are.
         struct Choice: WireRecord {

@@ -46,11 +46,16 @@ public struct PersistedState: Sendable, Equatable {
     public var history: [HistoryEntry] = []
     /// Since version 2: each side's choices (empty from a version 1 file).
     public var choices: [AudioDirection: Choice] = [:]
+    /// Since 0.4: the streams held silent when the state was saved (docs/policy.md §7).
+    public var held: [HeldStream] = []
 
-    public init(registrations: [AccessoryRegistration] = [], history: [HistoryEntry] = [], choices: [AudioDirection: Choice] = [:]) {
+    public init(
+        registrations: [AccessoryRegistration] = [], history: [HistoryEntry] = [], choices: [AudioDirection: Choice] = [:], held: [HeldStream] = []
+    ) {
         self.registrations = registrations
         self.history = history
         self.choices = choices
+        self.held = held
     }
 }
 

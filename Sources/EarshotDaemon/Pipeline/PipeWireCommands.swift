@@ -37,7 +37,22 @@ public protocol PipeWireCommands: AnyObject, Sendable {
     /// changes, what the connection's own binding missed; returns how many entries were wrong.
     @discardableResult
     func rereadMetadata(id: ObjectID) async throws(PipeWireError) -> Int
+    /// Mutes or unmutes each node (its `Props` `mute`) and returns those the graph shows done
+    /// within `timeout` (the node's implementer, an application or pipewire-pulse, applies it).
+    func setMute(_ mute: Bool, ofNodes ids: [ObjectID], within timeout: Duration) async -> Set<ObjectID>
     func close()
+}
+
+/// Muting through the daemon's PipeWire connection.
+struct ConnectionMuting: StreamMuting {
+    /// How long the implementers have to apply a mute: a stream held after it may play a
+    /// moment on the new sink, so it is short, and logged when it passes.
+    static let bound: Duration = .milliseconds(500)
+    let connection: any PipeWireCommands
+
+    func setMute(_ mute: Bool, ofStreams ids: [ObjectID]) async -> Set<ObjectID> {
+        await connection.setMute(mute, ofNodes: ids, within: Self.bound)
+    }
 }
 
 extension PipeWireConnection: PipeWireCommands {
@@ -61,6 +76,10 @@ extension PipeWireConnection: PipeWireCommands {
     @discardableResult
     public func rereadMetadata(id: ObjectID) async throws(PipeWireError) -> Int {
         try await rereadMetadata(id: id, timeout: .seconds(10))
+    }
+
+    public func setMute(_ mute: Bool, ofNodes ids: [ObjectID], within timeout: Duration) async -> Set<ObjectID> {
+        []  // MUTE-MERGE: filled in when the SystemBridge primitive lands
     }
 
     public func isResponsive(within timeout: Duration) async -> Bool {

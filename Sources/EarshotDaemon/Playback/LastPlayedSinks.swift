@@ -46,21 +46,13 @@ public struct LastPlayedSinks: Sendable, Hashable {
         sinks[stream.id] = name
     }
 
-    /// The processes (`application.process.id` of each stream's client) whose streams last
-    /// played on `sink` and are still in `graph`; with `movedOffSince`, also those that moved
-    /// off it at or after that time.
-    public func processIDs(playingOn sink: String, in graph: Graph, movedOffSince: Milliseconds? = nil) -> Set<Int32> {
-        var result: Set<Int32> = []
-        var streams = sinks.filter { $0.value == sink }.map(\.key)
+    /// The streams that last played on `sink` and are still in `graph`, by id; with
+    /// `movedOffSince`, also those that moved off it at or after that time.
+    public func streams(playingOn sink: String, in graph: Graph, movedOffSince: Milliseconds? = nil) -> [Node] {
+        var ids = Set(sinks.filter { $0.value == sink }.map(\.key))
         if let since = movedOffSince {
-            streams += movedFrom.filter { $0.value.sink == sink && $0.value.at >= since }.map(\.key)
+            ids.formUnion(movedFrom.filter { $0.value.sink == sink && $0.value.at >= since }.map(\.key))
         }
-        for streamID in streams {
-            guard let stream = graph.nodes[streamID], let client = stream.clientID.flatMap({ graph.clients[$0] }),
-                let pid = client.props["application.process.id"].flatMap({ Int32($0) })
-            else { continue }
-            result.insert(pid)
-        }
-        return result
+        return ids.sorted().compactMap { graph.nodes[$0] }
     }
 }

@@ -2,35 +2,23 @@ import WireFields
 import ControlProtocol
 import RoutingPolicy
 
-/// When to pause and resume media players (docs/policy.md §7: a player pauses when headphones go
-/// away; only the players Earshot paused resume when they come back). Pure: it reads routing
-/// decisions and remembers which players it paused; `MediaPlayerControl` does the pausing.
+/// When to pause and resume media players, and when to give back the streams Earshot held
+/// silent (docs/policy.md §7: what played on a headset stops when it leaves; only what Earshot
+/// stopped goes on when it comes back). Pure: it reads routing decisions and remembers which
+/// players it paused; `MediaPlayerControl` pauses, `PlaybackHook` mutes.
 public struct PlaybackPolicy: Sendable {
-    /// The worn accessory that held the default went away: pause what plays on `sink`.
-    public struct Pause: Sendable, Hashable {
-        public var reason: ControlWire.PlaybackEvent.Reason
-        public var sink: String
-        public var accessory: AccessoryIdentity
-        /// Also pause streams that moved off `sink` at or after this time (a jack: the session
-        /// manager may have moved them before Earshot read the card).
-        public var movedOffSince: Milliseconds?
+    /// The worn accessory that held the default went away: stop what plays on its sink.
+    public typealias Pause = PlaybackDeparture
 
-        public init(reason: ControlWire.PlaybackEvent.Reason, sink: String, accessory: AccessoryIdentity, movedOffSince: Milliseconds? = nil) {
-            self.reason = reason
-            self.sink = sink
-            self.accessory = accessory
-            self.movedOffSince = movedOffSince
-        }
-    }
-
-    /// The accessory is worn again within the window: resume what Earshot paused for it.
+    /// The accessory is back: resume what Earshot paused for it (within the window), and give
+    /// back what it held.
     public struct Resume: Sendable, Hashable {
         public var players: [MediaPlayer]
         public var sink: String
         public var accessory: AccessoryIdentity
-        public var reason: ControlWire.PlaybackEvent.Reason
+        public var reason: PlaybackReason
 
-        public init(players: [MediaPlayer], sink: String, accessory: AccessoryIdentity, reason: ControlWire.PlaybackEvent.Reason = .accessoryReturned) {
+        public init(players: [MediaPlayer], sink: String, accessory: AccessoryIdentity, reason: PlaybackReason = .accessoryReturned) {
             self.players = players
             self.sink = sink
             self.accessory = accessory
@@ -50,13 +38,12 @@ public struct PlaybackPolicy: Sendable {
         var at: Milliseconds
     }
 
-    /// How long before a jack's decision the session manager may already have moved the
-    /// streams off the unplugged port (it reads the card's routes as Earshot does, a round
-    /// trip or two apart; WirePlumber moves streams off an unavailable port itself).
-    static let sessionManagerReaction: Milliseconds = 2_000
-
     /// The players Earshot paused and may resume, by the accessory that went away.
     private(set) var paused: [AccessoryIdentity: PausedGroup] = [:]
+    /// The accessories whose departure Earshot held streams for: a return gives them back, at
+    /// any time (the silence only kept them from playing out loud; back on the headset there is
+    /// nothing to keep from anyone).
+    private(set) var holding: [AccessoryIdentity: Milliseconds] = [:]
 
     public init() {}
 
@@ -65,34 +52,26 @@ public struct PlaybackPolicy: Sendable {
     public mutating func react(to decision: Decision, after previous: Decision?, config: PlaybackConfig) -> [Cue] {
         paused = paused.filter { decision.at - $0.value.at <= config.resumeWindow }
         var cues: [Cue] = []
-        if config.pauseWhenRemoved, let pause = Self.pause(for: decision, after: previous) { cues.append(.pause(pause)) }
+        if let pause = PlaybackDeparture.of(decision, after: previous, config: config) { cues.append(.pause(pause)) }
         // A jack: the sink itself stands for what was unplugged (docs/policy.md §7).
-        if let event = decision.portEvent, event.kind == .plugged, let group = paused[.nodeName(event.sink)] {
-            paused[.nodeName(event.sink)] = nil
-            if config.resumeWhenWorn {
-                cues.append(.resume(Resume(players: group.players, sink: group.sink, accessory: .nodeName(event.sink), reason: .portPlugged)))
-            }
+        if let event = decision.portEvent, event.kind == .plugged, let resume = take(.nodeName(event.sink), reason: .portPlugged, config: config) {
+            cues.append(.resume(resume))
         }
-        for accessory in paused.keys.sorted() where decision.ranksWorn(accessory) {
-            guard let group = paused.removeValue(forKey: accessory), config.resumeWhenWorn else { continue }
-            cues.append(.resume(Resume(players: group.players, sink: group.sink, accessory: accessory)))
+        for accessory in Set(paused.keys).union(holding.keys).sorted() where decision.ranksWorn(accessory) {
+            if let resume = take(accessory, reason: .accessoryReturned, config: config) { cues.append(.resume(resume)) }
         }
         return cues
     }
 
-    /// The default moved off a sink that a worn accessory held, because that accessory is now
-    /// off the head (after its grace: the decision is the transition) or its sink is gone.
-    /// Any other move (a user pick, another accessory put on) leaves the players alone.
-    static func pause(for decision: Decision, after previous: Decision?) -> Pause? {
-        // The default sink's port unplugged (the jack emptied, the monitor off): what played
-        // there pauses, whether the default moved or the card switched to its speakers.
-        if let event = decision.portEvent, event.kind == .unplugged {
-            return Pause(reason: .portUnplugged, sink: event.sink, accessory: .nodeName(event.sink), movedOffSince: decision.at - Self.sessionManagerReaction)
-        }
-        guard decision.changed, let sink = decision.previous, let accessory = previous?.wornAccessory(of: sink) else { return nil }
-        if decision.rejectsOffHead(sink) { return Pause(reason: .accessoryRemoved, sink: sink, accessory: accessory) }
-        if decision.lacks(sink) { return Pause(reason: .sinkRemoved, sink: sink, accessory: accessory) }
-        return nil
+    /// The resume for `accessory`'s return: its paused players (when resuming is on) and its
+    /// held streams (given back either way). Nil when there is nothing of it.
+    private mutating func take(_ accessory: AccessoryIdentity, reason: PlaybackReason, config: PlaybackConfig) -> Resume? {
+        let group = paused.removeValue(forKey: accessory)
+        let held = holding.removeValue(forKey: accessory)
+        guard group != nil || held != nil else { return nil }
+        let players = config.resumeWhenWorn ? group?.players ?? [] : []
+        let sink = group?.sink ?? (reason == .portPlugged ? accessory.description : "")
+        return Resume(players: players, sink: sink, accessory: accessory, reason: reason)
     }
 
     /// Earshot paused `players` for `pause` at `at` (the decision's time): remembered for a
@@ -103,6 +82,11 @@ public struct PlaybackPolicy: Sendable {
         group.players += players.filter { !group.players.contains($0) }
         group.at = at
         paused[pause.accessory] = group
+    }
+
+    /// Earshot held streams for `pause` at `at`: the accessory's return gives them back.
+    public mutating func recordHeld(for pause: Pause, at: Milliseconds) {
+        holding[pause.accessory] = at
     }
 
     /// A player's PlaybackStatus changed. Anything but Paused means the user took it back

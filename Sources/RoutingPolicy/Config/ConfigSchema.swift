@@ -202,7 +202,13 @@ public enum ConfigSchema {
             "Resume the players Earshot paused, if still paused, when the accessory is worn again within the resume window."),
         .milliseconds(
             "playback.resume-window-ms", \.playback.resumeWindow, in: 0...3_600_000,
-            "How long after the pause a return still resumes; after it the paused players are forgotten."),
+            "How long after the pause a return still resumes (and unmutes what was held); after it the paused players are forgotten, and what was held stays muted until you unmute it."),
+        .boolean(
+            "playback.pause-when-other-host", \.playback.pauseWhenOtherHost,
+            "Pause (and hold) what plays on the worn accessory that holds the output when it starts playing for another host (a phone took it: its primary source switched away), as when it comes off; resume when it plays for this host again within the resume window."),
+        .choice(
+            "playback.hold-unpausable", \.playback.holdUnpausable,
+            "A stream that played on the departing headset and that no pause stopped (no MPRIS player is its application's, or the player did not report Paused in time): \"mute\" mutes it before its audio can reach the new sink and unmutes it when the headset returns within the resume window (only if Earshot muted it and nobody touched it since); \"leave\" lets it play on. A call's streams are never held."),
         .boolean("drivers.aap", \.drivers.aap, "Run the built-in AirPods/Beats driver (AAP): connected AirPods report whether they are worn, with no reporter to set up."),
         .boolean("drivers.galaxy-buds", \.drivers.galaxyBuds, "Run the built-in Samsung Galaxy Buds driver (RFCOMM through BlueZ)."),
         .boolean("drivers.sony", \.drivers.sony, "Run the built-in Sony headphones and earbuds driver (MDR over RFCOMM through BlueZ)."),

@@ -97,7 +97,20 @@ public struct PlaybackConfig: Sendable, Hashable {
     public var resumeWhenWorn = true
     /// How long after pausing a return still resumes; later, the paused players are forgotten.
     public var resumeWindow: Milliseconds = 15_000
+    /// Pause them too when the worn accessory starts playing for another host.
+    public var pauseWhenOtherHost = true
+    /// What to do with a stream no pause stopped.
+    public var holdUnpausable: HoldUnpausable = .mute
     public init() {}
+}
+
+/// `[playback] hold-unpausable`: a stream that played on the departing headset and that no
+/// pause stopped (no MPRIS player matched, or it did not report Paused in time).
+public enum HoldUnpausable: String, Sendable, Hashable, CaseIterable, Codable {
+    /// Muted before its audio reaches the new sink; unmuted when the headset returns.
+    case mute
+    /// Left playing (before 0.4).
+    case leave
 }
 
 /// When a pair of earbuds counts as in the ear (docs/drivers.md).

@@ -20,6 +20,14 @@ extension Decision {
         }
     }
 
+    /// True when this decision rejects `sink` because its accessory plays for another host.
+    public func rejectsForOtherHost(_ sink: String) -> Bool {
+        rejected.contains { rejected in
+            if rejected.node == sink, case .otherHost = rejected.rejection { return true }
+            return false
+        }
+    }
+
     /// True when `sink` is no longer in the graph as this decision saw it.
     public func lacks(_ sink: String) -> Bool {
         !ranking.contains { $0.node == sink } && !rejected.contains { $0.node == sink && $0.rejection != .gone }

@@ -73,6 +73,11 @@ final class FakePipeWire: PipeWireCommands {
         state.withLock { $0.createdMetadata ? [Self.createdMetadataID] : [] }
     }
 
+    func setMute(_ mute: Bool, ofNodes ids: [ObjectID], within timeout: Duration) async -> Set<ObjectID> {
+        log.append("\(mute ? "mute" : "unmute") \(ids.map(String.init).joined(separator: ","))")
+        return Set(ids)
+    }
+
     func isResponsive(within timeout: Duration) async -> Bool {
         log.append("round trip")
         return true
@@ -205,8 +210,9 @@ final class FakePlayers: MediaPlayerControl {
         }
     }
 
-    func pausePlaying(processIDs: Set<Int32>) async -> [MediaPlayer] {
-        guard processIDs.contains(Self.player.processID) else { return [] }
+    func pause(streams: [StreamClient]) async -> PauseOutcome {
+        let mine = streams.filter { $0.pids.contains { $0.pid == Self.player.processID } }
+        guard !mine.isEmpty else { return PauseOutcome() }
         log.append("pause begin")
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let waiters = state.withLock { state in
@@ -218,7 +224,9 @@ final class FakePlayers: MediaPlayerControl {
             for waiter in waiters { waiter.resume() }
         }
         log.append("pause end")
-        return [Self.player]
+        var player = Self.player
+        player.streams = mine.map(\.stream)
+        return PauseOutcome(paused: [player], stopped: Set(player.streams))
     }
 
     func resume(_ players: [MediaPlayer]) async -> [MediaPlayer] {
