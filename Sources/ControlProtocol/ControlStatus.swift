@@ -12,6 +12,67 @@ public enum ApplyMode: String, Sendable, Hashable, Codable {
     case disconnected
 }
 
+extension ControlWire {
+    /// `status`'s `playback`: what Earshot stopped and may give back.
+    public struct PlaybackStatus: WireRecord, Hashable {
+        /// Each player Earshot paused and may resume, with how it was matched.
+        public var paused: [PausedPlayer]
+        public var held: [HeldEntry]
+
+        public init(paused: [PausedPlayer], held: [HeldEntry]) {
+            self.paused = paused
+            self.held = held
+        }
+
+        public static let wireBlank = PlaybackStatus(paused: [], held: [])
+        public static let wireFields: [WireField<Self>] = [
+            .field("paused", \.paused, "the players Earshot paused and would resume when their headset returns within the window"),
+            .field("held", \.held, "the streams Earshot muted because no pause stopped them"),
+        ]
+    }
+
+    public struct PausedPlayer: WireRecord, Hashable {
+        public var player: String
+        public var match: String
+        public var sink: String
+        public var accessory: String
+
+        public init(player: String, match: String, sink: String, accessory: String) {
+            self.player = player
+            self.match = match
+            self.sink = sink
+            self.accessory = accessory
+        }
+
+        public static let wireBlank = PausedPlayer(player: "", match: "", sink: "", accessory: "")
+        public static let wireFields: [WireField<Self>] = [
+            .field("player", \.player, "its MPRIS bus name"),
+            .field("match", \.match, "`pid`, `ancestor` or `flatpak`"),
+            .field("sink", \.sink, "where it played"),
+            .field("accessory", \.accessory, "the accessory whose return resumes it"),
+        ]
+    }
+
+    public struct HeldEntry: WireRecord, Hashable {
+        public var stream: PlaybackStream
+        public var sink: String
+        public var accessory: String
+
+        public init(stream: PlaybackStream, sink: String, accessory: String) {
+            self.stream = stream
+            self.sink = sink
+            self.accessory = accessory
+        }
+
+        public static let wireBlank = HeldEntry(stream: .wireBlank, sink: "", accessory: "")
+        public static let wireFields: [WireField<Self>] = [
+            .inline(\.stream),
+            .field("sink", \.sink, "where it played"),
+            .field("accessory", \.accessory, "the accessory whose return gives it back"),
+        ]
+    }
+}
+
 // `status`: what the daemon publishes of itself (the socket's status, D-Bus's Status and
 // properties, `earshot status`).
 extension ControlWire {
@@ -29,11 +90,13 @@ extension ControlWire {
         public var diagnostics: Diagnostics?
         /// Calls (§8): where they record from, the streams pointed there; nil when none.
         public var calls: CallRoutingOutcome?
+        /// What Earshot paused and holds silent now (§7); nil when nothing.
+        public var playback: PlaybackStatus?
 
         public init(
             mode: ApplyMode, remote: String, connected: Bool, sessionManager: String?, sessionManagerVersion: String? = nil, decision: DecisionObject?,
             subscribers: Int = 0, hostAddresses: [HostAddressEntry] = [], state: String? = "ok", drivers: [DriverEntry] = [],
-            diagnostics: Diagnostics? = Diagnostics(switchSpans: []), calls: CallRoutingOutcome? = nil
+            diagnostics: Diagnostics? = Diagnostics(switchSpans: []), calls: CallRoutingOutcome? = nil, playback: PlaybackStatus? = nil
         ) {
             self.mode = OpenEnum(mode)
             self.remote = remote
@@ -47,6 +110,7 @@ extension ControlWire {
             self.drivers = drivers
             self.diagnostics = diagnostics
             self.calls = calls
+            self.playback = playback
         }
 
         /// The state line for `stateProblem`: `ok`, or `not saved (REASON)`.
@@ -66,6 +130,7 @@ extension ControlWire {
             .nullable("session-manager-version", \.sessionManagerVersion, "its version as its client publishes it (WirePlumber 0.5 and later)"),
             .nullable("decision", \.decision, "the latest decision as `earshot eval --format json` prints it; null before the first"),
             .nullable("calls", \.calls, "since 0.4: calls (§8 `bluetooth-microphone = \"calls\"`) of the latest decision: `source` (the Bluetooth microphone they record from), `streams` (pointed there now), `moves` (that decision's); null when there are none, and from an older daemon"),
+            .nullable("playback", \.playback, "since 0.4: what Earshot paused and holds silent now (§7): `paused` (each player it may resume, with how it was matched) and `held` (the streams it muted); null when nothing, and from an older daemon"),
             .field("subscribers", \.subscribers, "clients subscribed to events now"),
             .field("host-addresses", \.hostAddresses, "this host's Bluetooth addresses in use, each with `from`"),
             .nullable("state", \.state, "`ok`, or `not saved (REASON)` while registrations and history cannot be saved"),

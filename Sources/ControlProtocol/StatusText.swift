@@ -58,8 +58,31 @@ public enum StatusText {
                 }
             }
         }
+        lines += playbackLines(status.playback)
         // Node names, port labels, driver names and messages are any client's: escaped.
         return TerminalText.lines(lines)
+    }
+
+    /// What Earshot paused and holds silent (§7), each with how it was found.
+    static func playbackLines(_ playback: ControlWire.PlaybackStatus?) -> [String] {
+        guard let playback else { return [] }
+        let paused = playback.paused.map { player in
+            "paused: \(player.player) (\(Self.matchText(player.match))), on \(player.sink); resumed if \(player.accessory) returns within the window"
+        }
+        let held = playback.held.map { entry in
+            "held silent: " + ControlWire.streamLabel(stream: entry.stream.stream, application: entry.stream.application, role: nil)
+                + " (muted: no pause stopped it), on \(entry.sink); unmuted when \(entry.accessory) returns"
+        }
+        return paused + held
+    }
+
+    static func matchText(_ match: String) -> String {
+        switch match {
+        case "pid": "its stream's process is the player's"
+        case "ancestor": "its stream comes from a child of the player's process"
+        case "flatpak": "the same Flatpak app and instance as its stream"
+        default: match
+        }
     }
 
     /// Where calls record from (§8), aligned under `default source:`, and each stream pointed

@@ -59,7 +59,8 @@ extension Daemon: DaemonControl {
             sessionManagerVersion: session.sessionManager?.version, decision: decisions.forStatus.map { .record(DecisionRecord($0)) },
             subscribers: events.subscriberCount, hostAddresses: engine.knownHostAddresses.map(ControlWire.HostAddressEntry.init),
             state: ControlWire.Status.state(problem: persister.problem), drivers: environment.driverBoard.snapshot.map(\.published),
-            diagnostics: ControlWire.Diagnostics(switchSpans: applier.writer.spans.spans), calls: decisions.callsForStatus)
+            diagnostics: ControlWire.Diagnostics(switchSpans: applier.writer.spans.spans), calls: decisions.callsForStatus,
+            playback: playback.status)
     }
 
     /// The decision `status` reports, typed (its record is what `status` publishes).

@@ -82,7 +82,7 @@ struct ControlMessageTests {
         let host = HostAddress(BluetoothAddress("11:22:33:44:55:66")!, from: [.bluez(adapter: "hci0")])
         let before = ControlWire.Status(mode: .cooperative, remote: "pipewire-0", connected: true, sessionManager: "WirePlumber", sessionManagerVersion: "0.5.8", decision: nil, hostAddresses: [ControlWire.HostAddressEntry(host)])
         #expect(Self.line(ControlWire.success(id: .integer(7), ControlWire.StatusResult(before)))
-            == #"{"id":7,"ok":true,"status":{"calls":null,"connected":true,"decision":null,"diagnostics":{"switch-spans":[]},"drivers":[],"host-addresses":[{"address":"11:22:33:44:55:66","from":["bluez hci0"]}],"mode":"cooperative","remote":"pipewire-0","session-manager":"WirePlumber","session-manager-version":"0.5.8","state":"ok","subscribers":0}}"#)
+            == #"{"id":7,"ok":true,"status":{"calls":null,"connected":true,"decision":null,"diagnostics":{"switch-spans":[]},"drivers":[],"host-addresses":[{"address":"11:22:33:44:55:66","from":["bluez hci0"]}],"mode":"cooperative","playback":null,"remote":"pipewire-0","session-manager":"WirePlumber","session-manager-version":"0.5.8","state":"ok","subscribers":0}}"#)
 
         var engine = PolicyEngine(graph: Self.graph(), config: PolicyConfig())
         let decision = engine.handle(.start, at: 5120).decision

@@ -224,6 +224,150 @@ struct PlaybackPolicyTests {
     }
 }
 
+/// Issue 38: a worn headset taken by another host (its primary source switched away) is a
+/// becoming-noisy moment, and what Earshot held is given back when the headset returns.
+@Suite("Playback policy: another host, held streams", .blockingCalls)
+struct PlaybackOtherHostTests {
+    typealias P = PlaybackPolicyTests
+    static let host = BluetoothAddress("11:22:33:44:55:66")!
+    static let phone = BluetoothAddress("22:33:44:55:66:77")!
+
+    /// Worn, its primary source this host (from the config's host-addresses).
+    static func worn(_ configure: (inout PlaybackConfig) -> Void = { _ in }) -> P.Harness {
+        var harness = P.Harness { configure(&$0) }
+        var config = harness.engine.config
+        config.hostAddresses = [host]
+        _ = harness.engine.handle(.configReplaced(config), at: 0)
+        let configuration = AccessoryConfiguration(capabilities: [.audioSwitching, .placement], placement: .onHead, primarySource: host)
+        harness.step(.accessory(.register(P.accessory, reporter: "org.earshot.test", configuration)), at: 0)
+        return harness
+    }
+
+    static func source(_ address: BluetoothAddress) -> PolicyInput {
+        .accessory(.update(P.accessory, AccessoryUpdate(primarySource: .set(address))))
+    }
+
+    @Test("taken by another host: a pause with reason other-host; back for this host: resumed (accessory-returned)")
+    func otherHost() {
+        var harness = Self.worn()
+        #expect(harness.engine.currentDefault == P.headphones)
+        let cues = harness.step(Self.source(Self.phone), at: 1000)
+        #expect(harness.engine.currentDefault == P.speakers)
+        #expect(harness.last?.reason == .sourceChanged)
+        #expect(cues == [.pause(.init(reason: .otherHost, sink: P.headphones, accessory: P.accessory))])
+        if case .pause(let pause)? = cues.first { harness.policy.record([P.mpv], for: pause, at: 1000, config: harness.engine.config.playback) }
+        #expect(harness.step(Self.source(Self.host), at: 2000) == [.resume(.init(players: [P.mpv], sink: P.headphones, accessory: P.accessory))])
+    }
+
+    @Test("pause-when-other-host = false: nothing paused when another host takes it; coming off still pauses")
+    func otherHostOff() {
+        var harness = Self.worn { $0.pauseWhenOtherHost = false }
+        #expect(harness.step(Self.source(Self.phone), at: 1000).isEmpty)
+        _ = harness.step(Self.source(Self.host), at: 2000)
+        _ = harness.place(.offHead, at: 3000)
+        #expect(harness.step(.timerFired, at: 3400) == [.pause(.init(reason: .accessoryRemoved, sink: P.headphones, accessory: P.accessory))])
+    }
+
+    @Test("held streams are given back on the headset's return even after the resume window (the silence only kept them from the speakers)")
+    func heldGivenBackAfterWindow() {
+        var harness = P.Harness.pausedAt1400([]) { $0.resumeWindow = 1000 }
+        harness.policy.recordHeld(for: .init(reason: .accessoryRemoved, sink: P.headphones, accessory: P.accessory), at: 1400)
+        #expect(harness.place(.onHead, at: 60_000) == [.resume(.init(players: [], sink: "", accessory: P.accessory))])
+        #expect(harness.place(.offHead, at: 61_000).isEmpty)
+    }
+}
+
+/// Which streams a departure holds, and what Earshot keeps of them.
+@Suite("Held streams", .blockingCalls)
+struct HeldStreamsTests {
+    static let sink = PlaybackPolicyTests.headphones
+    static let accessory = PlaybackPolicyTests.accessory
+
+    static func stream(_ id: ObjectID, client: ObjectID = 60, state: NodeState = .running, mute: Bool? = false, _ props: Properties = [:]) -> Node {
+        var node = Node(
+            id: id, state: state,
+            props: props.merging(["media.class": "Stream/Output/Audio", "client.id": String(client), "object.serial": String(id + 1000), "application.name": "app\(id)"]) { a, _ in a })
+        node.mute = mute
+        return node
+    }
+
+    static func graph(_ nodes: [Node]) -> Graph {
+        var graph = PlaybackPolicyTests.graph
+        for node in nodes { graph.apply(.node(node)) }
+        return graph
+    }
+
+    @Test("held: running, not stopped by a pause, not already muted, not a call's (its role, its application, or a client recording a call)")
+    func selection() {
+        let running = Self.stream(70)
+        let idle = Self.stream(71, state: .idle)
+        let paused = Self.stream(72)
+        let mutedByUser = Self.stream(73, mute: true)
+        let phone = Self.stream(74, ["media.role": "phone"])
+        let communication = Self.stream(75, ["media.role": "Communication"])
+        let listed = Self.stream(76, ["application.name": "Zoom"])
+        let callersPlayback = Self.stream(77, client: 61)
+        let callCapture = Node(id: 78, props: ["media.class": "Stream/Input/Audio", "client.id": "61", "media.role": "Communication"])
+        let unknownMute = Self.stream(79, mute: nil)
+        let streams = [running, idle, paused, mutedByUser, phone, communication, listed, callersPlayback, unknownMute]
+        var input = InputConfig()
+        input.callApplications = ["Zoom"]
+        let graph = Self.graph(streams + [callCapture])
+        #expect(HoldSelection.streams(streams, stopped: [72], in: graph, input: input).map(\.id) == [70, 79])
+    }
+
+    @Test("a stream the user unmutes, ends, or whose id another stream takes is forgotten; a return releases once it plays on the headset again")
+    func holdsLifecycle() {
+        var holds = StreamHolds()
+        for id: ObjectID in [70, 71, 72, 73] {
+            holds.add(HeldStream(stream: id, serial: UInt64(id) + 1000, application: nil, name: nil, sink: Self.sink, accessory: Self.accessory))
+        }
+        var graph = Self.graph([70, 71, 72, 73].map { Self.stream($0, mute: true) })
+        var unmuted = Self.stream(71, mute: false)
+        graph.apply(.node(unmuted))
+        let forgotUnmuted = holds.note(.node(unmuted), in: graph)
+        #expect(forgotUnmuted)
+        graph.apply(.removed(72))
+        let forgotEnded = holds.note(.removed(72), in: graph)
+        #expect(forgotEnded)
+        unmuted = Self.stream(73, mute: true)
+        unmuted.props["object.serial"] = "9999"  // id 73 reused by another stream
+        graph.apply(.node(unmuted))
+        let forgotReused = holds.note(.node(unmuted), in: graph)
+        #expect(forgotReused)
+        #expect(holds.all.map(\.stream) == [70])
+        let early = holds.due(in: graph)
+        #expect(early.isEmpty, "not released yet")
+        holds.release(Self.accessory)
+        let unlinked = holds.due(in: graph)
+        #expect(unlinked.isEmpty, "released, but it plays on no sink yet")
+        graph.apply(.link(Link(id: 500, outputNode: 70, outputPort: 1, inputNode: 43, inputPort: 2)))
+        let due = holds.due(in: graph)
+        #expect(due.map(\.stream) == [70])
+        #expect(holds.isEmpty)
+    }
+
+    @Test("at stop or restart every untouched held stream is taken; one already unmuted is not")
+    func takeAll() {
+        var holds = StreamHolds()
+        holds.add(HeldStream(stream: 70, serial: 1070, application: nil, name: nil, sink: Self.sink, accessory: Self.accessory))
+        holds.add(HeldStream(stream: 71, serial: 1071, application: nil, name: nil, sink: Self.sink, accessory: Self.accessory))
+        let graph = Self.graph([Self.stream(70, mute: true), Self.stream(71, mute: false)])
+        let taken = holds.takeAll(in: graph)
+        #expect(taken.map(\.stream) == [70])
+        #expect(holds.isEmpty)
+    }
+
+    @Test("bounded: no more than the limit are held")
+    func bounded() {
+        var holds = StreamHolds()
+        for id in 0..<ObjectID(StreamHolds.limit + 10) {
+            holds.add(HeldStream(stream: id, serial: nil, application: nil, name: nil, sink: Self.sink, accessory: Self.accessory))
+        }
+        #expect(holds.all.count == StreamHolds.limit)
+    }
+}
+
 /// Where each stream last played, kept across the instant its links go.
 @Suite("Last played sinks", .blockingCalls)
 struct LastPlayedSinksTests {

@@ -99,6 +99,25 @@ struct StateFileTests {
         #expect(loaded.history.last?.at == Int64(PersistedState.historyLimit + 4))
     }
 
+    /// Issue 38: what a daemon held silent survives it, so the next start gives it back.
+    @Test("held streams round-trip (left out when none); a malformed accessory is refused with its field")
+    func heldStreams() throws {
+        var state = Self.fixtureState
+        state.held = [
+            HeldStream(
+                stream: 81, serial: 4081, application: "Chromium", name: "Playback", sink: "bluez_output.AA_BB_CC_DD_EE_FF.1",
+                accessory: AccessoryIdentity(parsing: "AA:BB:CC:DD:EE:FF")!),
+            HeldStream(stream: 82, serial: nil, application: nil, name: nil, sink: "alsa_output.pci", accessory: .nodeName("alsa_output.pci")),
+        ]
+        #expect(try StateFile.decode(StateFile.encode(state), path: Self.path) == state)
+        let none = try JSONValue.parse(String(decoding: StateFile.encode(Self.fixtureState), as: UTF8.self))
+        #expect(none["held"] == nil, "a file with nothing held reads as before")
+        let bad = try #require(Self.refusal(#"{"version":2,"registrations":[],"history":[],"held":[{"stream":1,"sink":"s","accessory":""}]}"#))
+        #expect(bad.field == "held[0].accessory")
+        let missing = try #require(Self.refusal(#"{"version":2,"registrations":[],"history":[],"held":[{"stream":1,"accessory":"x"}]}"#))
+        #expect(missing.field?.hasPrefix("held[0]") == true)
+    }
+
     @Test("the file says its version; this Earshot writes the one it reads")
     func version() throws {
         let written = try JSONValue.parse(String(decoding: StateFile.encode(Self.fixtureState), as: UTF8.self))

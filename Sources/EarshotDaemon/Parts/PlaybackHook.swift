@@ -109,6 +109,16 @@ final class PlaybackHook: GraphChangeObserver {
         return await unmute(all, reason: reason, muting: muting, wallClock: wallClock)
     }
 
+    /// What `status` says of it; nil when nothing is paused or held.
+    var status: ControlWire.PlaybackStatus? {
+        let paused = policy.pausedGroups.flatMap { accessory, group in
+            group.players.map { ControlWire.PausedPlayer(player: $0.busName, match: $0.match.rawValue, sink: group.sink, accessory: accessory.description) }
+        }
+        let held = holds.all.map { ControlWire.HeldEntry(stream: $0.wire, sink: $0.sink, accessory: $0.accessory.description) }
+        guard !paused.isEmpty || !held.isEmpty else { return nil }
+        return ControlWire.PlaybackStatus(paused: paused, held: held)
+    }
+
     /// Held streams restored from the state file (a daemon that ended while holding them).
     func restore(_ held: [HeldStream]) {
         holds = StreamHolds(held)

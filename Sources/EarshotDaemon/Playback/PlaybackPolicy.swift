@@ -101,6 +101,9 @@ public struct PlaybackPolicy: Sendable {
         }
     }
 
+    /// The paused players by accessory, in order (status).
+    var pausedGroups: [(AccessoryIdentity, PausedGroup)] { paused.keys.sorted().compactMap { key in paused[key].map { (key, $0) } } }
+
     /// Every player Earshot would resume now, for tests and status.
     public var pausedPlayers: [MediaPlayer] { paused.keys.sorted().flatMap { paused[$0]?.players ?? [] } }
 }

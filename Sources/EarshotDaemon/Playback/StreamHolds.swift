@@ -59,19 +59,19 @@ public struct StreamHolds: Sendable, Hashable {
     public var all: [HeldStream] { held.values.sorted { $0.stream < $1.stream } }
     var room: Int { max(0, Self.limit - held.count) }
 
-    mutating func add(_ entry: HeldStream) {
+    public mutating func add(_ entry: HeldStream) {
         guard held[entry.stream] != nil || held.count < Self.limit else { return }
         held[entry.stream] = entry
     }
 
     /// The accessory is back: its streams are unmuted once they play on its sink again.
-    mutating func release(_ accessory: AccessoryIdentity) {
+    public mutating func release(_ accessory: AccessoryIdentity) {
         for (id, entry) in held where entry.accessory == accessory { held[id]?.releasing = true }
     }
 
     /// The releasing streams that play on their sink in `graph` now: taken, to be unmuted.
     /// Those someone took back (ended, unmuted) are dropped on the way.
-    mutating func due(in graph: Graph) -> [HeldStream] {
+    public mutating func due(in graph: Graph) -> [HeldStream] {
         var due: [HeldStream] = []
         guard held.values.contains(where: \.releasing) else { return due }
         // Where each held stream plays now: one pass over the links.
@@ -93,7 +93,7 @@ public struct StreamHolds: Sendable, Hashable {
     }
 
     /// Every stream still held and untouched: taken (at stop, or at start after a crash).
-    mutating func takeAll(in graph: Graph) -> [HeldStream] {
+    public mutating func takeAll(in graph: Graph) -> [HeldStream] {
         let untouched = all.filter { $0.isUntouched(in: graph) }
         held = [:]
         return untouched
@@ -101,7 +101,7 @@ public struct StreamHolds: Sendable, Hashable {
 
     /// A graph change: a stream that went, or was unmuted by someone, is no longer Earshot's.
     /// True when something was forgotten (the state file should be saved).
-    mutating func note(_ change: GraphChange, in graph: Graph) -> Bool {
+    public mutating func note(_ change: GraphChange, in graph: Graph) -> Bool {
         switch change {
         case .removed(let id):
             return held.removeValue(forKey: id) != nil

@@ -60,10 +60,25 @@ public struct StreamClient: Sendable, Hashable {
                 pids.append(ProcessID(key: key, pid: pid))
             }
         }
-        let flatpak = client.props["pipewire.access.portal.app_id"].flatMap { app in
-            app.isEmpty ? nil : FlatpakInstance(app: app, instance: client.props["pipewire.access.portal.instance_id"].flatMap { $0.isEmpty ? nil : $0 })
+        self.init(stream: stream.id, serial: stream.serial, pids: pids, flatpak: Self.flatpak(of: client.props))
+    }
+}
+
+extension StreamClient {
+    /// The Flatpak sandbox PipeWire stamped on a client: `pipewire.access.portal.app_id` (the
+    /// access module and pipewire-pulse, 0.3 and 1.x, from `pw_check_flatpak`) with
+    /// `pipewire.access.portal.instance_id` where set, or a security context Flatpak opened
+    /// (`pipewire.sec.engine` = `org.flatpak`: `pipewire.sec.app-id`, `pipewire.sec.instance-id`).
+    /// Every one of these is set by PipeWire, never by the client.
+    static func flatpak(of props: Properties) -> FlatpakInstance? {
+        func value(_ key: String) -> String? { props[key].flatMap { $0.isEmpty ? nil : $0 } }
+        if let app = value("pipewire.access.portal.app_id") {
+            return FlatpakInstance(app: app, instance: value("pipewire.access.portal.instance_id"))
         }
-        self.init(stream: stream.id, serial: stream.serial, pids: pids, flatpak: flatpak)
+        if props["pipewire.sec.engine"] == "org.flatpak", let app = value("pipewire.sec.app-id") {
+            return FlatpakInstance(app: app, instance: value("pipewire.sec.instance-id"))
+        }
+        return nil
     }
 }
 
