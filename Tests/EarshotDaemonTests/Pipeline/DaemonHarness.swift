@@ -252,8 +252,9 @@ struct DaemonHarness {
     let consumer: Task<Void, Never>
 
     /// - Parameter config: TOML written as the user's config (XDG_CONFIG_HOME is private).
-    init(config: String = "") async throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-daemon-\(UUID().uuidString)")
+    /// - Parameter reusing: another harness's directory (its state file: a restart).
+    init(config: String = "", reusing: URL? = nil) async throws {
+        directory = reusing ?? FileManager.default.temporaryDirectory.appendingPathComponent("earshot-daemon-\(UUID().uuidString)")
         let configHome = directory.appendingPathComponent("config")
         try FileManager.default.createDirectory(at: configHome.appendingPathComponent("earshot"), withIntermediateDirectories: true)
         let configPath = configHome.appendingPathComponent("earshot/earshot.toml").path

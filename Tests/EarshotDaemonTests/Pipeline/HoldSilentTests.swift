@@ -1,0 +1,134 @@
+import ControlProtocol
+import WireFields
+import AudioGraph
+import Foundation
+import RoutingPolicy
+import TestScheduling
+import Testing
+
+@testable import EarshotDaemon
+
+/// Issue 38 through the daemon's one path over a fake PipeWire: what no pause stopped is muted
+/// after the pauses and before the default moves; given back once it plays on the returning
+/// headset, and at stop; a daemon that ended holding streams gives them back at its next start.
+@Suite("Held silent through the daemon", .blockingCalls)
+struct HoldSilentTests {
+    typealias H = DaemonHarness
+    static let unpausable: ObjectID = 62
+
+    /// The harness's graph plus a second playing stream of a program with no MPRIS player.
+    static func graph(playingOn sink: String) -> Graph {
+        var graph = H.graph(sessionManager: true, playingOn: sink)
+        graph.apply(.client(Client(id: 22, props: ["application.process.id": "5151", "application.name": "paplay", "object.serial": "522"])))
+        var node = Node(id: unpausable, state: .running, props: [
+            "media.class": "Stream/Output/Audio", "node.name": "paplay", "client.id": "22", "object.serial": "562", "application.name": "paplay",
+        ])
+        node.mute = false
+        graph.apply(.node(node))
+        if var player = graph.nodes[H.streamID] {
+            player.state = .running
+            graph.apply(.node(player))
+        }
+        let target: ObjectID = sink == H.headphones ? 43 : 40
+        graph.apply(.link(Link(id: 71, outputNode: unpausable, outputPort: 63, inputNode: target, inputPort: target + 1, props: ["object.serial": "571"])))
+        return graph
+    }
+
+    static func muted(_ mute: Bool) -> GraphChange {
+        var node = graph(playingOn: H.headphones).nodes[unpausable]!
+        node.mute = mute
+        return .node(node)
+    }
+
+    @Test("off the head: the player pauses, the stream with no player is muted, then the default moves; back on, it is unmuted once it plays on the headphones")
+    func holdAndRelease() async throws {
+        let h = try await H()
+        var events = await h.daemon.subscribe().makeAsyncIterator()
+        await h.connect(Self.graph(playingOn: H.headphones))
+        _ = await h.place("on-head", register: true)
+        await h.echo()
+        _ = await h.place("off-head")
+        h.clock.advance(by: 10_000)
+        await h.settle()
+        #expect(Array(h.log.all.suffix(4)) == ["pause begin", "pause end", "mute \(Self.unpausable)", "set default.configured.audio.sink=\(H.speakers)"])
+        // PipeWire shows the mute; WirePlumber moves the stream to the speakers.
+        await h.changes(Self.muted(true), .removed(71), .link(Link(id: 73, outputNode: Self.unpausable, outputPort: 63, inputNode: 40, inputPort: 41)))
+        var seen: [ControlWire.PlaybackEvent] = []
+        while seen.count < 2, let event = await events.next() {
+            if case .playback(let change) = event { seen.append(change) }
+        }
+        #expect(seen.map(\.action) == [OpenEnum(.paused), OpenEnum(.held)])
+        #expect(seen[0].matches == [FakePlayers.player.busName: "pid"])
+        #expect(seen[1].streams.map(\.stream) == [UInt64(Self.unpausable)])
+        #expect(seen[1].streams.first?.application == "paplay")
+        #expect(await h.daemon.status().playback?.held.map(\.stream.stream) == [UInt64(Self.unpausable)])
+
+        _ = await h.place("on-head")
+        await h.echo()
+        #expect(!h.log.all.contains("unmute \(Self.unpausable)"), "not before it plays on the headphones again")
+        // WirePlumber moves it back: now it is given back.
+        await h.changes(.removed(73), .link(Link(id: 72, outputNode: Self.unpausable, outputPort: 63, inputNode: 43, inputPort: 44, props: ["object.serial": "572"])))
+        #expect(h.log.all.last == "unmute \(Self.unpausable)")
+        #expect(await h.daemon.status().playback?.held.isEmpty ?? true)
+        await h.stop()
+    }
+
+    @Test("a held stream the user unmutes is theirs: never touched again; at stop the others are unmuted")
+    func userTakesItBack() async throws {
+        let h = try await H()
+        await h.connect(Self.graph(playingOn: H.headphones))
+        _ = await h.place("on-head", register: true)
+        await h.echo()
+        _ = await h.place("off-head")
+        h.clock.advance(by: 10_000)
+        await h.settle()
+        await h.changes(Self.muted(true))
+        await h.changes(Self.muted(false))  // pavucontrol
+        #expect(await h.daemon.status().playback?.held.isEmpty ?? true)
+        await h.daemon.releaseHeld()
+        #expect(!h.log.all.contains("unmute \(Self.unpausable)"))
+        await h.stop()
+    }
+
+    @Test("hold-unpausable = leave: nothing is muted")
+    func leave() async throws {
+        let h = try await H(config: "[playback]\nhold-unpausable = \"leave\"\n")
+        await h.connect(Self.graph(playingOn: H.headphones))
+        _ = await h.place("on-head", register: true)
+        await h.echo()
+        _ = await h.place("off-head")
+        h.clock.advance(by: 10_000)
+        await h.settle()
+        #expect(!h.log.all.contains { $0.hasPrefix("mute") })
+        #expect(h.log.all.last == "set default.configured.audio.sink=\(H.speakers)")
+        await h.stop()
+    }
+
+    @Test("stopping while holding unmutes and saves that nothing is held; a crash leaves the state file naming it, and the next start gives it back")
+    func stopAndRestart() async throws {
+        let h = try await H()
+        await h.connect(Self.graph(playingOn: H.headphones))
+        _ = await h.place("on-head", register: true)
+        await h.echo()
+        _ = await h.place("off-head")
+        h.clock.advance(by: 10_000)
+        await h.settle()
+        await h.changes(Self.muted(true))
+        await h.daemon.flushState()
+        let statePath = h.directory.appendingPathComponent("state/state.json").path
+        let saved = try StateFile.decode(Data(contentsOf: URL(fileURLWithPath: statePath)), path: statePath)
+        #expect(saved.held.map(\.stream) == [Self.unpausable])
+
+        // A second daemon on the same state (the first "crashed"): the stream is still muted.
+        let next = try await H(reusing: h.directory)
+        await next.daemon.restoreState()
+        var graph = Self.graph(playingOn: H.speakers)
+        graph.apply(Self.muted(true))
+        await next.connect(graph)
+        #expect(next.log.all.contains("unmute \(Self.unpausable)"))
+        await next.daemon.flushState()
+        #expect(try StateFile.decode(Data(contentsOf: URL(fileURLWithPath: statePath)), path: statePath).held.isEmpty)
+        await next.stop()
+        await h.stop()
+    }
+}
