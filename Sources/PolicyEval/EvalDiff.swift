@@ -77,6 +77,17 @@ public enum EvalDiff {
                     difference.direction = .calls
                     differences.append(difference)
                 }
+                // What a departure pauses and holds (§7): per decision, where both runs decided
+                // (a departure one run makes elsewhere is already a difference of the default).
+                let (oldPlayback, newPlayback) = (place.old?.decision.playback, place.new?.decision.playback)
+                if place.old != nil, place.new != nil, oldPlayback?.summary != newPlayback?.summary {
+                    var difference = EvalDifference(
+                        at: anchor.decision.at, line: anchor.line, trigger: anchor.decision.trigger.description,
+                        old: .init(decided: place.old != nil, default: oldPlayback?.summary ?? "nothing paused or held", reason: nil, decidedBy: nil, winner: nil),
+                        new: .init(decided: place.new != nil, default: newPlayback?.summary ?? "nothing paused or held", reason: nil, decidedBy: nil, winner: nil))
+                    difference.direction = .playback
+                    differences.append(difference)
+                }
             }
         }
         return Outcome(differences: differences, compared: compared)

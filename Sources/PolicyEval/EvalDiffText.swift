@@ -11,7 +11,7 @@ public enum EvalDiffText {
             [
                 "\(difference.at)", difference.line.map(String.init) ?? "-", difference.trigger,
                 prefix[difference.direction, default: ""] + name(difference.old, difference.direction) + " → " + name(difference.new, difference.direction),
-                difference.direction == .calls ? "-" : tier(difference.old) + " → " + tier(difference.new),
+                difference.direction == .calls || difference.direction == .playback ? "-" : tier(difference.old) + " → " + tier(difference.new),
             ]
         }
         // Columns as wide as their widest cell; the last is left ragged.
@@ -31,7 +31,7 @@ public enum EvalDiffText {
         for (difference, row) in zip(differences, rows) {
             lines.append(line(row))
             // Calls have no ranking of their own: the row says it all.
-            if difference.direction == .calls { continue }
+            if difference.direction == .calls || difference.direction == .playback { continue }
             lines.append(indent + "old: " + why(difference.old))
             lines.append(indent + "new: " + why(difference.new))
         }
@@ -39,7 +39,7 @@ public enum EvalDiffText {
         return lines.map { TerminalText.escape($0) }
     }
 
-    private static let prefix: [EvalDifference.Subject: String] = [.input: "mic · ", .calls: "calls · "]
+    private static let prefix: [EvalDifference.Subject: String] = [.input: "mic · ", .calls: "calls · ", .playback: "playback · "]
 
     /// A side's default; calls without a microphone of their own record from the default source.
     private static func name(_ side: EvalDifference.Side, _ subject: EvalDifference.Subject) -> String {

@@ -57,11 +57,12 @@ public struct EvalDifference: Codable, Sendable, Hashable {
     public var new: Side
     /// Which default differs: `output` (the sink; `default` names sinks), `input` (the
     /// source, §8; `default` names sources) or `calls` (where calls record from, §8; `default`
-    /// names that Bluetooth microphone, null: the default source).
+    /// names that Bluetooth microphone, null: the default source) or `playback` (what a departing
+    /// headset pauses and holds, §7; `default` is `pause #81 (ancestor) · hold #82`).
     public var direction: Subject = .output
 
     public enum Subject: String, Sendable, Hashable, Codable {
-        case output, input, calls
+        case output, input, calls, playback
     }
 
     init(at: Milliseconds, line: Int?, trigger: String, old: Side, new: Side) {

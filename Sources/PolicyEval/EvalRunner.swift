@@ -11,9 +11,22 @@ public enum EvalRunner {
         var engine = PolicyEngine(graph: graph, config: config, hostAddresses: hostAddresses)
         // As the daemon starts: the default found holds (docs/policy.md §5).
         engine.holdCurrentDefault()
-        onDecision(engine.handle(.start, at: 0).decision, nil)
+        var players: [String: PlaybackPreview.Player] = [:]
+        var previous: Decision?
+        // Each decision with what its departure would pause and hold (§7), from the graph it
+        // was decided over and the players the script declared.
+        func decided(_ decision: Decision, _ event: EvalEvent?, in graph: Graph) {
+            var decision = decision
+            if let departure = PlaybackDeparture.of(decision, after: previous, config: decision.config.playback) {
+                decision.playback = PlaybackPreview.of(departure, graph: graph, players: players.keys.sorted().compactMap { players[$0] }, config: decision.config)
+            }
+            previous = decision
+            onDecision(decision, event)
+        }
+        decided(engine.handle(.start, at: 0).decision, nil, in: engine.graph)
         for event in events {
-            PolicyRun.fireTimers(&engine, upTo: event.at) { decision, _ in onDecision(decision, nil) }
+            while let due = engine.nextDeadline, due <= event.at { decided(engine.handle(.timerFired, at: due).decision, nil, in: engine.graph) }
+            let before = engine.graph
             let outcome: PolicyOutcome
             func fail(_ message: String) -> EvalScriptError { EvalScriptError(source: source, line: event.line, message: message) }
             switch event.action {
@@ -60,10 +73,25 @@ public enum EvalRunner {
                     throw EvalScriptError(source: source, line: event.line, message: "select-source: no node named \"\(name)\" in the graph at this point")
                 }
                 outcome = engine.handle(.userSelectedSource(name), at: event.at)
+            case .addPlayer(let player):
+                guard players[player.name] != nil || players.count < Self.playerLimit else {
+                    throw fail("add-player: at most \(Self.playerLimit) players")
+                }
+                players[player.name] = player
+                continue
             }
-            onDecision(outcome.decision, event)
+            // A sink that went took its links along: its streams are read from before.
+            decided(outcome.decision, event, in: Self.isRemoval(event) ? before : engine.graph)
         }
-        PolicyRun.fireTimers(&engine, upTo: .max) { decision, _ in onDecision(decision, nil) }
+        while let due = engine.nextDeadline { decided(engine.handle(.timerFired, at: due).decision, nil, in: engine.graph) }
+    }
+
+    /// The most players a script declares.
+    static let playerLimit = 1024
+
+    private static func isRemoval(_ event: EvalEvent) -> Bool {
+        if case .remove = event.action { return true }
+        return false
     }
 
     /// A new object: an id in use would silently replace another object.

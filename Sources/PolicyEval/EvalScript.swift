@@ -23,6 +23,8 @@ public struct EvalEvent: Sendable {
         /// A stream's target in the `default` metadata (`target.object` or `target.node`) is
         /// set, or removed (nil): a user's or session manager's choice of its source.
         case streamTarget(id: ObjectID, key: String, value: String?)
+        /// A media player on the session bus (§7), for what a departure would pause.
+        case addPlayer(PlaybackPreview.Player)
     }
 
     public var at: Milliseconds
@@ -43,7 +45,7 @@ public struct EvalScriptError: Error, Sendable, Hashable, CustomStringConvertibl
 /// Reads JSON Lines event scripts: `{"at": ms, "<action>": {…}}` per line, `at` non-decreasing.
 /// Blank lines and lines starting with `#` are skipped.
 public enum EvalScript {
-    public static let actions = ["register", "update", "unregister", "add", "remove", "select", "select-source", "route"] + streamActions
+    public static let actions = ["register", "update", "unregister", "add", "remove", "select", "select-source", "route"] + streamActions + ["add-player"]
 
     /// The latest `at` a script may use: 2^53 ms (about 285 000 years). Every delay the policy
     /// adds to an input's time (at most a minute, a resume window of an hour) stays far from
@@ -140,6 +142,9 @@ public enum EvalScript {
                 action = .route(device: device, route: route, available: available, active: active)
             case "add-stream", "remove-stream", "stream-target":
                 action = try streamAction(verb, body, fail: fail)
+            case "add-player":
+                guard expectations.isEmpty else { throw fail("add-player decides nothing, so it has nothing to expect: put \"expect\" on a line that decides") }
+                action = .addPlayer(try player(body, fail: fail))
             default:
                 throw fail("unknown action \"\(verb)\"; use one of \(actions.joined(separator: ", "))")
             }

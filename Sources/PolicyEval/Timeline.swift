@@ -216,7 +216,7 @@ public struct TimelineStep: Sendable, Hashable {
         case .remove(let node): return .remove(node: node)
         case .select(let node): return .select(node: node)
         case .selectSource(let node): return .select(node: node, direction: .input)
-        case .route, .addStream, .removeStream, .streamTarget: return .other
+        case .route, .addStream, .removeStream, .streamTarget, .addPlayer: return .other
         }
     }
 }

@@ -39,6 +39,9 @@ public struct Decision: Sendable, Hashable {
     /// streams pointed there and this decision's stream moves; nil when the rule is not
     /// `"calls"` (or the input does not follow) and nothing was pointed before.
     public var calls: CallRoutingOutcome?
+    /// `earshot eval` only: what this decision's departure would pause and hold (§7); the
+    /// engine leaves it nil (the daemon acts on the live players instead).
+    public var playback: PlaybackPreview?
 
     public var changed: Bool { defaultSink != previous }
 

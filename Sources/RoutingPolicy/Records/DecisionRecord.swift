@@ -63,6 +63,8 @@ public struct DecisionRecord: Codable, Sendable, Hashable {
     /// Calls (§8 `bluetooth-microphone = "calls"`): where they record from, the capture
     /// streams pointed there and this decision's moves; null when calls are not routed.
     public var calls: CallRoutingOutcome?
+    /// `earshot eval` (§7): what this decision's departure pauses and holds; null otherwise.
+    public var playback: PlaybackPreview?
 
     /// The input side of a decision: the fields the output has at the top level.
     public struct InputRecord: Codable, Sendable, Hashable {
@@ -179,6 +181,7 @@ public struct DecisionRecord: Codable, Sendable, Hashable {
         let summaryOnly = ranked.count < decision.ranking.count || (rejected.isEmpty && !decision.rejected.isEmpty)
         input = withInput ? decision.input.map { InputRecord($0, of: decision, explaining: summaryOnly ? 1 : nil, listRejected: !summaryOnly) } : nil
         calls = decision.calls
+        playback = decision.playback
     }
 
     /// A record received as JSON (the daemon's status over the control socket).
@@ -189,7 +192,7 @@ public struct DecisionRecord: Codable, Sendable, Hashable {
     private enum CodingKeys: String, CodingKey {
         case at, line, trigger, `default`, previous, changed, reason, summary, ranking, decidedBy = "decided-by", rejected, error
         case previousPort = "previous-port", port, portEvent = "port-event"
-        case defaultSource = "default-source", input, calls
+        case defaultSource = "default-source", input, calls, playback
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -212,6 +215,7 @@ public struct DecisionRecord: Codable, Sendable, Hashable {
         try container.encode(defaultSource, forKey: .defaultSource)
         try container.encode(input, forKey: .input)
         try container.encode(calls, forKey: .calls)
+        try container.encode(playback, forKey: .playback)
     }
 
     /// One line of JSON, keys sorted so runs diff cleanly.

@@ -38,6 +38,7 @@ public enum DecisionText {
             lines += inputLines(input, detail: detail).map { indent + $0 }
         }
         if let calls = decision.calls { lines += callsLines(calls).map { indent + $0 } }
+        if let playback = decision.playback { lines += playbackLines(playback).map { indent + $0 } }
         // Node names and port labels are any client's: each line escaped (TerminalText).
         return TerminalText.lines(lines)
     }
@@ -87,6 +88,19 @@ public enum DecisionText {
             : "; \(calls.streams.count) pointed: " + calls.streams.map { "\(streamName($0.stream, $0.application, $0.role)) (\($0.why))" }.joined(separator: ", ")
         return [head] + calls.moves.map { move in
             "  stream \(streamName(move.stream, move.application, move.role)) → \(move.to ?? "default source") (\(move.kind.rawValue))"
+        }
+    }
+
+    /// What a departure does to what played there (§7): `playback (accessory-removed) on
+    /// bluez_output.X:` then `  pause #81 Chromium: org.mpris.MediaPlayer2.chromium.instance9 (ancestor)`,
+    /// `  hold #82 paplay: no player would pause it: muted until the headset returns`.
+    public static func playbackLines(_ playback: PlaybackPreview) -> [String] {
+        // Nothing played there: nothing to say (the JSON still carries the departure).
+        guard !playback.streams.isEmpty else { return [] }
+        let head = "playback (\(playback.reason.rawValue)) on \(playback.sink): \(playback.streams.count) stream(s)"
+        return [head] + playback.streams.map { stream in
+            let what = stream.player.map { "\($0) (\(stream.match ?? "?"))" } ?? stream.why
+            return "  \(stream.action.rawValue) \(streamName(ObjectID(truncatingIfNeeded: stream.stream), stream.application, nil)): \(what)"
         }
     }
 

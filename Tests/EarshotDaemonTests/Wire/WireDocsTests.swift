@@ -43,7 +43,8 @@ struct WireDocsTests {
     func policyDocs() throws {
         try Self.check(
             "docs/policy.md",
-            [("calls", CallRoutingOutcome.markdownTable), ("call-stream", CallStream.markdownTable), ("stream-move", StreamMove.markdownTable)])
+            [("calls", CallRoutingOutcome.markdownTable), ("call-stream", CallStream.markdownTable), ("stream-move", StreamMove.markdownTable),
+             ("playback-preview", PlaybackPreview.markdownTable), ("playback-preview-stream", PlaybackPreview.Stream.markdownTable)])
     }
 
     @Test("docs/dbus.md's table of signals is the declarations'")
