@@ -92,11 +92,13 @@ extension Daemon {
             }
             outcome = engine.handle(.start, at: now)
             session.firstGraphTaken()
-            if !persister.restoredHeld.isEmpty {
+            if !persister.restoredHeld.isEmpty || !persister.restoredMutedKeys.isEmpty {
                 // A daemon before this one ended holding these: whatever nobody touched since is
-                // given back now (docs/policy.md §7: nothing stays muted behind a crash).
-                playback.restore(persister.restoredHeld)
+                // given back now (docs/policy.md §7: nothing stays muted behind a crash), and a
+                // later stream the session manager starts muted under their keys too.
+                playback.restore(persister.restoredHeld, orphanKeys: persister.restoredMutedKeys)
                 persister.restoredHeld = []
+                persister.restoredMutedKeys = []
                 publish(await playback.releaseAll(in: graph, reason: .restarted, muting: muting, wallClock: environment.clock.wallClock))
             }
         } else {
@@ -230,10 +232,10 @@ extension Daemon {
             }
         }
         publish(await playback.resume(for: resumes, wallClock: environment.clock.wallClock))
-        publish(await playback.releaseDue(in: engine.graph, muting: muting, wallClock: environment.clock.wallClock))
+        publish(await playback.releaseDue(in: engine.graph, muting: muting, wallClock: environment.clock.wallClock, logger: logger))
         if turn.routeChanged || turn.registrationsChanged || playback.holdsChanged {
             playback.holdsChanged = false
-            await persister.save(engine, history: decisions.history, held: playback.holds.all)
+            await persister.save(engine, history: decisions.history, held: playback.holds.all, mutedKeys: playback.holds.orphanKeys)
         }
     }
 
@@ -276,6 +278,7 @@ extension Daemon {
         decisions = DecisionLog(history: saved.history)
         persister.restoredChoices = saved.choices
         persister.restoredHeld = saved.held
+        persister.restoredMutedKeys = saved.mutedKeys
         for registration in saved.registrations {
             let request = AccessoryRequest.register(registration.identity, reporter: registration.reporter, registration.configuration)
             if let error = engine.handle(.accessory(request), at: now).decision.error {

@@ -114,7 +114,7 @@ public actor Daemon {
         guard !playback.holds.isEmpty else { return }
         publish(await playback.releaseAll(in: engine.graph, reason: .stopped, muting: muting, wallClock: environment.clock.wallClock))
         playback.holdsChanged = false
-        await persister.save(engine, history: decisions.history, held: playback.holds.all)
+        await persister.save(engine, history: decisions.history, held: playback.holds.all, mutedKeys: playback.holds.orphanKeys)
     }
 
     public func stop() {

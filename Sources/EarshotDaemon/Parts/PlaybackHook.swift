@@ -30,7 +30,7 @@ final class PlaybackHook: GraphChangeObserver {
     /// Each change, taken before the next one of the burst can hide where a stream played.
     func graphDidChange(_ change: GraphChange, in turn: GraphTurn) -> PolicyInput? {
         lastPlayed.record(change, in: turn.graph, at: turn.now)
-        if !holds.isEmpty, holds.note(change, in: turn.graph) { holdsChanged = true }
+        if holds.note(change, in: turn.graph) { holdsChanged = true }
         return nil
     }
 
@@ -92,7 +92,19 @@ final class PlaybackHook: GraphChangeObserver {
 
     /// Unmutes the released streams that play on their headset again (checked after every
     /// turn: the session manager may move them a moment after the default).
-    nonisolated(nonsending) func releaseDue(in graph: Graph, muting: (any StreamMuting)?, wallClock: Int64) async -> [ControlWire.PlaybackEvent] {
+    nonisolated(nonsending) func releaseDue(
+        in graph: Graph, muting: (any StreamMuting)?, wallClock: Int64, logger: Logger
+    ) async -> [ControlWire.PlaybackEvent] {
+        // A stream that started muted under a key of Earshot's holds: the session manager gave
+        // it the mute Earshot set on another stream of its key. It is the user's: unmuted.
+        let startedMuted = holds.takeStartedMuted(in: graph)
+        if !startedMuted.isEmpty, let muting {
+            holdsChanged = true
+            let unmuted = await muting.setMute(false, ofStreams: startedMuted)
+            for id in startedMuted where unmuted.contains(id) {
+                logger.info("playback: stream \(id) (\(graph.nodes[id]?.props["application.name"] ?? "?")) started muted by the session manager's memory of Earshot's hold: unmuted")
+            }
+        }
         let due = holds.due(in: graph)
         guard !due.isEmpty else { return [] }
         holdsChanged = true
@@ -104,7 +116,7 @@ final class PlaybackHook: GraphChangeObserver {
     nonisolated(nonsending) func releaseAll(
         in graph: Graph, reason: PlaybackReason, muting: (any StreamMuting)?, wallClock: Int64
     ) async -> [ControlWire.PlaybackEvent] {
-        let all = holds.takeAll(in: graph)
+        let all = holds.takeAll(in: graph, keepingKeys: reason == .restarted)
         holdsChanged = true
         return await unmute(all, reason: reason, muting: muting, wallClock: wallClock)
     }
@@ -120,8 +132,8 @@ final class PlaybackHook: GraphChangeObserver {
     }
 
     /// Held streams restored from the state file (a daemon that ended while holding them).
-    func restore(_ held: [HeldStream]) {
-        holds = StreamHolds(held)
+    func restore(_ held: [HeldStream], orphanKeys: Set<String>) {
+        holds = StreamHolds(held, orphanKeys: orphanKeys)
     }
 
     private nonisolated(nonsending) func unmute(

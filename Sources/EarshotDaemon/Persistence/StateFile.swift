@@ -26,7 +26,8 @@ public enum StateFile {
         let file = Version1(
             version: currentVersion, registrations: state.registrations.map(Version1.Registration.init),
             history: state.history.suffix(PersistedState.historyLimit).map(Version1.HistoryEntry.init), choices: choices,
-            held: state.held.isEmpty ? nil : state.held.prefix(StreamHolds.limit).map(Version1.Held.init))
+            held: state.held.isEmpty ? nil : state.held.prefix(StreamHolds.limit).map(Version1.Held.init),
+            mutedKeys: state.mutedKeys.isEmpty ? nil : state.mutedKeys.sorted().prefix(StreamHolds.limit).map { $0 })
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
         return try encoder.encode(file)
@@ -115,10 +116,14 @@ public enum StateFile {
                 guard let accessory = AccessoryIdentity(parsing: entry.accessory) else {
                     throw StateFileError(path: path, field: "held[\(index)].accessory", problem: "malformed accessory \"\(entry.accessory)\": expected a Bluetooth address or a node.name")
                 }
-                held.append(HeldStream(stream: entry.stream, serial: entry.serial, application: entry.application, name: entry.name, sink: entry.sink, accessory: accessory))
+                held.append(
+                    HeldStream(
+                        stream: entry.stream, serial: entry.serial, application: entry.application, name: entry.name, sink: entry.sink,
+                        accessory: accessory, key: entry.key))
             }
             return PersistedState(
-                registrations: file.registrations.map(\.registration), history: file.history.map(\.entry), choices: choices, held: held)
+                registrations: file.registrations.map(\.registration), history: file.history.map(\.entry), choices: choices, held: held,
+                mutedKeys: Set((file.mutedKeys ?? []).prefix(StreamHolds.limit)))
         case ...0:
             throw StateFileError(path: path, field: "version", problem: "unknown version \(version): this Earshot reads versions 1 to \(currentVersion)")
         default:
@@ -156,6 +161,14 @@ public enum StateFile {
         /// Version 2, since 0.4 (left out when none): the streams Earshot holds silent, to give
         /// back at the next start if this daemon ends without doing it (a crash).
         var held: [Held]?
+        /// Since 0.4 (left out when none): WirePlumber keys that may still carry a mute of a
+        /// held stream gone before it was given back.
+        var mutedKeys: [String]?
+
+        enum CodingKeys: String, CodingKey {
+            case version, registrations, history, choices, held
+            case mutedKeys = "muted-keys"
+        }
 
         /// One held stream: `stream` (node id), `serial`, `application`, `name`, `sink`,
         /// `accessory`.
@@ -166,8 +179,10 @@ public enum StateFile {
             var name: String?
             var sink: String
             var accessory: String
+            var key: String?
 
             init(_ held: HeldStream) {
+                key = held.key
                 stream = held.stream
                 serial = held.serial
                 application = held.application

@@ -23,6 +23,8 @@ struct StatePersister {
     var restoredChoices: [AudioDirection: PersistedState.Choice] = [:]
     /// The streams a daemon before this one held silent and did not give back.
     var restoredHeld: [HeldStream] = []
+    /// The keys under which the session manager may still remember a mute of that daemon's.
+    var restoredMutedKeys: Set<String> = []
     /// The state file was read (once per daemon: before its ways in open, or at `run`).
     var restored = false
 
@@ -84,7 +86,7 @@ struct StatePersister {
     /// the writer's queue, once per write however many changes came meanwhile). A change a
     /// client waits for is waited for by its reply (`saved()`), not here: the daemon goes on
     /// taking inputs, and a burst shares one write.
-    func save(_ engine: PolicyEngine, history: [PersistedState.HistoryEntry], held: [HeldStream] = []) async {
+    func save(_ engine: PolicyEngine, history: [PersistedState.HistoryEntry], held: [HeldStream] = [], mutedKeys: Set<String> = []) async {
         let entries = engine.accessories.entries
         var choices: [AudioDirection: PersistedState.Choice] = [:]
         for direction in AudioDirection.allCases {
@@ -94,7 +96,7 @@ struct StatePersister {
         let saved = choices
         writer.offer {
             PersistedState(
-                registrations: entries.values.map(\.registration).sorted { $0.identity < $1.identity }, history: history, choices: saved, held: held)
+                registrations: entries.values.map(\.registration).sorted { $0.identity < $1.identity }, history: history, choices: saved, held: held, mutedKeys: mutedKeys)
         }
     }
 

@@ -48,10 +48,15 @@ public struct PersistedState: Sendable, Equatable {
     public var choices: [AudioDirection: Choice] = [:]
     /// Since 0.4: the streams held silent when the state was saved (docs/policy.md §7).
     public var held: [HeldStream] = []
+    /// Since 0.4: session-manager keys (WirePlumber's saved stream Props) that may still carry a
+    /// mute of Earshot's from streams held before a crash and gone since.
+    public var mutedKeys: Set<String> = []
 
     public init(
-        registrations: [AccessoryRegistration] = [], history: [HistoryEntry] = [], choices: [AudioDirection: Choice] = [:], held: [HeldStream] = []
+        registrations: [AccessoryRegistration] = [], history: [HistoryEntry] = [], choices: [AudioDirection: Choice] = [:], held: [HeldStream] = [],
+        mutedKeys: Set<String> = []
     ) {
+        self.mutedKeys = mutedKeys
         self.registrations = registrations
         self.history = history
         self.choices = choices

@@ -12,10 +12,16 @@ public struct HeldStream: Sendable, Hashable {
     /// The sink it played on, and the accessory whose departure held it.
     public var sink: String
     public var accessory: AccessoryIdentity
+    /// The key the session manager remembers the stream's volume and mute by
+    /// (`sessionManagerKey`): it gives the mute Earshot set to the key's next streams.
+    public var key: String?
     /// Released by a return: unmuted once it plays on `sink` again.
     public var releasing = false
 
-    public init(stream: ObjectID, serial: UInt64?, application: String?, name: String?, sink: String, accessory: AccessoryIdentity) {
+    public init(
+        stream: ObjectID, serial: UInt64?, application: String?, name: String?, sink: String, accessory: AccessoryIdentity, key: String? = nil
+    ) {
+        self.key = key
         self.stream = stream
         self.serial = serial
         self.application = application
@@ -27,7 +33,18 @@ public struct HeldStream: Sendable, Hashable {
     init(_ node: Node, sink: String, accessory: AccessoryIdentity) {
         self.init(
             stream: node.id, serial: node.serial, application: node.props["application.name"],
-            name: node.props["media.name"] ?? node.name, sink: sink, accessory: accessory)
+            name: node.props["media.name"] ?? node.name, sink: sink, accessory: accessory, key: Self.sessionManagerKey(of: node))
+    }
+
+    /// WirePlumber's key for a playback stream's saved Props (0.4's `restore-stream`, 0.5's
+    /// `state-stream`: `Output/Audio:` and the first of these properties the stream has).
+    /// Both save a mute set on any stream and set it on every later stream of the key
+    /// (docs/pipewire-facts.md): Earshot's hold reaches the key's next streams.
+    static func sessionManagerKey(of node: Node) -> String? {
+        for property in ["media.role", "application.id", "application.name", "media.name", "node.name"] {
+            if let value = node.props[property] { return "Output/Audio:\(property):\(value)" }
+        }
+        return nil
     }
 
     var wire: ControlWire.PlaybackStream {
@@ -48,12 +65,25 @@ public struct HeldStream: Sendable, Hashable {
 public struct StreamHolds: Sendable, Hashable {
     /// The most streams held at once; past it, a departure holds no more.
     public static let limit = 4096
+    /// The most streams whose start is followed (a stream gone leaves the set).
+    static let reportLimit = 65_536
 
     public private(set) var held: [ObjectID: HeldStream] = [:]
+    /// Keys of streams held before a restart (a crash) that were gone at the start: the session
+    /// manager may still give their mute to the key's next stream.
+    public private(set) var orphanKeys: Set<String> = []
+    /// Streams whose mute the graph has shown (a stream's first report is its start).
+    private var reported: Set<ObjectID> = []
+    /// Streams that started muted by the session manager's memory of Earshot's hold: to unmute.
+    private(set) var startedMuted: [ObjectID] = []
 
-    public init(_ held: [HeldStream] = []) {
+    public init(_ held: [HeldStream] = [], orphanKeys: Set<String> = []) {
         for entry in held.prefix(Self.limit) { self.held[entry.stream] = entry }
+        self.orphanKeys = Set(orphanKeys.prefix(Self.limit))
     }
+
+    /// Keys Earshot's mutes may have been saved under: the held streams' and the orphans'.
+    public var keys: Set<String> { orphanKeys.union(held.values.compactMap(\.key)) }
 
     public var isEmpty: Bool { held.isEmpty }
     public var all: [HeldStream] { held.values.sorted { $0.stream < $1.stream } }
@@ -93,10 +123,22 @@ public struct StreamHolds: Sendable, Hashable {
     }
 
     /// Every stream still held and untouched: taken (at stop, or at start after a crash).
-    public mutating func takeAll(in graph: Graph) -> [HeldStream] {
+    /// With `keepingKeys` (a start), the keys of those gone stay as orphans.
+    public mutating func takeAll(in graph: Graph, keepingKeys: Bool = false) -> [HeldStream] {
         let untouched = all.filter { $0.isUntouched(in: graph) }
+        if keepingKeys { orphanKeys.formUnion(all.filter { graph.nodes[$0.stream]?.serial != $0.serial }.compactMap(\.key)) }
         held = [:]
         return untouched
+    }
+
+    /// The streams that started muted under a key of Earshot's since the last call: each is
+    /// unmuted (a stream that starts is the user's, not Earshot's to hold). An orphan key is
+    /// forgotten once one of its streams is unmuted (the session manager then saves the unmute).
+    public mutating func takeStartedMuted(in graph: Graph) -> [ObjectID] {
+        defer { startedMuted = [] }
+        let due = startedMuted.filter { graph.nodes[$0]?.mute == true && held[$0] == nil }
+        for id in due { if let key = graph.nodes[id].flatMap(HeldStream.sessionManagerKey) { orphanKeys.remove(key) } }
+        return due
     }
 
     /// A graph change: a stream that went, or was unmuted by someone, is no longer Earshot's.
@@ -104,8 +146,14 @@ public struct StreamHolds: Sendable, Hashable {
     public mutating func note(_ change: GraphChange, in graph: Graph) -> Bool {
         switch change {
         case .removed(let id):
+            reported.remove(id)
             return held.removeValue(forKey: id) != nil
         case .node(let node):
+            if node.isPlaybackStream, node.mute != nil, reported.count < Self.reportLimit, reported.insert(node.id).inserted, node.mute == true,
+                held[node.id] == nil, let key = HeldStream.sessionManagerKey(of: node), keys.contains(key)
+            {
+                startedMuted.append(node.id)
+            }
             guard let entry = held[node.id] else { return false }
             if node.serial != entry.serial || node.mute == false {
                 held[node.id] = nil

@@ -34,6 +34,14 @@ struct HoldSilentTests {
         return graph
     }
 
+    /// Returns once the daemon has published the next route change to the speakers (the
+    /// off-grace timer's decision), and that turn is done.
+    static func routeChange(_ events: inout AsyncStream<ControlWire.Event>.Iterator) async {
+        while let event = await events.next() {
+            if case .routeChange(let change) = event, change.current == H.speakers, change.direction == .output { break }
+        }
+    }
+
     static func muted(_ mute: Bool) -> GraphChange {
         var node = graph(playingOn: H.headphones).nodes[unpausable]!
         node.mute = mute
@@ -49,14 +57,14 @@ struct HoldSilentTests {
         await h.echo()
         _ = await h.place("off-head")
         h.clock.advance(by: 10_000)
-        await h.settle()
-        #expect(Array(h.log.all.suffix(4)) == ["pause begin", "pause end", "mute \(Self.unpausable)", "set default.configured.audio.sink=\(H.speakers)"])
-        // PipeWire shows the mute; WirePlumber moves the stream to the speakers.
-        await h.changes(Self.muted(true), .removed(71), .link(Link(id: 73, outputNode: Self.unpausable, outputPort: 63, inputNode: 40, inputPort: 41)))
         var seen: [ControlWire.PlaybackEvent] = []
         while seen.count < 2, let event = await events.next() {
             if case .playback(let change) = event { seen.append(change) }
         }
+        await h.settle()  // the turn has applied
+        #expect(Array(h.log.all.suffix(4)) == ["pause begin", "pause end", "mute \(Self.unpausable)", "set default.configured.audio.sink=\(H.speakers)"])
+        // PipeWire shows the mute; WirePlumber moves the stream to the speakers.
+        await h.changes(Self.muted(true), .removed(71), .link(Link(id: 73, outputNode: Self.unpausable, outputPort: 63, inputNode: 40, inputPort: 41)))
         #expect(seen.map(\.action) == [OpenEnum(.paused), OpenEnum(.held)])
         #expect(seen[0].matches == [FakePlayers.player.busName: "pid"])
         #expect(seen[1].streams.map(\.stream) == [UInt64(Self.unpausable)])
@@ -76,12 +84,14 @@ struct HoldSilentTests {
     @Test("a held stream the user unmutes is theirs: never touched again; at stop the others are unmuted")
     func userTakesItBack() async throws {
         let h = try await H()
+        var events = await h.daemon.subscribe().makeAsyncIterator()
         await h.connect(Self.graph(playingOn: H.headphones))
         _ = await h.place("on-head", register: true)
         await h.echo()
         _ = await h.place("off-head")
         h.clock.advance(by: 10_000)
-        await h.settle()
+        await Self.routeChange(&events)
+        await h.settle()  // that turn has applied
         await h.changes(Self.muted(true))
         await h.changes(Self.muted(false))  // pavucontrol
         #expect(await h.daemon.status().playback?.held.isEmpty ?? true)
@@ -93,12 +103,14 @@ struct HoldSilentTests {
     @Test("hold-unpausable = leave: nothing is muted")
     func leave() async throws {
         let h = try await H(config: "[playback]\nhold-unpausable = \"leave\"\n")
+        var events = await h.daemon.subscribe().makeAsyncIterator()
         await h.connect(Self.graph(playingOn: H.headphones))
         _ = await h.place("on-head", register: true)
         await h.echo()
         _ = await h.place("off-head")
         h.clock.advance(by: 10_000)
-        await h.settle()
+        await Self.routeChange(&events)
+        await h.settle()  // that turn has applied
         #expect(!h.log.all.contains { $0.hasPrefix("mute") })
         #expect(h.log.all.last == "set default.configured.audio.sink=\(H.speakers)")
         await h.stop()
@@ -107,12 +119,14 @@ struct HoldSilentTests {
     @Test("stopping while holding unmutes and saves that nothing is held; a crash leaves the state file naming it, and the next start gives it back")
     func stopAndRestart() async throws {
         let h = try await H()
+        var events = await h.daemon.subscribe().makeAsyncIterator()
         await h.connect(Self.graph(playingOn: H.headphones))
         _ = await h.place("on-head", register: true)
         await h.echo()
         _ = await h.place("off-head")
         h.clock.advance(by: 10_000)
-        await h.settle()
+        await Self.routeChange(&events)
+        await h.settle()  // that turn has applied
         await h.changes(Self.muted(true))
         await h.daemon.flushState()
         let statePath = h.directory.appendingPathComponent("state/state.json").path
@@ -128,6 +142,68 @@ struct HoldSilentTests {
         #expect(next.log.all.contains("unmute \(Self.unpausable)"))
         await next.daemon.flushState()
         #expect(try StateFile.decode(Data(contentsOf: URL(fileURLWithPath: statePath)), path: statePath).held.isEmpty)
+        await next.stop()
+        await h.stop()
+    }
+
+    /// WirePlumber saves a mute set on any stream and gives it to the key's next stream
+    /// (docs/pipewire-facts.md): a stream that starts muted under a held stream's key is the
+    /// user's new stream, not Earshot's to hold.
+    static func newStream(_ id: ObjectID, serial: String, mute: Bool) -> GraphChange {
+        var node = Node(id: id, state: .running, props: [
+            "media.class": "Stream/Output/Audio", "node.name": "paplay", "client.id": "22", "object.serial": serial, "application.name": "paplay",
+        ])
+        node.mute = mute
+        return .node(node)
+    }
+
+    @Test("a stream that starts muted under a held stream's key (WirePlumber's memory of the hold) is unmuted; one that starts unmuted is left alone")
+    func sessionManagerMemory() async throws {
+        let h = try await H()
+        var events = await h.daemon.subscribe().makeAsyncIterator()
+        await h.connect(Self.graph(playingOn: H.headphones))
+        _ = await h.place("on-head", register: true)
+        await h.echo()
+        _ = await h.place("off-head")
+        h.clock.advance(by: 10_000)
+        await Self.routeChange(&events)
+        await h.settle()  // that turn has applied
+        await h.changes(Self.muted(true))
+        await h.changes(Self.newStream(90, serial: "590", mute: true), Self.newStream(91, serial: "591", mute: false))
+        #expect(h.log.all.contains("unmute 90"))
+        #expect(!h.log.all.contains("unmute 91"))
+        #expect(!h.log.all.contains("unmute \(Self.unpausable)"), "the held stream stays held")
+        await h.stop()
+    }
+
+    @Test("after a crash: the held stream is gone at the start, but its key is kept; the key's next stream that starts muted is unmuted, then the key is forgotten")
+    func orphanKeyAfterRestart() async throws {
+        let h = try await H()
+        var events = await h.daemon.subscribe().makeAsyncIterator()
+        await h.connect(Self.graph(playingOn: H.headphones))
+        _ = await h.place("on-head", register: true)
+        await h.echo()
+        _ = await h.place("off-head")
+        h.clock.advance(by: 10_000)
+        await Self.routeChange(&events)
+        await h.settle()  // that turn has applied
+        await h.changes(Self.muted(true))
+        await h.daemon.flushState()
+
+        let next = try await H(reusing: h.directory)
+        await next.daemon.restoreState()
+        var graph = Self.graph(playingOn: H.speakers)
+        graph.apply(.removed(Self.unpausable))  // paplay ended while no daemon ran
+        await next.connect(graph)
+        await next.daemon.flushState()
+        let statePath = h.directory.appendingPathComponent("state/state.json").path
+        #expect(try StateFile.decode(Data(contentsOf: URL(fileURLWithPath: statePath)), path: statePath).mutedKeys == ["Output/Audio:application.name:paplay"])
+        await next.changes(Self.newStream(92, serial: "592", mute: true))
+        #expect(next.log.all.contains("unmute 92"))
+        await next.changes(Self.newStream(93, serial: "593", mute: true))
+        #expect(!next.log.all.contains("unmute 93"), "the key was forgotten once the session manager saw an unmute")
+        await next.daemon.flushState()
+        #expect(try StateFile.decode(Data(contentsOf: URL(fileURLWithPath: statePath)), path: statePath).mutedKeys.isEmpty)
         await next.stop()
         await h.stop()
     }
