@@ -32,7 +32,12 @@ enum CallbackTables {
         events.info = { data, info in
             guard let info else { return }
             let object = bound(data)
-            object.connection.nodeInfo(id: object.id, info.pointee)
+            object.connection.nodeInfo(object, info.pointee)
+        }
+        // Only playback streams' Props are subscribed to (`nodeInfo`): nothing else comes here.
+        events.param = { data, _, id, _, _, param in
+            let object = bound(data)
+            object.connection.nodeParam(object, id: id, pod: param)
         }
         return events
     }

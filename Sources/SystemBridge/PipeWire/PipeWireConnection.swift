@@ -80,7 +80,9 @@ public final class PipeWireConnection: @unchecked Sendable {
             remote: remote, applicationName: applicationName, tracksGraph: tracksGraph, deviceParamsDeadline: deviceParamsDeadline)
         do {
             // The first round trip delivers every global (and binds it); the second, the
-            // info of every bound object.
+            // info of every bound object; the third, the Props of the playback streams
+            // (subscribed to as their info came), so `ready` knows every stream's mute.
+            try await connection.sync()
             try await connection.sync()
             try await connection.sync()
             // The devices' routes, asked for as their info came, each until its deadline.
