@@ -1,8 +1,8 @@
 /// Reads a node's `mute` from its `Props` param straight from the pw-dump bytes, as
-/// `RouteDecoder` reads routes: pw-dump prints a stream's Props as a list of objects
-/// (`"Props": [ { "volume": 1.0, "mute": false, "channelVolumes": [...] }, { "params": [...] } ]`,
-/// the second its converter's settings); the first object that has a `mute` gives it, and
-/// nothing else of the list is built.
+/// `RouteDecoder` reads routes: pw-dump prints a node's Props as a list of objects (a stream
+/// has one, its converter's: `"Props": [ { "volume": 1.0, "mute": false, "channelVolumes":
+/// [...], "softMute": false, …, "params": [...] } ]` on 0.3.65 and 1.4.2); the first object
+/// that has a `mute` gives it, and nothing else of the list is built.
 enum PropsDecoder {
     static let props = "Props"
 

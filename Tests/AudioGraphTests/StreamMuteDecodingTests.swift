@@ -5,7 +5,7 @@ import Testing
 /// A playback stream's `mute`, read from pw-dump's `info.params.Props` and written back.
 @Suite("Stream mute in pw-dump")
 struct StreamMuteDecodingTests {
-    /// A stream node as pw-dump prints it (its converter's two Props objects), with `props`
+    /// A stream node as pw-dump prints it, with `props`
     /// standing for the Props list's text.
     static func stream(id: Int, props: String, mediaClass: String = "Stream/Output/Audio") -> String {
         """

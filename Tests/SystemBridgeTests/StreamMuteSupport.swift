@@ -110,12 +110,13 @@ final class SinkMeter: @unchecked Sendable {
     private var peaks: [(time: UInt64, peak: Int)] = []
     private var ended = false
     private let sink: String
+    private let recorder: ChildProcess
 
     init(_ sandbox: PipeWireSandbox, sink: String) throws {
         self.sink = sink
         let (readEnd, writeEnd) = ChildProcess.makePipe()
         do {
-            try sandbox.spawn(
+            recorder = try sandbox.spawn(
                 "pw-record-\(sink)",
                 ["pw-record", "-P", "{ stream.capture.sink = true }", "--target", sink, "--format", "s16", "--rate", "48000", "--channels", "2", "-"],
                 stdoutFD: writeEnd)
@@ -153,6 +154,14 @@ final class SinkMeter: @unchecked Sendable {
             }
         }
         thread.start()
+    }
+
+    /// Stops pw-record (its capture stream goes); what was read stays.
+    func stop() { recorder.stop() }
+
+    /// The loudest peak read between two `MonotonicClock` times (0 when none was read).
+    func loudest(after start: UInt64, before end: UInt64) -> Int {
+        condition.withLock { peaks.filter { $0.time > start && $0.time < end }.map(\.peak).max() ?? 0 }
     }
 
     /// Waits until `sound` has reached the sink without a break for `lasting`, in what was read

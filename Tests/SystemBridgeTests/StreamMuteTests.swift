@@ -16,12 +16,14 @@ import Glibc
 struct StreamMuteTests {
     static let sink = VirtualSink.speakers()
 
-    @Test("a pw-cat stream: mute read, set both ways, silent at the sink, another client's change seen")
+    @Test("a pw-cat stream: mute read, set both ways, silent at the sink, pactl agrees, another client's change seen")
     func nativeStream() async throws {
         try await withSandbox(.init(wirePlumber: true, sinks: [Self.sink])) { sandbox in
+            // pipewire-pulse lists native streams too: pactl must agree on them as well.
+            try sandbox.startPulseServer()
             let tone = try sandbox.toneFile()
             let (_, stream) = try await sandbox.startPlayback("pw-cat", ["pw-cat", "--playback", "--media-role", "Music", tone])
-            try await Self.exercise(stream, in: sandbox, label: "pw-cat") { mute in
+            try await Self.exercise(stream, in: sandbox, label: "pw-cat", pactl: true) { mute in
                 let result = try sandbox.run(["pw-cli", "set-param", String(stream.id), "Props", "{ mute: \(mute) }"])
                 #expect(result.status == 0, "pw-cli set-param: \(result.output)")
             }
@@ -54,6 +56,37 @@ struct StreamMuteTests {
         }
     }
 
+    @Test("a stopped player holds only its own mute: the call times out, the connection and other streams go on, and the mute lands when it wakes")
+    func stoppedPlayer() async throws {
+        try await withSandbox(.init(wirePlumber: true, sinks: [Self.sink])) { sandbox in
+            let silence = try sandbox.silenceFile()
+            let (sleeper, a) = try await sandbox.startPlayback("pw-cat-a", ["pw-cat", "--playback", silence])
+            let (_, b) = try await sandbox.startPlayback("pw-cat-b", ["pw-cat", "--playback", silence])
+            let connection = try await PipeWireConnection.connect(remote: sandbox.socketPath)
+            defer { connection.close() }
+            #expect(connection.snapshot().nodes[a.id]?.mute == false && connection.snapshot().nodes[b.id]?.mute == false)
+
+            sleeper.signal(SIGSTOP)
+            let asked = ContinuousClock.now
+            do throws(PipeWireError) {
+                try await connection.setMute(true, ofNode: a.id, timeout: .milliseconds(500))
+                Issue.record("a stopped player took the mute")
+            } catch {
+                guard case .timedOut = error else { throw error }
+            }
+            print("mute of a stopped player: timed out after \(asked.duration(to: .now))")
+            // This connection answers at once, and the other player's stream is muted.
+            try await connection.sync(timeout: .seconds(2))
+            _ = try await Self.set(true, b.id, on: connection)
+            #expect(connection.snapshot().nodes[a.id]?.mute == false)
+
+            // Woken, the player takes the request PipeWire handed it; a new channel serves it again.
+            sleeper.signal(SIGCONT)
+            _ = try await connection.waitUntil("stream \(a.id) muted once its player woke") { $0.nodes[a.id]?.mute == true }
+            _ = try await Self.set(false, a.id, on: connection)
+        }
+    }
+
     /// The whole sequence on one stream: read (false), set true (graph, sink, a new connection's
     /// first graph, pactl), set false, another client's true and false; then round trips measured.
     static func exercise(
@@ -70,7 +103,7 @@ struct StreamMuteTests {
 
         let muted = try await set(true, id, on: connection)
         let silentAt = try meter.wait(for: .silent, after: muted.sent)
-        print("mute round trip [\(label)]: set → graph \(muted.shown) µs; set → silence read at the sink monitor \((silentAt - muted.sent) / 1000) µs")
+        print("mute round trip [\(label)]: first set → graph \(muted.shown) µs (setMute returned after \(muted.returned) µs, a new channel); set → silence read at the sink monitor \((silentAt - muted.sent) / 1000) µs")
         if pactl { try await waitForPactl(sandbox, id, muted: true) }
         let fresh = try await PipeWireConnection.connect(remote: sandbox.socketPath)
         #expect(fresh.snapshot().nodes[id]?.mute == true, "a new connection knows the mute at ready")
@@ -89,16 +122,22 @@ struct StreamMuteTests {
         try meter.wait(for: .audible, after: MonotonicClock.nanoseconds())
 
         // The round trip, measured: set → the graph shows it, ten times each way.
-        var times: [UInt64] = []
-        for round in 0..<20 { times.append(try await set(round % 2 == 0, id, on: connection).shown) }
+        var times: [UInt64] = [], returns: [UInt64] = []
+        for round in 0..<20 {
+            let result = try await set(round % 2 == 0, id, on: connection)
+            times.append(result.shown)
+            returns.append(result.returned)
+        }
         times.sort()
-        print("mute round trip [\(label)]: set → graph over \(times.count): median \(times[times.count / 2]) µs, min \(times[0]) µs, max \(times[times.count - 1]) µs")
+        returns.sort()
+        print("mute round trip [\(label)]: set → graph over \(times.count): median \(times[times.count / 2]) µs, min \(times[0]) µs, max \(times[times.count - 1]) µs; setMute returned: median \(returns[returns.count / 2]) µs, max \(returns[returns.count - 1]) µs")
         #expect(connection.snapshot().nodes[id]?.mute == false)
     }
 
-    /// Sets the mute and waits for the graph to show it; returns when it was sent and how long
-    /// (µs) until the change came (stamped on the loop thread as it arrived).
-    static func set(_ mute: Bool, _ id: ObjectID, on connection: PipeWireConnection) async throws -> (sent: UInt64, shown: UInt64) {
+    /// Sets the mute and waits for the graph to show it; returns when it was sent, how long (µs)
+    /// until the change came (stamped on the loop thread as it arrived) and until `setMute`
+    /// returned.
+    static func set(_ mute: Bool, _ id: ObjectID, on connection: PipeWireConnection) async throws -> (sent: UInt64, shown: UInt64, returned: UInt64) {
         let arrival = Stamp()
         let armed = try connection.arm("node \(id) mute \(mute)") { graph in
             guard graph.nodes[id]?.mute == mute else { return false }
@@ -107,11 +146,12 @@ struct StreamMuteTests {
         }
         let sent = MonotonicClock.nanoseconds()
         try await connection.setMute(mute, ofNode: id)
+        let returned = MonotonicClock.nanoseconds()
         let graph = try await armed.value(timeout: .seconds(10))
         #expect(graph.nodes[id]?.mute == mute)
         let shown = try #require(arrival.value)
         #expect(shown >= sent, "the graph showed mute=\(mute) before it was set")
-        return (sent, (shown - sent) / 1000)
+        return (sent, (shown - sent) / 1000, (returned - sent) / 1000)
     }
 
     /// pipewire-pulse learns a stream's mute on its own: ask pactl until it agrees (each run is

@@ -87,6 +87,16 @@ enum CallbackTables {
         return events
     }
 
+    /// The core of a `StreamControlChannel`: its round trips end `setMute`.
+    nonisolated(unsafe) static let controlCore: UnsafeMutablePointer<pw_core_events> = make {
+        var events = pw_core_events()
+        events.version = UInt32(PW_VERSION_CORE_EVENTS)
+        events.done = { data, id, seq in
+            Unmanaged<StreamControlChannel>.fromOpaque(data!).takeUnretainedValue().done(id: id, seq: seq)
+        }
+        return events
+    }
+
     /// A device's proxy on a `DeviceParamsChannel`: only its params are read there.
     nonisolated(unsafe) static let paramsDevice: UnsafeMutablePointer<pw_device_events> = make {
         var events = pw_device_events()

@@ -66,6 +66,9 @@ extension PipeWireConnection {
     func registryGlobalRemove(id: ObjectID) {
         loop.assertLockHeld()
         if let object = boundObjects.removeValue(forKey: id) { forget(object) }
+        // A stream gone: its proxy on a control channel goes; a client gone: its channel.
+        for channel in controlChannels.values { channel.unbind(id) }
+        if let channel = controlChannels.removeValue(forKey: id) { channel.close(failing: .noSuchObject(id)) }
         withdrawnMetadataIDs.remove(id)
         record(.removed(id))
     }
@@ -111,10 +114,10 @@ extension PipeWireConnection {
     }
 
     /// A Props param of a followed stream: its `mute`, when it has one, goes into the graph (a
-    /// change only when it differs). A stream's Props are its converter's: one object with the
-    /// volumes and mute, one of its settings without. (The `index` of a param says nothing of
-    /// its place among the Props: a client's node numbers all its params together, and the
-    /// number moves as they change.)
+    /// change only when it differs). A stream's Props are one object, its converter's (volumes,
+    /// mute, settings); should a node send several with a mute, the last sent counts. (The
+    /// `index` of a param cannot tell which came first in its list: a client's node numbers all
+    /// its params together, and the numbers move as they change.)
     func nodeParam(_ object: BoundObject, id: UInt32, pod: UnsafePointer<spa_pod>?) {
         loop.assertLockHeld()
         guard id == SPA_PARAM_Props.rawValue, object.followsProps, let pod else { return }
