@@ -80,6 +80,8 @@ struct JSONScanner {
         /// A route list that is neither an array nor null.
         case notRoutes
         case profile(Int?)
+        /// A node's `Props` list: what it said of `mute` (`PropsDecoder`).
+        case props(PropsDecoder.Reading)
     }
 
     /// The values read by `.read` picks, by name, since the last reset.

@@ -23,15 +23,22 @@ public struct Node: Sendable, Hashable, Codable {
     public var inputPorts: Int?
     /// `n-output-ports`: the same for output ports; a source with none cannot give audio yet.
     public var outputPorts: Int?
-    /// TEMPORARY until the mute branch lands: the node's Props mute.
+    /// The `mute` of the node's `Props` param (what `pactl set-sink-input-mute` sets): known
+    /// for playback streams only, nil for every other node and for a stream whose Props have
+    /// not come (or have no mute). Live and in a pw-dump alike only playback streams' Props
+    /// are read, so a replayed graph says what the live one said.
     public var mute: Bool?
 
-    public init(id: ObjectID, state: NodeState? = nil, props: Properties = [:], inputPorts: Int? = nil, outputPorts: Int? = nil) {
+    public init(
+        id: ObjectID, state: NodeState? = nil, props: Properties = [:], inputPorts: Int? = nil, outputPorts: Int? = nil,
+        mute: Bool? = nil
+    ) {
         self.id = id
         self.state = state
         self.props = props
         self.inputPorts = inputPorts
         self.outputPorts = outputPorts
+        self.mute = mute
     }
 
     public var serial: UInt64? { props.objectSerial }

@@ -58,13 +58,14 @@ public enum PwDumpDecoder {
     }
 
     /// What routing reads of each object: everything but `info.params`, and of the params only
-    /// a device's routes and profile. Formats, prop infos and profile lists (most of a dump's
-    /// bytes) are stepped over unbuilt.
+    /// a device's routes and profile and a node's `Props` mute. Formats, prop infos and profile
+    /// lists (most of a dump's bytes) are stepped over unbuilt.
     static let pick: JSONScanner.Pick = .fields(
         ["info": .fields(["params": .fields([
             RouteDecoder.enumRoute: .read(RouteDecoder.enumRoute, RouteDecoder.readList),
             RouteDecoder.route: .read(RouteDecoder.route, RouteDecoder.readList),
             RouteDecoder.profile: .read(RouteDecoder.profile, RouteDecoder.readProfile),
+            PropsDecoder.props: .read(PropsDecoder.props, PropsDecoder.readMute),
         ], others: false)], others: true)],
         others: true)
 
@@ -138,7 +139,14 @@ public enum PwDumpDecoder {
                 let state = fields.lenient(&warnings, nil) { reader throws(GraphDecodingError) in try reader.optionalEnum(info, "state", NodeState.self) }
                 let inputPorts = fields.lenient(&warnings, nil) { reader throws(GraphDecodingError) in try reader.optionalCount(info, "n-input-ports") }
                 let outputPorts = fields.lenient(&warnings, nil) { reader throws(GraphDecodingError) in try reader.optionalCount(info, "n-output-ports") }
-                return .node(Node(id: id, state: state, props: props, inputPorts: inputPorts, outputPorts: outputPorts))
+                var node = Node(id: id, state: state, props: props, inputPorts: inputPorts, outputPorts: outputPorts)
+                // Only a playback stream's, as a live connection follows only theirs (`Node.mute`).
+                if node.isPlaybackStream {
+                    var paramsReader = fields
+                    paramsReader.path += ".params"
+                    node.mute = PropsDecoder.mute(in: params.captured, reader: paramsReader, warnings: &warnings)
+                }
+                return .node(node)
             case portType:
                 guard let direction = try fields.optionalEnum(info, "direction", PortDirection.self) else {
                     throw fields.error("missing field \"direction\"")

@@ -1,6 +1,8 @@
 /// Writes a `Graph` as `pw-dump` prints it (the subset routing reads: nodes, devices, ports,
 /// links, clients and metadata), so a graph Earshot saw can be replayed by `earshot eval` or
-/// read back by `PwDumpDecoder`: `decode(encode(graph)) == graph`.
+/// read back by `PwDumpDecoder`: `decode(encode(graph)) == graph` (for every graph a live
+/// connection or the decoder makes: a `mute` is read back for playback streams only, see
+/// `Node.mute`).
 public enum PwDumpEncoder {
     /// The whole graph, objects in id order (pw-dump's own order).
     public static func encode(_ graph: Graph) -> JSONValue {
@@ -20,6 +22,8 @@ public enum PwDumpEncoder {
         if let state = node.state { info["state"] = .string(state.rawValue) }
         if let inputPorts = node.inputPorts { info["n-input-ports"] = .integer(Int64(inputPorts)) }
         if let outputPorts = node.outputPorts { info["n-output-ports"] = .integer(Int64(outputPorts)) }
+        // As pw-dump prints a stream's Props, reduced to what the graph holds of them.
+        if let mute = node.mute { info["params"] = .object([PropsDecoder.props: .array([.object(["mute": .bool(mute)])])]) }
         return wrap(node.id, PwDumpDecoder.nodeType, info)
     }
 

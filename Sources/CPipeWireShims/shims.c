@@ -1,6 +1,7 @@
 #include <spa/pod/parser.h>
 #include <spa/param/route.h>
 #include <spa/param/profile.h>
+#include <spa/param/props.h>
 #include <string.h>
 #include <errno.h>
 #include "CPipeWireShims.h"
@@ -186,4 +187,26 @@ int CPipeWire_parse_profile_index(const struct spa_pod *pod, int32_t *index) {
     // spa_pod_parse_object counts the fields it read; only a negative result is an error.
     int res = spa_pod_parse_object(pod, SPA_TYPE_OBJECT_ParamProfile, NULL, SPA_PARAM_PROFILE_index, SPA_POD_Int(index));
     return res < 0 ? res : 0;
+}
+
+int CPipeWire_node_subscribe_params(struct pw_node *node, uint32_t *ids, uint32_t n_ids) {
+    return pw_node_subscribe_params(node, ids, n_ids);
+}
+
+int CPipeWire_node_set_mute(struct pw_node *node, bool mute) {
+    uint8_t buffer[128];
+    struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(buffer, sizeof(buffer));
+    struct spa_pod *param = spa_pod_builder_add_object(&builder,
+        SPA_TYPE_OBJECT_Props, SPA_PARAM_Props,
+        SPA_PROP_mute, SPA_POD_Bool(mute));
+    if (param == NULL) return -ENOSPC;
+    return pw_node_set_param(node, SPA_PARAM_Props, 0, param);
+}
+
+int CPipeWire_parse_props_mute(const struct spa_pod *pod, bool *mute) {
+    if (pod == NULL || !spa_pod_is_object_type(pod, SPA_TYPE_OBJECT_Props)) return -EINVAL;
+    const struct spa_pod_prop *prop = spa_pod_find_prop(pod, NULL, SPA_PROP_mute);
+    if (prop == NULL) return 0;
+    int res = spa_pod_get_bool(&prop->value, mute);
+    return res < 0 ? res : 1;
 }

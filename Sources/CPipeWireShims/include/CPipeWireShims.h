@@ -75,6 +75,18 @@ int CPipeWire_metadata_set_property(struct pw_metadata *metadata, uint32_t subje
 int CPipeWire_node_set_port_config_dsp(struct pw_node *node, enum spa_direction direction,
                                        uint32_t rate, uint32_t channels, const uint32_t *positions);
 
+// --- playback streams' Props (their mute) -------------------------------------------
+// pw_node_subscribe_params is a method macro: a stream's Props come as param events after it.
+int CPipeWire_node_subscribe_params(struct pw_node *node, uint32_t *ids, uint32_t n_ids);
+// Sets a node's Props `mute`, as pactl set-sink-input-mute does through pipewire-pulse: the
+// Props object is built with spa_pod_builder_add_object (a varargs macro) for pw_node_set_param
+// (a method macro).
+int CPipeWire_node_set_mute(struct pw_node *node, bool mute);
+// The `mute` of a Props param: spa_pod_find_prop and spa_pod_get_bool are static inlines.
+// 1 with *mute set when the object has a boolean mute; 0 when it has none; a negative errno
+// when the pod is not a Props object or its mute is not a boolean.
+int CPipeWire_parse_props_mute(const struct spa_pod *pod, bool *mute);
+
 // --- loop timers (pw_loop_* are method macros over spa_loop_utils) --------------------
 struct spa_source *CPipeWire_loop_add_timer(struct pw_loop *loop, spa_source_timer_func_t func, void *data);
 // Arms the timer for `deadline_nsec` (CLOCK_MONOTONIC, absolute), or disarms it for 0.

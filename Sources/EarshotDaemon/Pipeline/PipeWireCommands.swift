@@ -78,8 +78,22 @@ extension PipeWireConnection: PipeWireCommands {
         try await rereadMetadata(id: id, timeout: .seconds(10))
     }
 
+    /// Each set on its own, at once (a client that does not answer holds only its own streams'
+    /// channel: `StreamControlChannel`); done when the stream's client has taken it.
     public func setMute(_ mute: Bool, ofNodes ids: [ObjectID], within timeout: Duration) async -> Set<ObjectID> {
-        []  // MUTE-MERGE: filled in when the SystemBridge primitive lands
+        await withTaskGroup(of: ObjectID?.self) { group in
+            for id in ids {
+                group.addTask {
+                    do {
+                        try await self.setMute(mute, ofNode: id, timeout: timeout)
+                        return id
+                    } catch {
+                        return nil
+                    }
+                }
+            }
+            return await group.reduce(into: Set<ObjectID>()) { done, id in id.map { _ = done.insert($0) } }
+        }
     }
 
     public func isResponsive(within timeout: Duration) async -> Bool {

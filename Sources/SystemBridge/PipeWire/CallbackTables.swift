@@ -32,7 +32,12 @@ enum CallbackTables {
         events.info = { data, info in
             guard let info else { return }
             let object = bound(data)
-            object.connection.nodeInfo(id: object.id, info.pointee)
+            object.connection.nodeInfo(object, info.pointee)
+        }
+        // Only playback streams' Props are subscribed to (`nodeInfo`): nothing else comes here.
+        events.param = { data, _, id, _, _, param in
+            let object = bound(data)
+            object.connection.nodeParam(object, id: id, pod: param)
         }
         return events
     }
@@ -78,6 +83,16 @@ enum CallbackTables {
         events.done = { data, id, seq in
             let channel = Unmanaged<DeviceParamsChannel>.fromOpaque(data!).takeUnretainedValue()
             channel.connection.paramsDone(channel, id: id, seq: seq)
+        }
+        return events
+    }
+
+    /// The core of a `StreamControlChannel`: its round trips end `setMute`.
+    nonisolated(unsafe) static let controlCore: UnsafeMutablePointer<pw_core_events> = make {
+        var events = pw_core_events()
+        events.version = UInt32(PW_VERSION_CORE_EVENTS)
+        events.done = { data, id, seq in
+            Unmanaged<StreamControlChannel>.fromOpaque(data!).takeUnretainedValue().done(id: id, seq: seq)
         }
         return events
     }

@@ -66,6 +66,9 @@ extension PipeWireConnection {
     func registryGlobalRemove(id: ObjectID) {
         loop.assertLockHeld()
         if let object = boundObjects.removeValue(forKey: id) { forget(object) }
+        // A stream gone: its proxy on a control channel goes; a client gone: its channel.
+        for channel in controlChannels.values { channel.unbind(id) }
+        if let channel = controlChannels.removeValue(forKey: id) { channel.close(failing: .noSuchObject(id)) }
         withdrawnMetadataIDs.remove(id)
         record(.removed(id))
     }
@@ -89,13 +92,40 @@ extension PipeWireConnection {
         settleRouteWaitersIfDone()
     }
 
-    func nodeInfo(id: ObjectID, _ info: pw_node_info) {
+    func nodeInfo(_ object: BoundObject, _ info: pw_node_info) {
         loop.assertLockHeld()
-        var node = graph.nodes[id] ?? Node(id: id)
+        var node = graph.nodes[object.id] ?? Node(id: object.id)
         if info.change_mask & UInt64(PW_NODE_CHANGE_MASK_STATE) != 0 { node.state = NodeState(info.state) }
         if info.change_mask & UInt64(PW_NODE_CHANGE_MASK_PROPS) != 0 { node.props = LibPipeWire.properties(info.props) }
         if info.change_mask & UInt64(PW_NODE_CHANGE_MASK_INPUT_PORTS) != 0 { node.inputPorts = Int(info.n_input_ports) }
         if info.change_mask & UInt64(PW_NODE_CHANGE_MASK_OUTPUT_PORTS) != 0 { node.outputPorts = Int(info.n_output_ports) }
+        record(.node(node))
+        if node.isPlaybackStream, !object.followsProps { followProps(of: object) }
+    }
+
+    /// Subscribes to a playback stream's `Props`: the daemon sends them at once, then again
+    /// whenever they change (`nodeParam`). Sinks' and devices' params cost nothing: never asked for.
+    private func followProps(of object: BoundObject) {
+        var ids = [SPA_PARAM_Props.rawValue]
+        // A failure leaves the stream's mute unknown (nil), as a pw-dump without Props would.
+        guard checked(CPipeWire_node_subscribe_params(object.handle.proxy, &ids, UInt32(ids.count)), "subscribe to the Props of node \(object.id)") == nil
+        else { return }
+        object.followsProps = true
+    }
+
+    /// A Props param of a followed stream: its `mute`, when it has one, goes into the graph (a
+    /// change only when it differs). A stream's Props are one object, its converter's (volumes,
+    /// mute, settings); should a node send several with a mute, the last sent counts. (The
+    /// `index` of a param cannot tell which came first in its list: a client's node numbers all
+    /// its params together, and the numbers move as they change.)
+    func nodeParam(_ object: BoundObject, id: UInt32, pod: UnsafePointer<spa_pod>?) {
+        loop.assertLockHeld()
+        guard id == SPA_PARAM_Props.rawValue, object.followsProps, let pod else { return }
+        var mute = false
+        // Anything else than a Props object with a boolean mute is passed over.
+        guard CPipeWire_parse_props_mute(pod, &mute) == 1 else { return }
+        guard var node = graph.nodes[object.id], node.mute != mute else { return }
+        node.mute = mute
         record(.node(node))
     }
 

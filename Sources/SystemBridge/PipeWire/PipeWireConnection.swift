@@ -43,6 +43,10 @@ public final class PipeWireConnection: @unchecked Sendable {
     /// `client.id`; nil for the one shared past `paramsChannelLimit`). See `DeviceParamsChannel`.
     var paramsChannels: [ObjectID?: DeviceParamsChannel] = [:]
     static let paramsChannelLimit = 4
+    /// The connections playback streams' params are set on, one per streams' client (the key:
+    /// its `client.id`; nil for the one shared past `controlChannelLimit`). See `StreamControlChannel`.
+    var controlChannels: [ObjectID?: StreamControlChannel] = [:]
+    static let controlChannelLimit = 8
     /// How long a device's params may be awaited before the device is said not to answer.
     let deviceParamsDeadline: Duration
     /// Waiters for every route reading in flight to end or pass its deadline (`connect`).
@@ -80,7 +84,9 @@ public final class PipeWireConnection: @unchecked Sendable {
             remote: remote, applicationName: applicationName, tracksGraph: tracksGraph, deviceParamsDeadline: deviceParamsDeadline)
         do {
             // The first round trip delivers every global (and binds it); the second, the
-            // info of every bound object.
+            // info of every bound object; the third, the Props of the playback streams
+            // (subscribed to as their info came), so `ready` knows every stream's mute.
+            try await connection.sync()
             try await connection.sync()
             try await connection.sync()
             // The devices' routes, asked for as their info came, each until its deadline.
@@ -157,6 +163,8 @@ public final class PipeWireConnection: @unchecked Sendable {
         metadataRereads.removeAll()
         for channel in paramsChannels.values { channel.close() }
         paramsChannels.removeAll()
+        for channel in controlChannels.values { channel.close(failing: .closed) }
+        controlChannels.removeAll()
         for object in createdObjects.values { releaseCreated(object) }
         if let registry {
             CPipeWire_hook_remove(registryHook)
@@ -328,6 +336,7 @@ public final class PipeWireConnection: @unchecked Sendable {
         for waiter in routesSettledWaiters { waiter.fail(error) }
         routesSettledWaiters.removeAll()
         for object in createdObjects.values { object.bound.fail(error) }
+        for channel in controlChannels.values { channel.fail(error) }
         if report {
             eventQueue.append(.disconnected(error))
             eventQueue.finish()

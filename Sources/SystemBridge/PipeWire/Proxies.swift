@@ -76,6 +76,8 @@ final class BoundObject {
     let routeReader: DeviceRouteReader?
     /// Where a device's params are read (devices only, once first read).
     weak var paramsChannel: DeviceParamsChannel?
+    /// A playback stream's Props are subscribed to (`PipeWireConnection.nodeParam`).
+    var followsProps = false
 
     init(id: ObjectID, kind: TrackedKind, version: UInt32, proxy: OpaquePointer, connection: PipeWireConnection) {
         self.id = id
