@@ -157,3 +157,21 @@ public final class FileEvents: @unchecked Sendable {
         }
     }
 }
+
+extension PipeWireSandbox {
+    /// Waits until the file at `path` says what `predicate` wants (read afresh after each
+    /// write or rename in its directory: atomic writers rename into place); returns its text.
+    public func waitForContents(of path: String, timeout: Duration = .seconds(20), _ predicate: (String) -> Bool) async throws -> String {
+        let directory = (path as NSString).deletingLastPathComponent
+        let events = FileEvents.shared
+        let watch = events.watch(directory, for: UInt32(IN_MOVED_TO | IN_CLOSE_WRITE | IN_CREATE))
+        defer { watch.map(events.release) }
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while true {
+            let seen = watch.map(events.count) ?? 0
+            if let text = try? String(contentsOfFile: path, encoding: .utf8), predicate(text) { return text }
+            guard ContinuousClock.now < deadline else { throw FixtureError("\(path) did not say what was waited for within \(timeout)") }
+            await events.wait(watch, after: seen, until: deadline)
+        }
+    }
+}

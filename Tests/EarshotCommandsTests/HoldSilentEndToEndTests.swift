@@ -1,0 +1,110 @@
+import AudioGraph
+import Foundation
+import PipeWireTestSupport
+import SystemBridge
+import TestScheduling
+import Testing
+
+@testable import EarshotCommands
+
+/// Issue 38 with a real `earshot daemon`, WirePlumber, mpv (MPRIS) and a player with no MPRIS
+/// (`pw-cat`): off the head mpv is paused and the other stream muted before the output moves;
+/// back on, mpv resumes and the stream is unmuted; a headset taken by another host does the same;
+/// a daemon killed while holding leaves nothing muted once it starts again.
+@Suite("Held silent end to end", .serialized, .timeLimit(.minutes(4)), .blockingCalls)
+struct HoldSilentEndToEndTests {
+    typealias D = DaemonFixture
+    static let sinks: [VirtualSink] = [.speakers(), .headphones()]
+
+    /// Waits until the graph shows `stream`'s mute as `mute`.
+    static func waitForMute(_ sandbox: PipeWireSandbox, _ stream: ObjectID, _ mute: Bool) async throws {
+        _ = try await sandbox.observer.waitUntil("stream \(stream) mute \(mute)", timeout: .seconds(20)) { $0.nodes[stream]?.mute == mute }
+    }
+
+    /// The next `playback` event with `action`, skipping others.
+    static func next(_ events: EventSubscription, _ action: String) async throws -> [String: JSONValue] {
+        while true {
+            let event = try await events.next("playback")
+            if event["action"] == .string(action) { return event.objectFields }
+        }
+    }
+
+    @Test("off the head: mpv paused (pid), pw-cat muted, then the output moves; back on: resumed and unmuted; killed while holding: the next start unmutes")
+    func offAndOn() async throws {
+        try await withSandbox(.init(wirePlumber: true, sinks: Self.sinks)) { sandbox in
+            try DaemonReliabilityTests.writeConfig(sandbox, "[timing]\noff-grace-ms = 0\n")
+            let players = try await MPRISNames(sandbox)
+            let (mpvProcess, mpv) = try await sandbox.startPlayer(name: "mpv")
+            let (_, tone) = try await sandbox.startTone(name: "plain-tone", withPorts: true)
+            var daemon = try D.start(in: sandbox)
+            try daemon.register(placement: "on-head")
+            try await daemon.waitForRoute(to: D.headphones, streams: [mpv.id, tone.id])
+            let mpvName = try await players.name(of: mpvProcess.pid)
+            try await Self.waitForMute(sandbox, tone.id, false)
+
+            let events = try EventSubscription(socket: daemon.socketPath)
+            try daemon.place("off-head")
+            let paused = try await Self.next(events, "paused")
+            #expect(paused["players"] == .array([.string(mpvName)]))
+            #expect(paused["matches"] == .object([mpvName: .string("pid")]))
+            let held = try await Self.next(events, "held")
+            #expect(held["reason"] == .string("accessory-removed"))
+            #expect(held["streams"]?.canonicalText.contains("\"stream\":\(tone.id)") == true, "\(held)")
+            try await Self.waitForMute(sandbox, tone.id, true)
+            #expect(try await players.status(of: mpvName, in: sandbox, becomes: "Paused") == "Paused")
+            try await daemon.waitForRoute(to: D.speakers, streams: [mpv.id, tone.id])
+            let status = try daemon.earshot("status")
+            #expect(status.output.contains("held silent: stream #\(tone.id) pw-cat"), "\(status.output)")
+            #expect(status.output.contains("paused: \(mpvName) (its stream's process is the player's)"), "\(status.output)")
+
+            try daemon.place("on-head")
+            _ = try await Self.next(events, "resumed")
+            let released = try await Self.next(events, "released")
+            #expect(released["reason"] == .string("accessory-returned"))
+            try await Self.waitForMute(sandbox, tone.id, false)
+            #expect(try await players.status(of: mpvName, in: sandbox, becomes: "Playing") == "Playing")
+
+            // Held again, then killed: the stream stays muted until the next daemon starts.
+            try daemon.place("off-head")
+            _ = try await Self.next(events, "held")
+            try await Self.waitForMute(sandbox, tone.id, true)
+            let stateFile = sandbox.stateDir.appendingPathComponent("earshot/state.json").path
+            _ = try await sandbox.waitForContents(of: stateFile, timeout: .seconds(20)) { $0.contains("\"held\"") }
+            daemon.process.signal(SIGKILL)
+            _ = daemon.process.waitForExit(timeout: .seconds(10))
+            #expect(sandbox.observer.snapshot().nodes[tone.id]?.mute == true)
+            try daemon.restart()
+            try await Self.waitForMute(sandbox, tone.id, false)
+            try await daemon.process.waitForLog(containing: "playback released (restarted): stream \(tone.id)")
+        }
+    }
+
+    @Test("a headset taken by another host: mpv paused and pw-cat muted with reason other-host; back for this host: both given back")
+    func otherHost() async throws {
+        try await withSandbox(.init(wirePlumber: true, sinks: Self.sinks)) { sandbox in
+            try DaemonReliabilityTests.writeConfig(sandbox, "host-addresses = [\"11:22:33:44:55:66\"]\n")
+            let players = try await MPRISNames(sandbox)
+            let (mpvProcess, mpv) = try await sandbox.startPlayer(name: "mpv")
+            let (_, tone) = try await sandbox.startTone(name: "plain-tone", withPorts: true)
+            let daemon = try D.start(in: sandbox)
+            let registered = try daemon.earshot(
+                "accessory", "register", D.address, "--capabilities", "audio-switching,placement", "--placement", "on-head",
+                "--primary-source", "11:22:33:44:55:66", "--reporter", "org.earshot.test")
+            #expect(registered.status == 0, "\(registered.output)")
+            try await daemon.waitForRoute(to: D.headphones, streams: [mpv.id, tone.id])
+            let mpvName = try await players.name(of: mpvProcess.pid)
+            let events = try EventSubscription(socket: daemon.socketPath)
+            #expect(try daemon.earshot("accessory", "update", D.address, "--primary-source", "22:33:44:55:66:77", "--reporter", "org.earshot.test").status == 0)
+            let paused = try await Self.next(events, "paused")
+            #expect(paused["reason"] == .string("other-host"))
+            let held = try await Self.next(events, "held")
+            #expect(held["reason"] == .string("other-host"))
+            try await Self.waitForMute(sandbox, tone.id, true)
+            try await daemon.waitForRoute(to: D.speakers, streams: [mpv.id, tone.id])
+            #expect(try daemon.earshot("accessory", "update", D.address, "--primary-source", "11:22:33:44:55:66", "--reporter", "org.earshot.test").status == 0)
+            _ = try await Self.next(events, "resumed")
+            try await Self.waitForMute(sandbox, tone.id, false)
+            #expect(try await players.status(of: mpvName, in: sandbox, becomes: "Playing") == "Playing")
+        }
+    }
+}
