@@ -115,11 +115,20 @@ struct BrowserFixtureTests {
     static func facts(kind: Browser.Kind, graph: Graph, stream: Node, name: String, owner: Int32, members: [ProcessEntry]) -> String {
         let client = graph.clients[stream.clientID ?? 0]?.props ?? [:]
         let tree = members.sorted { $0.pid < $1.pid }.map { "\($0.pid) \($0.parent) \($0.command)" }.joined(separator: "; ")
+        let kibibytes = members.compactMap { proportionalKiB(of: $0.pid) }.reduce(0, +)
         return """
             browser facts [\(kind)]: node \(sorted(stream.props))
             browser facts [\(kind)]: client \(sorted(client))
-            browser facts [\(kind)]: MPRIS \(name) owned by \(owner); processes (pid ppid comm): \(tree)
+            browser facts [\(kind)]: MPRIS \(name) owned by \(owner); \(members.count) processes, \(kibibytes / 1024) MiB (Pss) in all (pid ppid comm): \(tree)
             """
+    }
+
+    /// Pss of /proc/PID/smaps_rollup: each shared page counted once across the processes.
+    static func proportionalKiB(of pid: Int32) -> Int? {
+        guard let rollup = try? String(contentsOfFile: "/proc/\(pid)/smaps_rollup", encoding: .utf8),
+            let line = rollup.split(separator: "\n").first(where: { $0.hasPrefix("Pss:") })
+        else { return nil }
+        return line.split(separator: " ").dropFirst().first.flatMap { Int($0) }
     }
 
     static func sorted(_ props: Properties) -> String {
