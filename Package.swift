@@ -131,7 +131,12 @@ let package = Package(
             linkerSettings: [.linkedLibrary("pipewire-0.3")]),
         // Every test target that reaches SystemBridge links this, and so the two libraries.
         .target(
-            name: "PipeWireTestSupport", dependencies: ["SystemBridge", "AudioGraph", "EarshotDaemon", "RoutingPolicy", "ControlProtocol", "WireFields"], swiftSettings: strict,
+            name: "PipeWireTestSupport",
+            dependencies: [
+                "SystemBridge", "AudioGraph", "EarshotDaemon", "RoutingPolicy", "ControlProtocol", "WireFields",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: strict,
             linkerSettings: linksLibraries),
         // The `.blockingCalls` trait: test bodies that block run off the cooperative pool.
         .target(name: "TestScheduling", dependencies: ["PipeWireTestSupport"], swiftSettings: strict),

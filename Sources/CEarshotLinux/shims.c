@@ -15,6 +15,7 @@
 #include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 // The redeclared struct ucred must be the kernel's, or SO_PEERCRED writes past it.
@@ -131,6 +132,8 @@ int CEarshotLinux_forward_signal(int signo, int fd) {
 }
 
 int CEarshotLinux_pipe(int fds[2]) { return pipe2(fds, O_CLOEXEC | O_NONBLOCK); }
+
+int CEarshotLinux_pidfd_open(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
 
 int CEarshotLinux_set_thread_name(const char *name) {
     char cut[16];

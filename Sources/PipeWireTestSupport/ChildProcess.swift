@@ -17,16 +17,24 @@ public final class ChildProcess: @unchecked Sendable {
     let exitFD: Int32
     private let lock = NSLock()
     private var status: Int32?
+    private var groupStopped = false
+
+    /// Whether the child leads a process group of its own, which `stop()` ends as a whole.
+    public let leadsProcessGroup: Bool
 
     /// Spawns `arguments[0]` (looked up in PATH) with exactly `environment`.
     /// stdout and stderr go to `logFile` (appending), or to `stdoutFD` when given.
     /// stdin is `stdinFD` when given (e.g. the read end of `makePipe()`), else /dev/null.
+    /// `newProcessGroup`: the child leads a new process group (its PID is the group's ID),
+    /// which its descendants share unless they leave it: `stop()` then stops the whole group
+    /// (a browser and its dozen helpers), not only the child.
     public init(
         name: String, arguments: [String], environment: [String: String], logFile: URL?,
-        stdoutFD: Int32? = nil, stdinFD: Int32? = nil
+        stdoutFD: Int32? = nil, stdinFD: Int32? = nil, newProcessGroup: Bool = false
     ) throws {
         self.name = name
         self.logFile = logFile
+        self.leadsProcessGroup = newProcessGroup
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -55,7 +63,12 @@ public final class ChildProcess: @unchecked Sendable {
         var allSignals = sigset_t()
         sigfillset(&allSignals)
         posix_spawnattr_setsigdefault(&attributes, &allSignals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF
+        if newProcessGroup {
+            flags |= POSIX_SPAWN_SETPGROUP
+            posix_spawnattr_setpgroup(&attributes, 0)
+        }
+        posix_spawnattr_setflags(&attributes, Int16(flags))
 
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
@@ -121,8 +134,18 @@ public final class ChildProcess: @unchecked Sendable {
         return exitStatus
     }
 
-    /// SIGTERM, then SIGKILL if it has not gone after `grace`; always reaps.
+    /// SIGTERM, then SIGKILL if it has not gone after `grace`; always reaps. A child that
+    /// leads a process group is stopped with its group (`ProcessGroup.stop`).
     public func stop(grace: Duration = .seconds(5)) {
+        if leadsProcessGroup {
+            // Once: after that the group's ID may be reused by another's group.
+            guard lock.withLock({ () -> Bool in
+                defer { groupStopped = true }
+                return !groupStopped
+            }) else { return }
+            ProcessGroup(id: pid).stop(leader: self, grace: grace)
+            return
+        }
         guard !hasExited else { return }
         kill(pid, SIGTERM)
         if waitForExit(timeout: grace) == nil {

@@ -21,14 +21,20 @@ public final class PipeWireSandbox: @unchecked Sendable {
         /// Start a second private bus and name it in `DBUS_SYSTEM_BUS_ADDRESS` (a stand-in
         /// system bus for an `org.bluez` stand-in).
         public var systemBus: Bool
+        /// Start `pipewire-pulse` (after the sinks and sources) and name its socket in
+        /// `PULSE_SERVER`: PulseAudio clients (browsers, `paplay`, `pactl`) play into this
+        /// sandbox. See `startPulse()`.
+        public var pulse: Bool
         public init(
-            wirePlumber: Bool = false, sinks: [VirtualSink] = [], sources: [VirtualSource] = [], sessionBus: Bool = false, systemBus: Bool = false
+            wirePlumber: Bool = false, sinks: [VirtualSink] = [], sources: [VirtualSource] = [], sessionBus: Bool = false, systemBus: Bool = false,
+            pulse: Bool = false
         ) {
             self.wirePlumber = wirePlumber
             self.sinks = sinks
             self.sources = sources
             self.sessionBus = sessionBus
             self.systemBus = systemBus
+            self.pulse = pulse
         }
     }
 
@@ -38,7 +44,7 @@ public final class PipeWireSandbox: @unchecked Sendable {
     public let configDir: URL
     /// The environment every child gets: isolated XDG dirs, this sandbox's bus, nothing of the
     /// user's session.
-    public private(set) var environment: [String: String]
+    public internal(set) var environment: [String: String]
     /// A connection of the fixture's own, for waiting on the graph.
     public private(set) var observer: PipeWireConnection!
     /// The absolute path of the PipeWire socket; pass it as `remote` to connect in-process
@@ -47,6 +53,8 @@ public final class PipeWireSandbox: @unchecked Sendable {
 
     private var processes: [ChildProcess] = []
     var hasWirePlumber = false
+    /// The Xvfb of `startDisplay()`, once started.
+    var display: VirtualDisplay?
     private let lock = NSLock()
 
     public static func start(_ options: Options = Options()) async throws -> PipeWireSandbox {
@@ -122,6 +130,7 @@ public final class PipeWireSandbox: @unchecked Sendable {
         }
         for sink in options.sinks { try await createSink(sink) }
         for source in options.sources { try await createSource(source) }
+        if options.pulse { try await startPulse() }
     }
 
     /// Where this sandbox's pipewire reads drop-ins. With `PIPEWIRE_CONFIG_DIR` set (the
@@ -150,14 +159,16 @@ public final class PipeWireSandbox: @unchecked Sendable {
         return bus
     }
 
-    /// Starts a program inside the sandbox; it is stopped with the sandbox.
+    /// Starts a program inside the sandbox; it is stopped with the sandbox (with its whole
+    /// process group when `newProcessGroup`: see `ChildProcess.init`).
     @discardableResult
     public func spawn(
-        _ name: String, _ arguments: [String], extraEnvironment: [String: String] = [:], stdoutFD: Int32? = nil, stdinFD: Int32? = nil
+        _ name: String, _ arguments: [String], extraEnvironment: [String: String] = [:], stdoutFD: Int32? = nil, stdinFD: Int32? = nil,
+        newProcessGroup: Bool = false
     ) throws -> ChildProcess {
         let child = try ChildProcess(
             name: name, arguments: arguments, environment: environment.merging(extraEnvironment) { $1 },
-            logFile: root.appendingPathComponent("\(name).log"), stdoutFD: stdoutFD, stdinFD: stdinFD)
+            logFile: root.appendingPathComponent("\(name).log"), stdoutFD: stdoutFD, stdinFD: stdinFD, newProcessGroup: newProcessGroup)
         lock.withLock { processes.append(child) }
         return child
     }
@@ -260,6 +271,9 @@ public final class PipeWireSandbox: @unchecked Sendable {
         try? FileManager.default.removeItem(at: root)
     }
 
+    /// Every process started in this sandbox, oldest first (running or not).
+    func allProcesses() -> [ChildProcess] { lock.withLock { processes } }
+
     /// The tail of every daemon's log, for failure reports.
     public func logs(lines: Int = 30) -> String {
         lock.withLock { processes }.map { process in
@@ -294,6 +308,11 @@ extension PipeWireSandbox {
         guard let pipewire = pipewireProcess else { throw FixtureError("pipewire is not running") }
         pipewire.signal(SIGKILL)
         guard pipewire.waitForExit(timeout: .seconds(10)) != nil else { throw FixtureError("pipewire survived SIGKILL") }
+    }
+
+    /// The sandbox's running session bus (dbus-daemon), if it has one.
+    public var sessionBusProcess: ChildProcess? {
+        lock.withLock { processes.last { $0.name == "session-bus" && !$0.hasExited } }
     }
 
     /// The running WirePlumber of this sandbox.

@@ -14,6 +14,13 @@ EARSHOT_PACKAGES=(
     python3-gi                                      # the stand-in org.bluez of the tests (scripts/testing/bluez-standin)
     librsvg2-bin                                    # rsvg-convert: a real renderer for earshot eval --format svg
     upower                                          # upowerd and upower: the desktop's battery reader, end to end (issue 31)
+    # Real players Earshot does not control, for live tests (PipeWireTestSupport's Browser,
+    # startPulsePlayer): the browsers publish MPRIS and play through PipeWire's PulseAudio
+    # server on a virtual X display; paplay plays with no MPRIS; pactl checks the server.
+    chromium firefox-esr                            # real browsers: <audio autoplay loop>, MPRIS
+    xvfb                                            # Xvfb: their display, one per test
+    pipewire-pulse                                  # pipewire-pulse: their sound server (the system's 0.3.65)
+    pulseaudio-utils                                # paplay (a player with no MPRIS), pactl
 )
 
 # Building and checking the Debian package (scripts/package, scripts/check-package).
@@ -40,7 +47,8 @@ earshot_install_packages() {
 # Fails (never skips) when a real component the tests need is not there.
 earshot_require_components() {
     local missing=() command
-    for command in pipewire wireplumber dbus-daemon mpv playerctl pw-cli pw-dump pw-metadata pw-link wpctl rsvg-convert upower; do
+    for command in pipewire wireplumber dbus-daemon mpv playerctl pw-cli pw-dump pw-metadata pw-link wpctl rsvg-convert upower \
+        chromium firefox-esr Xvfb pipewire-pulse paplay pactl; do
         command -v "$command" >/dev/null || missing+=("$command")
     done
     [ -f /usr/lib/mpv-mpris/mpris.so ] || missing+=("/usr/lib/mpv-mpris/mpris.so")

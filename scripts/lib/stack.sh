@@ -13,6 +13,10 @@ EARSHOT_STACK_PACKAGES=(
     "libpipewire-0.3-modules=$EARSHOT_STACK_PIPEWIRE_VERSION" "libspa-0.2-modules=$EARSHOT_STACK_PIPEWIRE_VERSION"
     "libpipewire-0.3-dev=$EARSHOT_STACK_PIPEWIRE_VERSION" "libspa-0.2-dev=$EARSHOT_STACK_PIPEWIRE_VERSION"
     "wireplumber=$EARSHOT_STACK_WIREPLUMBER_VERSION" "libwireplumber-0.5-0=$EARSHOT_STACK_WIREPLUMBER_VERSION"
+    # pipewire-pulse for the browsers and paplay (PipeWireSandbox.Options.pulse): its
+    # /usr/bin/pipewire-pulse (a symlink to pipewire, which then reads pipewire-pulse.conf)
+    # and that config; the protocol module itself is in libpipewire-0.3-modules.
+    "pipewire-pulse=$EARSHOT_STACK_PIPEWIRE_VERSION"
     # WirePlumber 0.5's Lua (bookworm main; not installed on the system).
     "liblua5.4-0"
 )

@@ -84,6 +84,12 @@ int CEarshotLinux_forward_signal(int signo, int fd);
 // pipe2(O_CLOEXEC | O_NONBLOCK) (pipe2 is GNU-only; the flags are macros).
 int CEarshotLinux_pipe(int fds[2]);
 
+// --- other processes -------------------------------------------------------------------
+// pidfd_open(pid, 0) (Linux 5.3; glibc declares it only in <sys/pidfd.h>, which Swift's Glibc
+// module leaves out): a close-on-exec descriptor that becomes readable once process `pid` has
+// exited, whether or not it is the caller's child. -1 with errno set (ESRCH: no such process).
+int CEarshotLinux_pidfd_open(pid_t pid);
+
 // --- threads and errors ----------------------------------------------------------------
 // pthread_setname_np for the calling thread (GNU-only); names are cut to 15 bytes.
 int CEarshotLinux_set_thread_name(const char *name);
