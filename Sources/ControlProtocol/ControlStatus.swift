@@ -96,13 +96,15 @@ extension ControlWire {
     /// the objects behind them and the bytes queued for clients. A client that left must leave
     /// none of it behind once its last request is done (issue 38).
     public struct ControlSocketCounts: WireRecord, Hashable {
+        public var accepted: Int
         public var open: Int
         public var settling: Int
         public var connectionObjects: Int
         public var sessionObjects: Int
         public var unsentBytes: Int
 
-        public init(open: Int, settling: Int, connectionObjects: Int, sessionObjects: Int, unsentBytes: Int) {
+        public init(accepted: Int, open: Int, settling: Int, connectionObjects: Int, sessionObjects: Int, unsentBytes: Int) {
+            self.accepted = accepted
             self.open = open
             self.settling = settling
             self.connectionObjects = connectionObjects
@@ -110,8 +112,9 @@ extension ControlWire {
             self.unsentBytes = unsentBytes
         }
 
-        public static let wireBlank = ControlSocketCounts(open: 0, settling: 0, connectionObjects: 0, sessionObjects: 0, unsentBytes: 0)
+        public static let wireBlank = ControlSocketCounts(accepted: 0, open: 0, settling: 0, connectionObjects: 0, sessionObjects: 0, unsentBytes: 0)
         public static let wireFields: [WireField<Self>] = [
+            .field("accepted", \.accepted, "connections accepted since the socket opened (refused ones included; those still waiting in the listen backlog are not)"),
             .field("open", \.open, "connections open"),
             .field("settling", \.settling, "connections closed whose requests already read are still being answered or saved"),
             .field("connection-objects", \.connectionObjects, "connection objects not yet freed (each with its buffers and dispatch sources)"),

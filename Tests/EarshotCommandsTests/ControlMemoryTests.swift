@@ -312,17 +312,27 @@ struct ControlMemoryTests {
         "open": .integer(1), "settling": .integer(0), "connection-objects": .integer(1), "session-objects": .integer(1), "unsent-bytes": .integer(0),
     ]
 
-    /// `status`'s `diagnostics.control` once the socket holds nothing but the connection asking,
-    /// or the last one read at the deadline. Asked again each 20 ms: the daemon announces it
-    /// nowhere else.
-    static func settledCounts(_ path: String, timeout: Duration = .seconds(90)) async throws -> [String: JSONValue] {
+    /// `status`'s `diagnostics.control`, asked on a connection of its own, and how many
+    /// connections the daemon had accepted (that one included).
+    static func socketCounts(_ path: String) async throws -> (counts: [String: JSONValue], accepted: Int) {
+        let session = try DaemonSession(path: path)
+        guard case .object(let diagnostics)? = try await session.status()["diagnostics"], case .object(var counts)? = diagnostics["control"],
+            case .integer(let accepted)? = counts.removeValue(forKey: "accepted")
+        else { throw FixtureError("no diagnostics.control in status") }
+        return (counts, Int(accepted))
+    }
+
+    /// `status`'s `diagnostics.control` once the daemon has accepted `accepted` connections
+    /// before the ones asking (each is one more) and holds nothing but the one asking: every
+    /// client has been taken from the backlog, and each is gone. Or the last one read at the
+    /// deadline. Asked again each 20 ms: the daemon announces it nowhere else.
+    static func settledCounts(_ path: String, accepted: Int, timeout: Duration = .seconds(90)) async throws -> [String: JSONValue] {
         let deadline = ContinuousClock.now + timeout
+        var asked = 0
         while true {
-            let session = try DaemonSession(path: path)
-            guard case .object(let diagnostics)? = try await session.status()["diagnostics"], case .object(let counts)? = diagnostics["control"] else {
-                throw FixtureError("no diagnostics.control in status")
-            }
-            if counts == onlyTheAsker || ContinuousClock.now >= deadline { return counts }
+            let (counts, acceptedNow) = try await socketCounts(path)
+            asked += 1
+            if acceptedNow >= accepted + asked && counts == onlyTheAsker || ContinuousClock.now >= deadline { return counts }
             try await Task.sleep(for: .milliseconds(20))
         }
     }
@@ -333,13 +343,15 @@ struct ControlMemoryTests {
             let daemon = try await D.startOffPool(in: sandbox)
             let pid = daemon.process.pid
             // Warm up (the runtime's caches, the allocator's arenas), then measure.
+            let start = try await Self.socketCounts(daemon.socketPath).accepted
             try await Self.departingClients(daemon.socketPath, count: 400, lanes: 4)
-            let warm = try await Self.settledCounts(daemon.socketPath)
+            let warm = try await Self.settledCounts(daemon.socketPath, accepted: start + 400)
             let before = try Self.residentKiB(pid)
             let peakBefore = try Self.peakResidentKiB(pid)
+            let warmAccepted = try await Self.socketCounts(daemon.socketPath).accepted
             try await Self.departingClients(daemon.socketPath, count: 3000, lanes: 4)
             let rightAfter = try Self.residentKiB(pid)
-            let counts = try await Self.settledCounts(daemon.socketPath)
+            let counts = try await Self.settledCounts(daemon.socketPath, accepted: warmAccepted + 3000)
             let after = try Self.residentKiB(pid)
             let peak = try Self.peakResidentKiB(pid)
             print("control memory: VmRSS \(before) KiB (peak \(peakBefore)) after a warm-up; 3000 clients that left without reading: \(rightAfter) KiB right after, \(after) KiB once settled (\(JSONValue.object(counts).canonicalText)), peak \(peak) KiB")

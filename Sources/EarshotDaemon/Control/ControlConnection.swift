@@ -54,6 +54,7 @@ final class ControlConnection: @unchecked Sendable {
     ) {
         self.descriptor = descriptor
         self.census = census
+        census.accepted.add(1, ordering: .relaxed)
         census.connectionObjects.add(1, ordering: .relaxed)
         self.queue = queue
         self.readBuffer = readBuffer

@@ -196,7 +196,7 @@ final class ControlConnectionRegistry: Sendable {
     func counts(_ census: ControlCensus) -> ControlWire.ControlSocketCounts {
         let (open, settling) = state.withLock { ($0.connections.count, $0.settling.count) }
         return ControlWire.ControlSocketCounts(
-            open: open, settling: settling, connectionObjects: census.connectionObjects.load(ordering: .relaxed),
+            accepted: census.accepted.load(ordering: .relaxed), open: open, settling: settling, connectionObjects: census.connectionObjects.load(ordering: .relaxed),
             sessionObjects: census.sessionObjects.load(ordering: .relaxed), unsentBytes: census.unsentBytes.load(ordering: .relaxed))
     }
 }
