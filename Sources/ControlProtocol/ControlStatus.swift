@@ -142,12 +142,49 @@ extension ControlWire {
     /// `status`'s `diagnostics`: what the bench reads of the daemon's own timing.
     public struct Diagnostics: WireRecord, Hashable {
         public var switchSpans: [SwitchSpanEntry]
+        /// The control socket's own counts; filled in by the socket that answers (none on D-Bus).
+        public var control: ControlSocketCounts?
 
-        public init(switchSpans: [SwitchSpanEntry]) { self.switchSpans = switchSpans }
+        public init(switchSpans: [SwitchSpanEntry], control: ControlSocketCounts? = nil) {
+            self.switchSpans = switchSpans
+            self.control = control
+        }
 
         public static let wireBlank = Diagnostics(switchSpans: [])
         public static let wireFields: [WireField<Self>] = [
-            .field("switch-spans", \.switchSpans, "Earshot's own span of the last switches control requests caused (at most 16, oldest first)")
+            .field("switch-spans", \.switchSpans, "Earshot's own span of the last switches control requests caused (at most 16, oldest first)"),
+            .omitted("control", \.control, "since 0.4: what the control socket holds now (the connection asking included)"),
+        ]
+    }
+
+    /// What the control socket holds at the moment a `status` is answered on it: connections,
+    /// the objects behind them and the bytes queued for clients. A client that left must leave
+    /// none of it behind once its last request is done (issue 38).
+    public struct ControlSocketCounts: WireRecord, Hashable {
+        public var accepted: Int
+        public var open: Int
+        public var settling: Int
+        public var connectionObjects: Int
+        public var sessionObjects: Int
+        public var unsentBytes: Int
+
+        public init(accepted: Int, open: Int, settling: Int, connectionObjects: Int, sessionObjects: Int, unsentBytes: Int) {
+            self.accepted = accepted
+            self.open = open
+            self.settling = settling
+            self.connectionObjects = connectionObjects
+            self.sessionObjects = sessionObjects
+            self.unsentBytes = unsentBytes
+        }
+
+        public static let wireBlank = ControlSocketCounts(accepted: 0, open: 0, settling: 0, connectionObjects: 0, sessionObjects: 0, unsentBytes: 0)
+        public static let wireFields: [WireField<Self>] = [
+            .field("accepted", \.accepted, "connections accepted since the socket opened (refused ones included; those still waiting in the listen backlog are not)"),
+            .field("open", \.open, "connections open"),
+            .field("settling", \.settling, "connections closed whose requests already read are still being answered or saved"),
+            .field("connection-objects", \.connectionObjects, "connection objects not yet freed (each with its buffers and dispatch sources)"),
+            .field("session-objects", \.sessionObjects, "request sessions not yet freed (each with its queued requests and tasks)"),
+            .field("unsent-bytes", \.unsentBytes, "bytes of replies and events queued for clients and not yet taken by their sockets"),
         ]
     }
 

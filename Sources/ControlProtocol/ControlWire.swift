@@ -19,6 +19,11 @@ public struct ControlRequest: Sendable, Hashable {
         case subscribe
         /// A recording of the inputs from now (`earshot record`).
         case record
+
+        /// register, update, unregister: what changes the daemon (the rest only asks).
+        public var isChange: Bool {
+            if case .accessory = self { true } else { false }
+        }
     }
 
     /// The caller's `id`, echoed in the reply (any JSON value; nil when absent).

@@ -90,7 +90,13 @@ public actor InMemoryDaemonControl: DaemonControl {
         registrations.values.map { ControlWire.ListedAccessory($0, stale: false, sinks: []) }
     }
 
-    public func status() async -> ControlWire.Status { reportedStatus }
+    /// How many times `status` was asked.
+    public private(set) var statusCalls = 0
+
+    public func status() async -> ControlWire.Status {
+        statusCalls += 1
+        return reportedStatus
+    }
 
     public func subscribe() async -> AsyncStream<ControlWire.Event> {
         let id = nextSubscriber

@@ -1,3 +1,4 @@
+import AudioGraph
 import Foundation
 import PipeWireTestSupport
 import SystemBridge
@@ -258,6 +259,110 @@ struct ControlMemoryTests {
             print("control memory: VmRSS \(before) KiB after a warm-up; after each round of 3000 one-shot clients (1, 400, 1, 400 at a time) \(after) KiB")
             #expect(after.max()! - before < 6 * 1024, "\(before) → \(after) KiB after rounds of 3000 one-shot clients")
             #expect(after[3] - after[1] < 3 * 1024, "\(after): later rounds grew the daemon")
+            #expect(daemon.process.exitStatus == nil)
+        }
+    }
+
+    /// The daemon's peak resident set since it started (VmHWM).
+    static func peakResidentKiB(_ pid: pid_t) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+            let kib = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+        else { throw FixtureError("no VmHWM in /proc/\(pid)/status") }
+        return kib
+    }
+
+    /// `count` clients, `lanes` at a time, each connecting, sending one `status` and leaving
+    /// without reading, as a crashed or impatient client does: every other one closes, the
+    /// rest shut both directions down (closed after the next one of the lane has gone).
+    static func departingClients(_ path: String, count: Int, lanes: Int) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for lane in 0..<lanes {
+                group.addTask {
+                    try await offPool {
+                        var shut: Int32?
+                        defer { if let shut { close(shut) } }
+                        for index in stride(from: lane, to: count, by: lanes) {
+                            let fd = try UnixStreamSocket.connect(path: path).releaseDescriptor()
+                            let line = Array(#"{"op":"status"}"#.utf8) + [0x0A]
+                            let sent = line.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                            if let shut { close(shut) }
+                            shut = nil
+                            guard sent == line.count else {
+                                close(fd)
+                                throw FixtureError("send failed")
+                            }
+                            if index % 2 == 0 {
+                                close(fd)
+                            } else {
+                                shutdown(fd, Int32(SHUT_RDWR))
+                                shut = fd
+                            }
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    /// What `status`'s `diagnostics.control` says when the socket holds nothing but the
+    /// connection asking.
+    static let onlyTheAsker: [String: JSONValue] = [
+        "open": .integer(1), "settling": .integer(0), "connection-objects": .integer(1), "session-objects": .integer(1), "unsent-bytes": .integer(0),
+    ]
+
+    /// `status`'s `diagnostics.control`, asked on a connection of its own, and how many
+    /// connections the daemon had accepted (that one included).
+    static func socketCounts(_ path: String) async throws -> (counts: [String: JSONValue], accepted: Int) {
+        let session = try DaemonSession(path: path)
+        guard case .object(let diagnostics)? = try await session.status()["diagnostics"], case .object(var counts)? = diagnostics["control"],
+            case .integer(let accepted)? = counts.removeValue(forKey: "accepted")
+        else { throw FixtureError("no diagnostics.control in status") }
+        return (counts, Int(accepted))
+    }
+
+    /// `status`'s `diagnostics.control` once the daemon has accepted `accepted` connections
+    /// before the ones asking (each is one more) and holds nothing but the one asking: every
+    /// client has been taken from the backlog, and each is gone. Or the last one read at the
+    /// deadline. Asked again each 20 ms: the daemon announces it nowhere else.
+    static func settledCounts(_ path: String, accepted: Int, timeout: Duration = .seconds(90)) async throws -> [String: JSONValue] {
+        let deadline = ContinuousClock.now + timeout
+        var asked = 0
+        while true {
+            let (counts, acceptedNow) = try await socketCounts(path)
+            asked += 1
+            if acceptedNow >= accepted + asked && counts == onlyTheAsker || ContinuousClock.now >= deadline { return counts }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    @Test("3000 clients that send a status and leave without reading (closed or shut down), 4 at a time: the daemon answers none after they left, frees every connection and byte, and is back where it was (issue 38)")
+    func departingClientsLeaveNothing() async throws {
+        try await withSandbox(.init(wirePlumber: false, sinks: [.speakers()])) { sandbox in
+            let daemon = try await D.startOffPool(in: sandbox)
+            let pid = daemon.process.pid
+            // Warm up (the runtime's caches, the allocator's arenas), then measure.
+            let start = try await Self.socketCounts(daemon.socketPath).accepted
+            try await Self.departingClients(daemon.socketPath, count: 400, lanes: 4)
+            let warm = try await Self.settledCounts(daemon.socketPath, accepted: start + 400)
+            let before = try Self.residentKiB(pid)
+            let peakBefore = try Self.peakResidentKiB(pid)
+            let warmAccepted = try await Self.socketCounts(daemon.socketPath).accepted
+            try await Self.departingClients(daemon.socketPath, count: 3000, lanes: 4)
+            let rightAfter = try Self.residentKiB(pid)
+            let counts = try await Self.settledCounts(daemon.socketPath, accepted: warmAccepted + 3000)
+            let after = try Self.residentKiB(pid)
+            let peak = try Self.peakResidentKiB(pid)
+            print("control memory: VmRSS \(before) KiB (peak \(peakBefore)) after a warm-up; 3000 clients that left without reading: \(rightAfter) KiB right after, \(after) KiB once settled (\(JSONValue.object(counts).canonicalText)), peak \(peak) KiB")
+            #expect(warm == Self.onlyTheAsker, "after the warm-up: \(warm)")
+            #expect(counts == Self.onlyTheAsker, "the socket still holds something of clients long gone: \(counts)")
+            // Before (issue 38), this test measured 38-74 MB up as the last of them settled: the
+            // daemon answered them after they had gone, and had given the allocator's free memory
+            // back as their sockets closed, before that work. With only the trim moved after it,
+            // the peak was still 42 MB up. Now +0-5 MB at the peak, +0-2.5 MB settled.
+            #expect(peak - peakBefore < 16 * 1024, "peak \(peakBefore) → \(peak) KiB: the daemon worked for clients that had gone")
+            #expect(after - before < 6 * 1024, "\(before) → \(after) KiB once every one of them had settled")
             #expect(daemon.process.exitStatus == nil)
         }
     }

@@ -15,6 +15,7 @@ final class ControlAcceptor: @unchecked Sendable {
     private let connections: ControlConnectionRegistry
     private let queue = DispatchQueue(label: "earshot.control")
     private let readBuffer = ControlReadBuffer()
+    private let census: ControlCensus
     /// The descriptor limit kept under, and the number from which a connection is shed
     /// (ControlLimits.sheddingDescriptor); nil: no limit.
     private let descriptorLimit: UInt64?
@@ -42,8 +43,9 @@ final class ControlAcceptor: @unchecked Sendable {
     private static let acceptsPerTurn = 64
     private var longestRetryDelay: Duration { max(.seconds(32), limits.firstAcceptRetryDelay) }
 
-    init(listener: UnixListener, control: any DaemonControl, limits: ControlLimits, connections: ControlConnectionRegistry) {
+    init(listener: UnixListener, control: any DaemonControl, limits: ControlLimits, connections: ControlConnectionRegistry, census: ControlCensus) {
         self.listener = listener
+        self.census = census
         self.control = control
         self.limits = limits
         self.connections = connections
@@ -171,7 +173,8 @@ final class ControlAcceptor: @unchecked Sendable {
     private enum Admission { case withinLimit, shed }
 
     private func admit(_ descriptor: Int32) -> Admission {
-        let connection = ControlConnection(descriptor: descriptor, queue: queue, limits: limits, readBuffer: readBuffer, hangUps: hangUps)
+        let connection = ControlConnection(
+            descriptor: descriptor, queue: queue, limits: limits, readBuffer: readBuffer, hangUps: hangUps, census: census)
         let open = openDescriptors(with: descriptor)
         let short = sheddingDescriptor.map { open >= Int($0) } ?? false
         if short { saySheddingOnce(open) }
@@ -186,10 +189,13 @@ final class ControlAcceptor: @unchecked Sendable {
             }
             return short ? .shed : .withinLimit
         }
-        let handler = ControlConnectionHandler(connection: connection, queue: queue, control: control, limits: limits)
+        let handler = ControlConnectionHandler(
+            connection: connection, queue: queue, control: control, limits: limits, census: census,
+            socketCounts: { [connections, census] in connections.counts(census) })
         handler.start(
             allowedUID: allowedUID, admitted: { session in connections.attach(session, to: connection) },
             closed: { [connections] in connections.remove(connection) },
+            settled: { [connections] in connections.settled(connection) },
             // Once its descriptor is really closed: accepting can go on if it waited for one.
             released: { [self] in resumeAccepting() })
         return short ? .shed : .withinLimit

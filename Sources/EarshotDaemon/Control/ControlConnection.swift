@@ -17,6 +17,7 @@ final class ControlConnection: @unchecked Sendable {
     private let readSource: DispatchSourceRead
     private let writeSource: DispatchSourceWrite
     private let hangUps: ControlHangUpWatcher
+    private let census: ControlCensus
     /// Bytes passed to `send` and not yet taken by the socket, readable from any thread.
     private let unsent = Atomic<Int>(0)
     /// Of those, the events' (`send(_:event:)`): a subscriber's own bound.
@@ -47,8 +48,14 @@ final class ControlConnection: @unchecked Sendable {
 
     private let readBuffer: ControlReadBuffer
 
-    init(descriptor: Int32, queue: DispatchQueue, limits: ControlLimits, readBuffer: ControlReadBuffer, hangUps: ControlHangUpWatcher) {
+    init(
+        descriptor: Int32, queue: DispatchQueue, limits: ControlLimits, readBuffer: ControlReadBuffer, hangUps: ControlHangUpWatcher,
+        census: ControlCensus = ControlCensus()
+    ) {
         self.descriptor = descriptor
+        self.census = census
+        census.accepted.add(1, ordering: .relaxed)
+        census.connectionObjects.add(1, ordering: .relaxed)
         self.queue = queue
         self.readBuffer = readBuffer
         self.hangUps = hangUps
@@ -57,6 +64,8 @@ final class ControlConnection: @unchecked Sendable {
         readSource = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
         writeSource = DispatchSource.makeWriteSource(fileDescriptor: descriptor, queue: queue)
     }
+
+    deinit { census.connectionObjects.subtract(1, ordering: .relaxed) }
 
     /// Sets what the connection reports to, and starts it (reading still held). On `queue`.
     func start(_ handlers: Handlers) {
@@ -144,11 +153,11 @@ final class ControlConnection: @unchecked Sendable {
     /// `unsentEventBytes` too. A connection already closed drops them.
     func send(_ bytes: some Collection<UInt8> & Sendable, event: Bool = false) {
         let count = bytes.count
-        unsent.add(count, ordering: .relaxed)
+        addUnsent(count)
         if event { unsentEvents.add(count, ordering: .relaxed) }
         queue.async { [self] in
             guard !lifecycle.isClosed else {
-                unsent.subtract(count, ordering: .relaxed)
+                addUnsent(-count)
                 if event { unsentEvents.subtract(count, ordering: .relaxed) }
                 return
             }
@@ -176,12 +185,18 @@ final class ControlConnection: @unchecked Sendable {
                 return
             }
             let events = output.consume(written)
-            unsent.subtract(written, ordering: .relaxed)
+            addUnsent(-written)
             if events > 0 { unsentEvents.subtract(events, ordering: .relaxed) }
         }
         let flushed = lifecycle.outputFlushed()
         perform(flushed.operation, on: writeSource)
         if flushed.close { closeNow() }
+    }
+
+    /// Counts `delta` more bytes sent and not yet taken, here and in the server's census.
+    private func addUnsent(_ delta: Int) {
+        unsent.add(delta, ordering: .relaxed)
+        census.unsentBytes.add(delta, ordering: .relaxed)
     }
 
     /// Closes the connection once everything sent before is written (a refusal, the last
@@ -208,7 +223,7 @@ final class ControlConnection: @unchecked Sendable {
     private func closeNow() {
         guard let operations = lifecycle.close() else { return }
         if let hangUpToken { hangUps.forget(hangUpToken) }
-        unsent.subtract(output.unsentCount, ordering: .relaxed)
+        addUnsent(-output.unsentCount)
         unsentEvents.subtract(output.unsentTaggedCount, ordering: .relaxed)
         output = ControlOutputBuffer()
         // A source runs its cancel handler only once it runs: a suspended or never started one

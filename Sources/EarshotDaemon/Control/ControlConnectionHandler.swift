@@ -12,21 +12,32 @@ final class ControlConnectionHandler: @unchecked Sendable {
     private let queue: DispatchQueue
     private let control: any DaemonControl
     private let limits: ControlLimits
+    private let census: ControlCensus
+    private let socketCounts: @Sendable () -> ControlWire.ControlSocketCounts
     // On `queue` only:
     private var session: ControlSession?
     private var queued = 0
 
-    init(connection: ControlConnection, queue: DispatchQueue, control: any DaemonControl, limits: ControlLimits) {
+    init(
+        connection: ControlConnection, queue: DispatchQueue, control: any DaemonControl, limits: ControlLimits, census: ControlCensus,
+        socketCounts: @escaping @Sendable () -> ControlWire.ControlSocketCounts
+    ) {
         self.connection = connection
         self.queue = queue
         self.control = control
         self.limits = limits
+        self.census = census
+        self.socketCounts = socketCounts
     }
 
     /// Checks who connected and starts serving, or refuses with the reason; `admitted`
-    /// receives the session of an admitted connection, `closed` runs when it closes, `released`
-    /// once its descriptor is closed. On `queue`.
-    func start(allowedUID: UInt32, admitted: (ControlSession) -> Void, closed: @escaping () -> Void, released: @escaping () -> Void) {
+    /// receives the session of an admitted connection, `closed` runs when it closes, `settled`
+    /// (from any thread) once its session has nothing running after that, `released` once its
+    /// descriptor is closed. On `queue`.
+    func start(
+        allowedUID: UInt32, admitted: (ControlSession) -> Void, closed: @escaping () -> Void, settled: @escaping @Sendable () -> Void,
+        released: @escaping () -> Void
+    ) {
         connection.start(ControlConnection.Handlers(
             frame: { [self] frame in received(frame) },
             inputEnded: { [self] in
@@ -34,9 +45,11 @@ final class ControlConnectionHandler: @unchecked Sendable {
                 self.session?.inputEnded()
             },
             closed: { [self] in
-                self.session?.end()
+                let session = self.session
                 self.session = nil
+                // Told first, so the session's end (which may settle at once) comes after it.
                 closed()
+                session?.end()
             },
             released: released))
         let peer: PeerCredentials
@@ -48,7 +61,9 @@ final class ControlConnectionHandler: @unchecked Sendable {
         guard peer.uid == allowedUID else {
             return refuse("this daemon serves uid \(allowedUID) only and uid \(peer.uid) connected: run earshot as the user whose daemon it is")
         }
-        let session = ControlSession(connection: connection, control: control, limits: limits) { [self] in
+        let session = ControlSession(
+            connection: connection, control: control, limits: limits, census: census, socketCounts: socketCounts, settled: settled
+        ) { [self] in
             queue.async { [self] in requestAnswered() }
         }
         self.session = session

@@ -6,7 +6,10 @@ import Synchronization
 import SystemBridge
 import SystemPackage
 
-/// The open connections, so close can end them; none are admitted once closing began.
+/// The open connections, so close can end them; none are admitted once closing began. Also
+/// those closed whose sessions still run (settling), and when to give the allocator's free
+/// memory back: once a connection has settled, not when it closes, since what a client left
+/// queued is freed only then (issue 38).
 final class ControlConnectionRegistry: Sendable {
     struct Connection {
         var connection: ControlConnection
@@ -20,14 +23,40 @@ final class ControlConnectionRegistry: Sendable {
 
     private struct State {
         var connections: [ObjectIdentifier: Connection] = [:]
+        /// Closed (or closing: evicted) connections whose sessions still run: a request read
+        /// before the close still being answered or saved.
+        var settling: Set<ObjectIdentifier> = []
         var closing = false
         var saidCapped = false
-        /// The most connections open at once since the allocator last gave memory back.
+        /// The most connections present (open or settling) at once since the allocator last
+        /// gave memory back.
         var peak = 0
-        /// Connections closed since then, and the fewest open meanwhile (the long-lived ones:
-        /// a status bar's subscription, a `watch`).
+        /// Connections gone (closed and settled) since then, and the fewest present meanwhile
+        /// (the long-lived ones: a status bar's subscription, a `watch`).
         var closedSinceTrim = 0
         var lowSinceTrim = Int.max
+
+        /// Open, or closed with work of theirs still running: what still holds memory.
+        var present: Int { connections.count + settling.count }
+
+        /// A connection is gone for good (closed, its session settled): the departures since
+        /// the last trim, if the allocator's free memory is to be given back now.
+        mutating func departed() -> Int? {
+            closedSinceTrim += 1
+            let present = present
+            let burstLeft = peak >= ControlConnectionRegistry.burstWorthTrimming && present <= peak / 4
+            lowSinceTrim = min(lowSinceTrim, present)
+            // Few present beyond those that stay: long-lived connections must not keep it from
+            // happening (with five, it never did).
+            let manyLeft = closedSinceTrim >= ControlConnectionRegistry.departuresWorthTrimming && present <= lowSinceTrim + 4
+            guard burstLeft || manyLeft else { return nil }
+            defer {
+                peak = present
+                closedSinceTrim = 0
+                lowSinceTrim = present
+            }
+            return closedSinceTrim
+        }
     }
 
     /// A burst this large that has mostly left (to a quarter) gives the allocator's free
@@ -74,7 +103,7 @@ final class ControlConnectionRegistry: Sendable {
                 state.saidCapped = true
             }
             state.connections[ObjectIdentifier(connection)] = Connection(connection: connection, opened: ControlActivity.next())
-            state.peak = max(state.peak, state.connections.count)
+            state.peak = max(state.peak, state.present)
             return (true, evicted, say)
         }
         evicted?.close()
@@ -103,7 +132,8 @@ final class ControlConnectionRegistry: Sendable {
         }
         guard let idle else { return nil }
         state.connections.removeValue(forKey: idle.key)
-        state.closedSinceTrim += 1
+        // It has a session (it is idle): gone once that has settled.
+        state.settling.insert(idle.key)
         return idle.value.connection
     }
 
@@ -117,24 +147,32 @@ final class ControlConnectionRegistry: Sendable {
         state.withLock { $0.connections[ObjectIdentifier(connection)]?.session = session }
     }
 
+    /// The connection closed: one with a session settles later (`settled`), one without (refused
+    /// for its uid) is gone now.
     func remove(_ connection: ControlConnection) {
         let trim = state.withLock { state -> Int? in
-            guard state.connections.removeValue(forKey: ObjectIdentifier(connection)) != nil else { return nil }
-            state.closedSinceTrim += 1
-            let open = state.connections.count
-            let burstLeft = state.peak >= Self.burstWorthTrimming && open <= state.peak / 4
-            state.lowSinceTrim = min(state.lowSinceTrim, open)
-            // Few open beyond those that stay: long-lived connections must not keep it from
-            // happening (with five, it never did).
-            let manyLeft = state.closedSinceTrim >= Self.departuresWorthTrimming && open <= state.lowSinceTrim + 4
-            guard burstLeft || manyLeft else { return nil }
-            defer {
-                state.peak = open
-                state.closedSinceTrim = 0
-                state.lowSinceTrim = open
+            let key = ObjectIdentifier(connection)
+            guard let entry = state.connections.removeValue(forKey: key) else { return nil }
+            guard entry.session == nil else {
+                state.settling.insert(key)
+                return nil
             }
-            return state.closedSinceTrim
+            return state.departed()
         }
+        trimIfDue(trim)
+    }
+
+    /// The closed connection's session has nothing running any more (from any thread): what the
+    /// client left queued is freed.
+    func settled(_ connection: ControlConnection) {
+        let trim = state.withLock { state -> Int? in
+            guard state.settling.remove(ObjectIdentifier(connection)) != nil else { return nil }
+            return state.departed()
+        }
+        trimIfDue(trim)
+    }
+
+    private func trimIfDue(_ trim: Int?) {
         // Off the control queue: trimming a large heap takes milliseconds.
         if let trim {
             let trimmed = trimmed
@@ -153,4 +191,12 @@ final class ControlConnectionRegistry: Sendable {
     }
 
     var count: Int { state.withLock { $0.connections.count } }
+
+    /// What the socket holds now, for `status`.
+    func counts(_ census: ControlCensus) -> ControlWire.ControlSocketCounts {
+        let (open, settling) = state.withLock { ($0.connections.count, $0.settling.count) }
+        return ControlWire.ControlSocketCounts(
+            accepted: census.accepted.load(ordering: .relaxed), open: open, settling: settling, connectionObjects: census.connectionObjects.load(ordering: .relaxed),
+            sessionObjects: census.sessionObjects.load(ordering: .relaxed), unsentBytes: census.unsentBytes.load(ordering: .relaxed))
+    }
 }

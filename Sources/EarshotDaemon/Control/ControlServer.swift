@@ -15,6 +15,7 @@ public final class ControlServer: Sendable {
     public let limits: ControlLimits
     private let acceptor: ControlAcceptor
     private let connections: ControlConnectionRegistry
+    private let census: ControlCensus
     private let closed = Mutex(false)
     /// The socket file this server made last (removed at close only if it is still that one),
     /// and the watch that makes it again.
@@ -30,11 +31,12 @@ public final class ControlServer: Sendable {
     }
 
     private init(path: String, limits: ControlLimits, acceptor: ControlAcceptor, connections: ControlConnectionRegistry,
-                 socketIdentity: FileSystem.Identity?) {
+                 census: ControlCensus, socketIdentity: FileSystem.Identity?) {
         self.path = path
         self.limits = limits
         self.acceptor = acceptor
         self.connections = connections
+        self.census = census
         watch = Mutex(SocketFileWatch(identity: socketIdentity))
     }
 
@@ -51,9 +53,10 @@ public final class ControlServer: Sendable {
         let connections = ControlConnectionRegistry(maximum: limits.maximumConnections) { closed in
             logger?.debug("control socket: gave the allocator's free memory back (\(closed) connections closed since the last time)")
         }
-        let acceptor = ControlAcceptor(listener: listener, control: control, limits: limits, connections: connections)
+        let census = ControlCensus()
+        let acceptor = ControlAcceptor(listener: listener, control: control, limits: limits, connections: connections, census: census)
         acceptor.start()
-        let server = ControlServer(path: path, limits: limits, acceptor: acceptor, connections: connections,
+        let server = ControlServer(path: path, limits: limits, acceptor: acceptor, connections: connections, census: census,
                                    socketIdentity: ControlSocketFile.identity(of: path))
         server.watchSocketFile()
         return server
@@ -193,4 +196,8 @@ public final class ControlServer: Sendable {
 
     /// Connected clients now (for tests and status).
     public var connectionCount: Int { connections.count }
+
+    /// What the socket holds now (`status`'s `diagnostics.control`): connections open and
+    /// settling, the objects behind them, the bytes queued for clients.
+    public var socketCounts: ControlWire.ControlSocketCounts { connections.counts(census) }
 }

@@ -16,6 +16,11 @@ final class ControlSession: Sendable {
     private let limits: ControlLimits
     private let frames: AsyncStream<Received>.Continuation
     private let tasks = Mutex(Tasks())
+    private let census: ControlCensus
+    /// The socket's counts, for `status`'s `diagnostics.control`.
+    private let socketCounts: @Sendable () -> ControlWire.ControlSocketCounts
+    /// Told once, when the connection has closed and the last task of the session has ended.
+    private let settled: @Sendable () -> Void
     /// Requests received and not yet answered, and whether the connection streams (subscribed
     /// or recording): an idle connection is the first to go when the connections are capped.
     private let inFlight = Atomic<Int>(0)
@@ -35,6 +40,14 @@ final class ControlSession: Sendable {
         var running: [UInt64: Task<Void, Never>] = [:]
         var next: UInt64 = 0
         var ended = false
+        var saidSettled = false
+
+        /// Whether the session has just settled (ended, nothing running): true once.
+        mutating func settles() -> Bool {
+            guard ended, running.isEmpty, !saidSettled else { return false }
+            saidSettled = true
+            return true
+        }
     }
 
     /// A frame and when it was read (`MonotonicClock`: a request's switch is timed from it).
@@ -43,11 +56,21 @@ final class ControlSession: Sendable {
         var at: UInt64
     }
 
-    /// `answered` runs after each request is answered, so the handler can read more.
-    init(connection: ControlConnection, control: any DaemonControl, limits: ControlLimits, answered: @escaping @Sendable () -> Void) {
+    /// `answered` runs after each request is answered, so the handler can read more; `settled`
+    /// once the connection has closed and nothing of the session runs any more (what the client
+    /// left queued is answered, saved or dropped by then).
+    init(
+        connection: ControlConnection, control: any DaemonControl, limits: ControlLimits, census: ControlCensus,
+        socketCounts: @escaping @Sendable () -> ControlWire.ControlSocketCounts, settled: @escaping @Sendable () -> Void,
+        answered: @escaping @Sendable () -> Void
+    ) {
         self.connection = connection
         self.control = control
         self.limits = limits
+        self.census = census
+        self.socketCounts = socketCounts
+        self.settled = settled
+        census.sessionObjects.add(1, ordering: .relaxed)
         // Unbounded here because the handler bounds it: it stops reading at maximumQueuedRequests.
         let (stream, continuation) = AsyncStream<Received>.makeStream()
         frames = continuation
@@ -60,6 +83,8 @@ final class ControlSession: Sendable {
         }
     }
 
+    deinit { census.sessionObjects.subtract(1, ordering: .relaxed) }
+
     func receive(_ frame: ControlFrame) {
         inFlight.add(1, ordering: .relaxed)
         frames.yield(Received(frame: frame, at: MonotonicClock.nanoseconds()))
@@ -68,15 +93,20 @@ final class ControlSession: Sendable {
     /// The client closed its side: answer what it sent, then close (unless it subscribed).
     func inputEnded() { frames.finish() }
 
-    /// The connection is gone: stop everything.
+    /// The connection is gone: stop everything. What the client sent and the session has not
+    /// taken yet is dropped, but for changes (serve).
     func end() {
         frames.finish()
-        let running = tasks.withLock { tasks in
+        let (running, settles) = tasks.withLock { tasks in
             tasks.ended = true
-            return Array(tasks.running.values)
+            return (Array(tasks.running.values), tasks.settles())
         }
         for task in running { task.cancel() }
+        if settles { settled() }
     }
+
+    /// Whether the connection is gone (`end`).
+    private var hasEnded: Bool { tasks.withLock { $0.ended } }
 
     /// Returns once every task of the session has ended (after `end`, promptly, unless the
     /// daemon is still answering a request).
@@ -86,8 +116,9 @@ final class ControlSession: Sendable {
         }
     }
 
-    /// Runs `body` as a task of the session: kept (to cancel at the end) while it runs, and
-    /// forgotten once it is done; one started after the end is cancelled at once.
+    /// Runs `body` as a task of the session: kept (to cancel at the end, and for `finished` and
+    /// `settled`) while it runs, and forgotten once it is done; one started after the end (the
+    /// save of a change a departed client sent) is cancelled at once, and still waited for.
     @discardableResult
     private func run(_ body: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
         tasks.withLock { tasks in
@@ -96,9 +127,14 @@ final class ControlSession: Sendable {
             // The task removes itself under the same lock, so it cannot do so before it is in.
             let task = Task { [self] in
                 await body()
-                _ = self.tasks.withLock { $0.running.removeValue(forKey: id) }
+                let settles = self.tasks.withLock { tasks in
+                    tasks.running.removeValue(forKey: id)
+                    return tasks.settles()
+                }
+                if settles { self.settled() }
             }
-            if tasks.ended { task.cancel() } else { tasks.running[id] = task }
+            if tasks.ended { task.cancel() }
+            tasks.running[id] = task
             return task
         }
     }
@@ -141,6 +177,15 @@ final class ControlSession: Sendable {
                     continue
                 }
                 switch ControlWire.request(from: line) {
+                case .failure where hasEnded:
+                    answered()
+                case .success(let request) where !request.command.isChange && hasEnded:
+                    // The client is gone (it closed without reading: crashed, or impatient): no
+                    // one can read an answer, so none is made; what it left queued goes with it
+                    // (3000 such clients kept the daemon answering them for seconds after they
+                    // left, issue 38). A change it sent is still made: whether it was read
+                    // before its hang-up was seen must not decide that.
+                    answered()
                 case .failure(let failure):
                     emit(ControlWire.line(ControlWire.failure(id: failure.id, failure.error)))
                 case .success(let request) where request.command == .subscribe:
@@ -182,6 +227,8 @@ final class ControlSession: Sendable {
                     emit(reply, after: saved)
                 }
             case .tooLong:
+                // Gone: nothing after the line is taken, as for a client still there.
+                guard !hasEnded else { return }
                 await pending?.value
                 let kib = limits.maximumLineBytes / 1024
                 let error = AccessoryError(.invalidRequest, "line longer than \(limits.maximumLineBytes) bytes: send each request as one line of JSON under \(kib) KiB; closing the connection")
@@ -235,7 +282,9 @@ final class ControlSession: Sendable {
             let accessories = ControlWire.ListedAccessory.sorted(await control.list())
             return (reply(Self.page(accessories, after: after, limit: limit)), nil)
         case .status:
-            return (reply(ControlWire.StatusResult(await control.status())), nil)
+            var status = await control.status()
+            status.diagnostics?.control = socketCounts()
+            return (reply(ControlWire.StatusResult(status)), nil)
         case .subscribe, .record:
             preconditionFailure("subscribe and record are answered by serve, which must order the reply before what streams")
         }

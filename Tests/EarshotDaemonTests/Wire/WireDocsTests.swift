@@ -21,6 +21,7 @@ struct WireDocsTests {
         ("status", ControlWire.Status.markdownTable),
         ("driver", ControlWire.DriverEntry.markdownTable),
         ("switch-span", ControlWire.SwitchSpanEntry.markdownTable),
+        ("control-counts", ControlWire.ControlSocketCounts.markdownTable),
         ("route-change", ControlWire.RouteChangeEvent.markdownTable),
         ("port-event", PortEvent.markdownTable),
         ("accessory", ControlWire.AccessoryEvent.markdownTable),
