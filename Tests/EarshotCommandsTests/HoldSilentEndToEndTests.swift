@@ -108,3 +108,43 @@ struct HoldSilentEndToEndTests {
         }
     }
 }
+
+/// Players that do not pause (issue 38, "try to break it"): one that never answers Pause, one
+/// that answers and stays Playing. Both play from a child process (matched as `ancestor`);
+/// their streams are held silent all the same, and the switch is not held up past the bounds.
+@Suite("Players that do not pause", .serialized, .timeLimit(.minutes(3)), .blockingCalls)
+struct StuckPlayerEndToEndTests {
+    typealias D = DaemonFixture
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("scripts/testing/stuck-player").path
+
+    @Test("a player that never answers Pause, and one that answers but keeps Playing: their streams are muted before the output moves, and unmuted when the headset returns", arguments: ["silent", "liar"])
+    func stuck(mode: String) async throws {
+        try await withSandbox(.init(wirePlumber: true, sinks: HoldSilentEndToEndTests.sinks)) { sandbox in
+            try DaemonReliabilityTests.writeConfig(sandbox, "[timing]\noff-grace-ms = 0\n")
+            let player = try sandbox.spawn("stuck-player", ["/usr/bin/python3", Self.script, "--mode", mode, "--name", "stuck", try sandbox.silenceFile()])
+            try await player.waitForLog(containing: "ready ")
+            let graph = try await sandbox.observer.waitUntil("the stuck player's stream", timeout: .seconds(20)) { graph in
+                graph.playbackStreams.contains { $0.name == "stuck" && graph.nodes[$0.id]?.mute == false }
+            }
+            let stream = try #require(graph.playbackStreams.first { $0.name == "stuck" })
+            let daemon = try D.start(in: sandbox)
+            try daemon.register(placement: "on-head")
+            try await daemon.waitForRoute(to: D.headphones, streams: [stream.id])
+            let events = try EventSubscription(socket: daemon.socketPath)
+            try daemon.place("off-head")
+            let held = try await HoldSilentEndToEndTests.next(events, "held")
+            #expect(held["streams"]?.canonicalText.contains("\"stream\":\(stream.id)") == true, "\(held)")
+            try await HoldSilentEndToEndTests.waitForMute(sandbox, stream.id, true)
+            try await daemon.waitForRoute(to: D.speakers, streams: [stream.id])
+            if mode == "silent" {
+                try await daemon.process.waitForLog(containing: "MPRIS: Pause on org.mpris.MediaPlayer2.stuck failed")
+            } else {
+                try await daemon.process.waitForLog(containing: "org.mpris.MediaPlayer2.stuck accepted Pause but did not report Paused")
+            }
+            try daemon.place("on-head")
+            _ = try await HoldSilentEndToEndTests.next(events, "released")
+            try await HoldSilentEndToEndTests.waitForMute(sandbox, stream.id, false)
+        }
+    }
+}
