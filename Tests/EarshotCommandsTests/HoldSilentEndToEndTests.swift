@@ -94,12 +94,20 @@ struct HoldSilentEndToEndTests {
             try await daemon.waitForRoute(to: D.headphones, streams: [mpv.id, tone.id])
             let mpvName = try await players.name(of: mpvProcess.pid)
             let events = try EventSubscription(socket: daemon.socketPath)
+            // D-Bus: PlaybackDetail follows each PlaybackChanged, with the streams held.
+            let detail = try await players.signal(
+                "type='signal',interface='org.earshot.Earshot1',member='PlaybackDetail',path='/org/earshot/Earshot1'", "PlaybackDetail held"
+            ) { $0.arguments.first == .string("held") }
             #expect(try daemon.earshot("accessory", "update", D.address, "--primary-source", "22:33:44:55:66:77", "--reporter", "org.earshot.test").status == 0)
             let paused = try await Self.next(events, "paused")
             #expect(paused["reason"] == .string("other-host"))
             let held = try await Self.next(events, "held")
             #expect(held["reason"] == .string("other-host"))
             try await Self.waitForMute(sandbox, tone.id, true)
+            let arguments = try await detail.value.arguments
+            #expect(arguments.prefix(2) == [.string("held"), .string("other-host")])
+            #expect(arguments.count == 9)
+            if arguments.count == 9 { #expect(arguments[4] == .array(element: "t", [.uint64(UInt64(tone.id))])) }
             try await daemon.waitForRoute(to: D.speakers, streams: [mpv.id, tone.id])
             #expect(try daemon.earshot("accessory", "update", D.address, "--primary-source", "11:22:33:44:55:66", "--reporter", "org.earshot.test").status == 0)
             _ = try await Self.next(events, "resumed")

@@ -207,4 +207,32 @@ struct HoldSilentTests {
         await next.stop()
         await h.stop()
     }
+
+    @Test("a hundred streams of one app with no player: each muted, in one round, before the default moves")
+    func hundredStreams() async throws {
+        let h = try await H()
+        var events = await h.daemon.subscribe().makeAsyncIterator()
+        var graph = Self.graph(playingOn: H.headphones)
+        let ids = (0..<ObjectID(100)).map { 2000 + $0 }
+        for id in ids {
+            var node = Node(id: id, state: .running, props: [
+                "media.class": "Stream/Output/Audio", "node.name": "many", "client.id": "22", "object.serial": String(id + 10_000), "application.name": "many",
+            ])
+            node.mute = false
+            graph.apply(.node(node))
+            graph.apply(.link(Link(id: id + 1000, outputNode: id, outputPort: id + 2000, inputNode: 43, inputPort: 44)))
+        }
+        await h.connect(graph)
+        _ = await h.place("on-head", register: true)
+        await h.echo()
+        _ = await h.place("off-head")
+        h.clock.advance(by: 10_000)
+        await Self.routeChange(&events)
+        await h.settle()  // that turn has applied
+        let mutes = h.log.all.filter { $0.hasPrefix("mute ") }
+        #expect(mutes.count == 1)
+        #expect(mutes.first == "mute " + ([Self.unpausable] + ids).map(String.init).joined(separator: ","))
+        #expect(h.log.all.last == "set default.configured.audio.sink=\(H.speakers)")
+        await h.stop()
+    }
 }
