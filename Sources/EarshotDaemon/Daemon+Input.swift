@@ -65,6 +65,8 @@ extension Daemon {
         case .playerStatusChanged(let connection, let status, let signal):
             logger.debug("MPRIS player \(connection): \(status)")
             playback.playerStatusChanged(connection: connection, to: status, signal: signal)
+            // A player that plays again has its drained streams back at once.
+            publish(await playback.releaseDue(in: engine.graph, muting: muting, wallClock: environment.clock.wallClock, logger: logger))
             return .done
         }
         await finish(turn)

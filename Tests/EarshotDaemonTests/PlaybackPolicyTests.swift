@@ -347,6 +347,21 @@ struct HeldStreamsTests {
         #expect(holds.isEmpty)
     }
 
+    @Test("a held stream the user moves (its target.object written) is theirs; Earshot's own pin of a pinned stream is no move")
+    func movedByUser() {
+        var holds = StreamHolds()
+        holds.add(HeldStream(stream: 70, serial: 1070, application: nil, name: nil, sink: Self.sink, accessory: Self.accessory))
+        holds.add(HeldStream(stream: 71, serial: 1071, application: nil, name: nil, sink: Self.sink, accessory: Self.accessory))
+        let graph = Self.graph([Self.stream(70, mute: true), Self.stream(71, mute: true, ["target.object": "alsa_output.usb"])])
+        let pin = holds.note(.metadataProperty(metadata: 30, subject: 71, key: "target.object", type: nil, value: "alsa_output.usb"), in: graph)
+        #expect(!pin)
+        let cleared = holds.note(.metadataProperty(metadata: 30, subject: 70, key: "target.object", type: nil, value: "-1"), in: graph)
+        #expect(!cleared)
+        let moved = holds.note(.metadataProperty(metadata: 30, subject: 70, key: "target.object", type: "Spa:Id", value: "alsa_output.hdmi"), in: graph)
+        #expect(moved)
+        #expect(holds.all.map(\.stream) == [71])
+    }
+
     @Test("at stop or restart every untouched held stream is taken; one already unmuted is not")
     func takeAll() {
         var holds = StreamHolds()

@@ -23,9 +23,9 @@ final class PlaybackHook: GraphChangeObserver {
     /// A new connection's graph: where each stream plays now.
     func rebuild(from graph: Graph) { lastPlayed.rebuild(from: graph) }
 
-    /// Links made and objects gone: where each stream plays; nodes: a held stream unmuted by
-    /// someone else is theirs again.
-    var observedKinds: GraphChangeKinds { [.link, .removed, .node] }
+    /// Links made and objects gone: where each stream plays; nodes and stream targets: a held
+    /// stream someone else unmuted or moved is theirs again.
+    var observedKinds: GraphChangeKinds { [.link, .removed, .node, .metadataProperty] }
 
     /// Each change, taken before the next one of the burst can hide where a stream played.
     func graphDidChange(_ change: GraphChange, in turn: GraphTurn) -> PolicyInput? {
@@ -36,6 +36,7 @@ final class PlaybackHook: GraphChangeObserver {
 
     func playerStatusChanged(connection: String, to status: String, signal: UInt64) {
         policy.playerStatusChanged(connection: connection, to: status, signal: signal)
+        if status == "Playing" { holds.playerPlays(connection) }
     }
 
     /// What `decision` means for what plays: pauses and holds to make now, resumes and releases
@@ -63,14 +64,23 @@ final class PlaybackHook: GraphChangeObserver {
                 changes.append(Self.change(.paused, departure.reason, outcome.paused, sink: departure.sink, accessory: departure.accessory, at: wallClock))
             }
             guard config.playback.holdUnpausable == .mute, let muting else { continue }
-            let candidates = HoldSelection.streams(streams, stopped: outcome.stopped, in: graph, input: config.input).prefix(holds.room)
-            guard !candidates.isEmpty else { continue }
-            let muted = await muting.setMute(true, ofStreams: candidates.map(\.id))
+            let candidates = Array(HoldSelection.streams(streams, stopped: outcome.stopped, in: graph, input: config.input).prefix(holds.room))
+            // A paused player's stream still running: what it sent before it said Paused is in
+            // flight (Chromium goes quiet 25–120 ms after the call): muted until it falls silent.
+            let playerOf = Dictionary(outcome.paused.flatMap { player in player.streams.map { ($0, player.connection ?? player.busName) } }, uniquingKeysWith: { a, _ in a })
+            let draining = HoldSelection.streams(streams.filter { outcome.stopped.contains($0.id) }, stopped: [], in: graph, input: config.input)
+                .prefix(max(0, holds.room - candidates.count))
+            guard !candidates.isEmpty || !draining.isEmpty else { continue }
+            let muted = await muting.setMute(true, ofStreams: candidates.map(\.id) + draining.map(\.id))
             let held = candidates.filter { muted.contains($0.id) }.map { HeldStream($0, sink: departure.sink, accessory: departure.accessory) }
-            guard !held.isEmpty else { continue }
-            for entry in held { holds.add(entry) }
+            let drained = draining.filter { muted.contains($0.id) }.map {
+                HeldStream($0, sink: departure.sink, accessory: departure.accessory, player: playerOf[$0.id] ?? "")
+            }
+            for entry in held + drained { holds.add(entry) }
+            guard !held.isEmpty || !drained.isEmpty else { continue }
             holdsChanged = true
             policy.recordHeld(for: departure, at: decisionTime)
+            guard !held.isEmpty else { continue }
             changes.append(Self.change(.held, departure.reason, streams: held, sink: departure.sink, accessory: departure.accessory, at: wallClock))
         }
         return changes
@@ -126,7 +136,7 @@ final class PlaybackHook: GraphChangeObserver {
         let paused = policy.pausedGroups.flatMap { accessory, group in
             group.players.map { ControlWire.PausedPlayer(player: $0.busName, match: $0.match.rawValue, sink: group.sink, accessory: accessory.description) }
         }
-        let held = holds.all.map { ControlWire.HeldEntry(stream: $0.wire, sink: $0.sink, accessory: $0.accessory.description) }
+        let held = holds.all.filter { !$0.isDrain }.map { ControlWire.HeldEntry(stream: $0.wire, sink: $0.sink, accessory: $0.accessory.description) }
         guard !paused.isEmpty || !held.isEmpty else { return nil }
         return ControlWire.PlaybackStatus(paused: paused, held: held)
     }
@@ -142,7 +152,9 @@ final class PlaybackHook: GraphChangeObserver {
         guard let muting, !streams.isEmpty else { return [] }
         let unmuted = await muting.setMute(false, ofStreams: streams.map(\.stream))
         var changes: [ControlWire.PlaybackEvent] = []
-        for (sink, group) in Dictionary(grouping: streams.filter { unmuted.contains($0.stream) }, by: \.sink).sorted(by: { $0.key < $1.key }) {
+        // A drain is part of a pause, not a hold of its own: it is given back unsaid.
+        let told = streams.filter { unmuted.contains($0.stream) && !$0.isDrain }
+        for (sink, group) in Dictionary(grouping: told, by: \.sink).sorted(by: { $0.key < $1.key }) {
             changes.append(Self.change(.released, reason, streams: group, sink: sink, accessory: group[0].accessory, at: wallClock))
         }
         return changes

@@ -120,6 +120,7 @@ public enum StateFile {
                     HeldStream(
                         stream: entry.stream, serial: entry.serial, application: entry.application, name: entry.name, sink: entry.sink,
                         accessory: accessory, key: entry.key))
+                held[held.count - 1].player = entry.player
             }
             return PersistedState(
                 registrations: file.registrations.map(\.registration), history: file.history.map(\.entry), choices: choices, held: held,
@@ -180,9 +181,11 @@ public enum StateFile {
             var sink: String
             var accessory: String
             var key: String?
+            var player: String?
 
             init(_ held: HeldStream) {
                 key = held.key
+                player = held.player
                 stream = held.stream
                 serial = held.serial
                 application = held.application

@@ -15,8 +15,17 @@ public struct HeldStream: Sendable, Hashable {
     /// The key the session manager remembers the stream's volume and mute by
     /// (`sessionManagerKey`): it gives the mute Earshot set to the key's next streams.
     public var key: String?
+    /// The paused player's bus connection, for a stream muted only while its player's Pause
+    /// takes effect (a *drain*: audio already in flight when the player said Paused would reach
+    /// the new sink); nil for a stream held because no pause stopped it.
+    public var player: String?
     /// Released by a return: unmuted once it plays on `sink` again.
     public var releasing = false
+    /// A drain whose stream fell silent (stopped running) or whose player plays again: unmuted
+    /// wherever it plays.
+    public var silent = false
+
+    public var isDrain: Bool { player != nil }
 
     public init(
         stream: ObjectID, serial: UInt64?, application: String?, name: String?, sink: String, accessory: AccessoryIdentity, key: String? = nil
@@ -30,10 +39,11 @@ public struct HeldStream: Sendable, Hashable {
         self.accessory = accessory
     }
 
-    init(_ node: Node, sink: String, accessory: AccessoryIdentity) {
+    init(_ node: Node, sink: String, accessory: AccessoryIdentity, player: String? = nil) {
         self.init(
             stream: node.id, serial: node.serial, application: node.props["application.name"],
             name: node.props["media.name"] ?? node.name, sink: sink, accessory: accessory, key: Self.sessionManagerKey(of: node))
+        self.player = player
     }
 
     /// WirePlumber's key for a playback stream's saved Props (0.4's `restore-stream`, 0.5's
@@ -58,8 +68,8 @@ public struct HeldStream: Sendable, Hashable {
     }
 }
 
-/// The streams Earshot holds silent (docs/policy.md §7), by stream id. A user who unmutes or
-/// ends one takes it back: it is forgotten, never touched again. The rest are unmuted when their
+/// The streams Earshot holds silent (docs/policy.md §7), by stream id. A user who unmutes, moves
+/// or ends one takes it back: it is forgotten, never touched again. The rest are unmuted when their
 /// headset returns (once they play on it again), when the daemon stops, or at the next start
 /// after a crash (the state file keeps them).
 public struct StreamHolds: Sendable, Hashable {
@@ -103,23 +113,28 @@ public struct StreamHolds: Sendable, Hashable {
     /// Those someone took back (ended, unmuted) are dropped on the way.
     public mutating func due(in graph: Graph) -> [HeldStream] {
         var due: [HeldStream] = []
-        guard held.values.contains(where: \.releasing) else { return due }
+        guard held.values.contains(where: { $0.releasing || $0.silent }) else { return due }
         // Where each held stream plays now: one pass over the links.
         var playsOn: [ObjectID: Set<String>] = [:]
         for link in graph.links.values where held[link.outputNode]?.releasing == true {
             if let sink = graph.nodes[link.inputNode]?.name { playsOn[link.outputNode, default: []].insert(sink) }
         }
-        for (id, entry) in held where entry.releasing {
+        for (id, entry) in held where entry.releasing || entry.silent {
             guard entry.isUntouched(in: graph) else {
                 held[id] = nil
                 continue
             }
-            if playsOn[id]?.contains(entry.sink) == true {
+            if entry.silent || playsOn[id]?.contains(entry.sink) == true {
                 held[id] = nil
                 due.append(entry)
             }
         }
         return due.sorted { $0.stream < $1.stream }
+    }
+
+    /// A player plays again (its user's doing, or Earshot's resume): its drained streams go.
+    public mutating func playerPlays(_ connection: String) {
+        for (id, entry) in held where entry.player == connection { held[id]?.silent = true }
     }
 
     /// Every stream still held and untouched: taken (at stop, or at start after a crash).
@@ -155,11 +170,20 @@ public struct StreamHolds: Sendable, Hashable {
                 startedMuted.append(node.id)
             }
             guard let entry = held[node.id] else { return false }
+            if entry.isDrain, node.serial == entry.serial, node.state != .running, node.state != nil { held[node.id]?.silent = true }
             if node.serial != entry.serial || node.mute == false {
                 held[node.id] = nil
                 return true
             }
             return false
+        case .metadataProperty(_, let subject, let key, _, let value):
+            // Moved by someone (pavucontrol, pactl move-sink-input): theirs. Earshot's own pin
+            // (WirePlumber 0.4: the stream's own target.object, copied) is no move.
+            guard held[subject] != nil, let key, key == "target.object" || key == "target.node", let value, !["", "-1"].contains(value),
+                graph.nodes[subject]?.props[key] != value
+            else { return false }
+            held[subject] = nil
+            return true
         default:
             return false
         }

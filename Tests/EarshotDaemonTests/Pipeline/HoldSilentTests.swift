@@ -62,7 +62,8 @@ struct HoldSilentTests {
             if case .playback(let change) = event { seen.append(change) }
         }
         await h.settle()  // the turn has applied
-        #expect(Array(h.log.all.suffix(4)) == ["pause begin", "pause end", "mute \(Self.unpausable)", "set default.configured.audio.sink=\(H.speakers)"])
+        // The paused player's stream (60) is muted too, until it falls silent (a drain).
+        #expect(Array(h.log.all.suffix(4)) == ["pause begin", "pause end", "mute \(Self.unpausable),\(H.streamID)", "set default.configured.audio.sink=\(H.speakers)"])
         // PipeWire shows the mute; WirePlumber moves the stream to the speakers.
         await h.changes(Self.muted(true), .removed(71), .link(Link(id: 73, outputNode: Self.unpausable, outputPort: 63, inputNode: 40, inputPort: 41)))
         #expect(seen.map(\.action) == [OpenEnum(.paused), OpenEnum(.held)])
@@ -131,7 +132,8 @@ struct HoldSilentTests {
         await h.daemon.flushState()
         let statePath = h.directory.appendingPathComponent("state/state.json").path
         let saved = try StateFile.decode(Data(contentsOf: URL(fileURLWithPath: statePath)), path: statePath)
-        #expect(saved.held.map(\.stream) == [Self.unpausable])
+        #expect(saved.held.map(\.stream) == [H.streamID, Self.unpausable])
+        #expect(saved.held.map(\.isDrain) == [true, false])
 
         // A second daemon on the same state (the first "crashed"): the stream is still muted.
         let next = try await H(reusing: h.directory)
@@ -231,8 +233,51 @@ struct HoldSilentTests {
         await h.settle()  // that turn has applied
         let mutes = h.log.all.filter { $0.hasPrefix("mute ") }
         #expect(mutes.count == 1)
-        #expect(mutes.first == "mute " + ([Self.unpausable] + ids).map(String.init).joined(separator: ","))
+        #expect(mutes.first == "mute " + ([Self.unpausable] + ids + [H.streamID]).map(String.init).joined(separator: ","))
         #expect(h.log.all.last == "set default.configured.audio.sink=\(H.speakers)")
+        await h.stop()
+    }
+
+    /// The player's stream (60) state as PipeWire reports it, muted.
+    static func player(_ state: NodeState) -> GraphChange {
+        var node = graph(playingOn: H.headphones).nodes[H.streamID]!
+        node.state = state
+        node.mute = true
+        return .node(node)
+    }
+
+    @Test("a paused player's stream still running is muted with the pause (its audio in flight), and given back, unsaid, once it falls silent or its player plays again")
+    func drain() async throws {
+        let h = try await H()
+        var events = await h.daemon.subscribe().makeAsyncIterator()
+        await h.connect(Self.graph(playingOn: H.headphones))
+        _ = await h.place("on-head", register: true)
+        await h.echo()
+        _ = await h.place("off-head")
+        h.clock.advance(by: 10_000)
+        await Self.routeChange(&events)
+        await h.settle()  // that turn has applied
+        #expect(h.log.all.contains("mute \(Self.unpausable),\(H.streamID)"))
+        await h.changes(Self.muted(true), Self.player(.running))
+        #expect(!h.log.all.contains("unmute \(H.streamID)"))
+        await h.changes(Self.player(.idle))  // mpv's pause took: silent
+        #expect(h.log.all.last == "unmute \(H.streamID)")
+        #expect(await h.daemon.status().playback?.held.map(\.stream.stream) == [UInt64(Self.unpausable)], "a drain is not a hold of its own")
+
+        // Again, but the user plays the player before its stream falls silent.
+        let h2 = try await H()
+        var events2 = await h2.daemon.subscribe().makeAsyncIterator()
+        await h2.connect(Self.graph(playingOn: H.headphones))
+        _ = await h2.place("on-head", register: true)
+        await h2.echo()
+        _ = await h2.place("off-head")
+        h2.clock.advance(by: 10_000)
+        await Self.routeChange(&events2)
+        await h2.settle()  // that turn has applied
+        await h2.changes(Self.muted(true), Self.player(.running))
+        _ = await h2.daemon.submit(.playerStatusChanged(connection: FakePlayers.player.connection!, status: "Playing", signal: .max))
+        #expect(h2.log.all.last == "unmute \(H.streamID)")
+        await h2.stop()
         await h.stop()
     }
 }
