@@ -84,6 +84,11 @@ struct PlayerMatchingTests {
         ])
         let client = try #require(StreamClient(of: stream, in: graph))
         #expect(client.pids == [.init(key: "application.process.id", pid: 17566)])
+        // As measured (docs/testing-browsers.md): the stream node says client.api, whatever its client does.
+        var (served, node) = Self.graph(client: ["pipewire.sec.pid": "900", "application.process.id": "17380"])
+        node.props["client.api"] = "pipewire-pulse"
+        served.apply(.node(node))
+        #expect(try #require(StreamClient(of: node, in: served)).pids == [.init(key: "application.process.id", pid: 17380)])
     }
 
     /// A Flatpak client as PipeWire stamps it (pw_check_flatpak: the access module and

@@ -54,7 +54,7 @@ public struct StreamClient: Sendable, Hashable {
     public init?(of stream: Node, in graph: Graph) {
         guard let client = stream.clientID.flatMap({ graph.clients[$0] }) else { return nil }
         var pids: [ProcessID] = []
-        let served = client.props["client.api"] == "pipewire-pulse" || client.props["pulse.server.type"] != nil
+        let served = client.props["client.api"] == "pipewire-pulse" || stream.props["client.api"] == "pipewire-pulse" || client.props["pulse.server.type"] != nil
         for key in ["pipewire.sec.pid", "application.process.id"] where !(served && key == "pipewire.sec.pid") {
             if let pid = client.props[key].flatMap({ Int32($0) }), pid > 0, !pids.contains(where: { $0.pid == pid }) {
                 pids.append(ProcessID(key: key, pid: pid))
