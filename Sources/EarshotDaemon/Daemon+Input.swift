@@ -92,6 +92,7 @@ extension Daemon {
             }
             outcome = engine.handle(.start, at: now)
             session.firstGraphTaken()
+            beginRequestedRecordings()
         } else {
             outcome = engine.handle(.graphReplaced(graph), at: now)
         }
