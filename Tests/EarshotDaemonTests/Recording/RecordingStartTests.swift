@@ -2,6 +2,7 @@ import AudioGraph
 import Foundation
 import PolicyEval
 import RoutingPolicy
+import TestScheduling
 import Testing
 
 @testable import EarshotDaemon
@@ -12,7 +13,7 @@ import Testing
 /// eval` to the defaults the daemon chose: the same default at the start, then the same
 /// changes, no more (a loaded run of the live end-to-end test once replayed from an empty
 /// graph, and gained a change).
-@Suite("a recording started before the default is known", .timeLimit(.minutes(1)))
+@Suite("a recording started before the default is known", .timeLimit(.minutes(1)), .blockingCalls)
 struct RecordingStartTests {
     typealias H = DaemonHarness
 
