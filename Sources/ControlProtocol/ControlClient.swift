@@ -13,7 +13,7 @@ public final class ControlClient {
     private var nextID: Int64 = 1
 
     /// How long a reply may take before the daemon counts as not reachable.
-    static let replyTimeout: Duration = .seconds(10)
+    public static let replyTimeout: Duration = .seconds(10)
     /// How long a connect waits for the daemon to accept it.
     static let connectTimeout: Duration = .seconds(5)
 
@@ -35,14 +35,15 @@ public final class ControlClient {
     }
 
     /// Sends one request and waits for its reply: its result (a `ControlWire.AccessoryResult`,
-    /// `StatusResult`, …), or the daemon's refusal.
-    public func request<Body: Encodable & Sendable, Reply: Decodable>(_ operation: ControlOperation, _ body: Body, reply: Reply.Type)
-        throws(ControlClientError) -> Result<Reply, AccessoryError>
-    {
+    /// `StatusResult`, …), or the daemon's refusal. Waits at most `timeout` (nil: as long as it
+    /// takes, for a reply the daemon may hold back: `record` before its first graph).
+    public func request<Body: Encodable & Sendable, Reply: Decodable>(
+        _ operation: ControlOperation, _ body: Body, reply: Reply.Type, timeout: Duration? = ControlClient.replyTimeout
+    ) throws(ControlClientError) -> Result<Reply, AccessoryError> {
         let id = JSONValue.integer(nextID)
         nextID += 1
         try send(ControlWire.line(ControlWire.Request(operation, id: id, body)))
-        let deadline = ContinuousClock.now + Self.replyTimeout
+        let deadline = timeout.map { ContinuousClock.now + $0 }
         // Events of an earlier subscribe may come before the reply: they are not this reply.
         while true {
             switch try nextMessage(deadline: deadline) {
@@ -58,9 +59,11 @@ public final class ControlClient {
         }
     }
 
-    /// A request that takes no fields (list, status, subscribe).
-    public func request<Reply: Decodable>(_ operation: ControlOperation, reply: Reply.Type) throws(ControlClientError) -> Result<Reply, AccessoryError> {
-        try request(operation, ControlWire.NoFields(), reply: reply)
+    /// A request that takes no fields (list, status, subscribe, record).
+    public func request<Reply: Decodable>(_ operation: ControlOperation, reply: Reply.Type, timeout: Duration? = ControlClient.replyTimeout)
+        throws(ControlClientError) -> Result<Reply, AccessoryError>
+    {
+        try request(operation, ControlWire.NoFields(), reply: reply, timeout: timeout)
     }
 
     /// The next event of a subscription, and its JSON as sent; waits until `deadline` (nil: as

@@ -5,7 +5,8 @@ import FoundationEssentials
 import SystemBridge
 
 /// `earshot record`: asks the daemon for a recording and writes it as the two files
-/// `earshot eval` reads — `graph.json` (the graph when it starts, as pw-dump prints it) and
+/// `earshot eval` reads — `graph.json` (the graph when it starts, as pw-dump prints it, naming
+/// the defaults the daemon decided; the daemon's first graph when asked for before it) and
 /// `events.jsonl` (every input from then on, one line each, appended as it comes). Each line is
 /// one write, so however the recording ends (Ctrl-C, --duration, the daemon stopping) both
 /// files are valid.
@@ -30,7 +31,9 @@ enum RecordActions {
         let graph: JSONValue
         do {
             client = try ControlClient.connect(path: path)
-            switch try client.request(.record, reply: ControlWire.RecordResult.self) {
+            // No time limit: asked before the daemon's first graph (PipeWire not up yet), the
+            // recording begins with that graph, and the reply waits for it.
+            switch try client.request(.record, reply: ControlWire.RecordResult.self, timeout: nil) {
             case .success(let result): graph = result.graph
             case .failure(let error):
                 return ControlActions.refusal(error, command: "earshot record")

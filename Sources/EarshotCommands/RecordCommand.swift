@@ -8,10 +8,12 @@ struct RecordCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "record", abstract: "Record what the running daemon's policy sees, to replay it with earshot eval.",
         discussion: """
-            Writes DIR/graph.json (the graph when the recording starts, as pw-dump prints it) and \
-            DIR/events.jsonl (every registration, placement, source, sink arriving or leaving and \
-            default picked by hand from then on, in the format earshot eval --events reads, at in \
-            ms from the start). Ends at Ctrl-C, at --duration, or when the daemon stops; both \
+            Writes DIR/graph.json (the graph when the recording starts, as pw-dump prints it, its \
+            default metadata naming the defaults the daemon decided) and DIR/events.jsonl (every \
+            registration, placement, source, sink arriving or leaving and default picked by hand \
+            from then on, in the format earshot eval --events reads, at in ms from the start). \
+            Started before the daemon has reached PipeWire, it waits for the daemon's first graph \
+            and starts with it. Ends at Ctrl-C, at --duration, or when the daemon stops; both \
             files are valid however it ends. Replay: earshot eval --graph DIR/graph.json --events \
             DIR/events.jsonl [--config FILE].
 

@@ -71,13 +71,50 @@ extension Daemon: DaemonControl {
         return environment.driverBoard.entry(for: address)?.published
     }
 
+    /// A recording from now on; asked for before the first graph, from that graph, as the
+    /// daemon takes it (waits for it: `requestRecording`).
     public func startRecording() async -> InputRecording? {
+        await requestRecording().recording()
+    }
+
+    /// Asks for a recording: answered at once once the daemon has its first graph, else as it
+    /// takes that graph (a recording from the empty graph before it would replay the nodes
+    /// present at start as arrivals). Refused (answered nil) when the daemon stopped, or when
+    /// as many recordings as may run wait already.
+    func requestRecording() -> RecordingRequest {
+        let request = RecordingRequest()
+        if hasFirstGraph || inputs.isFinished {
+            request.answer { inputs.isFinished ? nil : beginRecording() }
+            return request
+        }
+        recordingRequests.removeAll { $0.isAbandoned }
+        guard recordingRequests.count < InputRecorder.maximumRecordings else {
+            request.answer { nil }
+            return request
+        }
+        recordingRequests.append(request)
+        logger.info("a recording was asked for before PipeWire's first graph: it begins with that graph")
+        return request
+    }
+
+    /// Begins the recordings asked for before the first graph: at the first graph, once the
+    /// engine decided over it (before any later input is recorded).
+    func beginRequestedRecordings() {
+        for request in recordingRequests { request.answer { beginRecording() } }
+        recordingRequests = []
+    }
+
+    /// A recording from now: the live registrations at 0, then each input as it comes. Its
+    /// graph names the defaults the daemon decided (`PolicyEngine.graphNamingDecisions`), so
+    /// a replay starts where the daemon stands even while the graph does not name them yet
+    /// (the decision not yet written, or its echo not yet back).
+    private func beginRecording() -> InputRecording? {
         let registrations = engine.accessories.entries.values.map(\.registration).sorted { $0.identity < $1.identity }.map { registration in
             let (verb, body) = AccessoryRequestEncoder.encode(.register(registration.identity, reporter: registration.reporter, registration.configuration))
             return JSONValue.object(["at": .integer(0), verb: body])
         }
         guard let lines = events.recorder.begin(at: now, prefix: registrations) else { return nil }
-        return InputRecording(graph: PwDumpEncoder.encode(engine.graph), lines: lines)
+        return InputRecording(graph: PwDumpEncoder.encode(engine.graphNamingDecisions), lines: lines)
     }
 
     /// `[record] keep-hours` of the config in force.

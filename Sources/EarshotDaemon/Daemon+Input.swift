@@ -103,6 +103,7 @@ extension Daemon {
                 persister.restoredMutedKeys = []
                 publish(await playback.releaseAll(in: graph, reason: .restarted, muting: muting, wallClock: environment.clock.wallClock))
             }
+            beginRequestedRecordings()
         } else {
             outcome = engine.handle(.graphReplaced(graph), at: now)
         }

@@ -38,6 +38,8 @@ public actor Daemon {
     var configs: AppliedConfigs
     var decisions = DecisionLog()
     var persister: StatePersister
+    /// Recordings asked for before the first graph: they begin with it.
+    var recordingRequests: [RecordingRequest] = []
 
     /// Who is told of each graph change, in this order: the recording first (it reads the graph
     /// before anyone acts on the change), the session before the apply stage (which observes its
@@ -121,6 +123,9 @@ public actor Daemon {
         inputs.finish()
         session.close()
         events.close()
+        // No first graph will come to begin them with.
+        for request in recordingRequests { request.answer { nil } }
+        recordingRequests = []
     }
 
     /// Waits for every queued save: at shutdown.

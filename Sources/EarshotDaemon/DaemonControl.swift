@@ -29,7 +29,9 @@ public protocol DaemonControl: Sendable {
     func reporter(of identity: AccessoryIdentity) async -> String?
     /// The built-in driver driving `identity`'s device, if one does: `current` replies show it.
     func driver(of identity: AccessoryIdentity) async -> ControlWire.DriverEntry?
-    /// A recording of the inputs from now (`earshot record`); nil when too many run already.
+    /// A recording of the inputs from now (`earshot record`); asked for before the daemon's
+    /// first graph, it begins with that graph (waiting for it). Nil when too many run already,
+    /// or the daemon stops first.
     func startRecording() async -> InputRecording?
     /// `perform` without waiting for the disk (see the extension).
     func performUnsaved(_ request: AccessoryRequest) async -> (Result<AccessoryConfiguration?, AccessoryError>, (@Sendable () async -> Void)?)

@@ -23,13 +23,16 @@ struct RecordEndToEndTests {
             let daemon = try D.start(in: sandbox)
             defer { daemon.process.stop() }
             try daemon.register(placement: "off-head")
-            try await daemon.waitForRoute(to: D.speakers, streams: [mpv.id])
             let events = try EventSubscription(socket: daemon.socketPath)
-
+            // Recorded at once: the daemon may not have its first graph yet, nor know the
+            // default (WirePlumber's, or its own write not yet echoed). The recording begins
+            // with that graph and names the default the daemon decided (issue 38: one begun
+            // from the empty graph before it replayed from no default, and gained a change).
             let directory = sandbox.root.appendingPathComponent("recording").path
             let recorder = try sandbox.spawn("earshot-record", [daemon.binary, "record", "--output", directory, "--socket", daemon.socketPath])
             defer { recorder.stop() }
             try await recorder.waitForLog(containing: "recording to")
+            try await daemon.waitForRoute(to: D.speakers, streams: [mpv.id])
 
             var daemonDefaults: [String] = []
             func route(to sink: String) async throws {
@@ -77,6 +80,54 @@ struct RecordEndToEndTests {
         }
     }
 
+    @Test("earshot record asked for before the daemon reaches PipeWire: the recording begins with its first graph and replays from the default it holds")
+    func recordingBeforeTheFirstGraph() async throws {
+        try await withSandbox(.init(wirePlumber: true, sinks: [.speakers(), .headphones()])) { sandbox in
+            try DaemonReliabilityTests.writeConfig(sandbox, "[timing]\noff-grace-ms = 0\n")
+            let config = sandbox.configDir.appendingPathComponent("earshot/earshot.toml").path
+            let (player, mpv) = try await sandbox.startPlayer()
+            defer { player.stop() }
+            // The session is up and playing (WirePlumber chose the default) before the daemon
+            // can reach it: its remote is a socket path that does not exist yet.
+            _ = try await sandbox.observer.waitUntil("mpv linked by WirePlumber to its default") { graph in
+                guard let sink = graph.effectiveDefaultSinkName, let node = graph.node(named: sink) else { return false }
+                return graph.linkedTargets(of: mpv.id).map(\.id) == [node.id]
+            }
+            let remote = sandbox.runtimeDir.appendingPathComponent("pipewire-later").path
+            let daemon = try D.start(in: sandbox, arguments: ["--remote", remote])
+            defer { daemon.process.stop() }
+            try await daemon.process.waitForLog(containing: "PipeWire not reachable")
+            try daemon.register(placement: "off-head")
+            let directory = sandbox.root.appendingPathComponent("recording").path
+            let recorder = try sandbox.spawn("earshot-record", [daemon.binary, "record", "--output", directory, "--socket", daemon.socketPath])
+            defer { recorder.stop() }
+            try await daemon.process.waitForLog(containing: "a recording was asked for before PipeWire's first graph")
+            // Now PipeWire is there for the daemon, with every sink, WirePlumber and mpv.
+            try FileManager.default.createSymbolicLink(atPath: remote, withDestinationPath: sandbox.socketPath)
+            try await recorder.waitForLog(containing: "recording to")
+            let held = try #require(try JSONValue.parse(try daemon.earshot("status", "--json").output)["decision"]?["default"])
+            let events = try EventSubscription(socket: daemon.socketPath)
+            try daemon.place("on-head")
+            _ = try await events.next("route-change") { $0["current"] == .string(D.headphones) }
+            try daemon.place("off-head")
+            _ = try await events.next("route-change") { $0["current"] == .string(D.speakers) }
+
+            recorder.signal(SIGINT)
+            _ = recorder.waitForExit(timeout: .seconds(10))
+            let graph = "\(directory)/graph.json", script = "\(directory)/events.jsonl"
+            let recorded = (try? String(contentsOfFile: script, encoding: .utf8)) ?? ""
+            let start = try PwDumpDecoder.decode(contentsOf: URL(fileURLWithPath: graph))
+            #expect(start.node(named: D.speakers) != nil && start.node(named: D.headphones) != nil, "the first graph, not the empty one before it")
+            let replay = try daemon.earshot("eval", "--graph", graph, "--events", script, "--config", config, "--format", "json")
+            #expect(replay.status == 0, "\(replay.output)")
+            let decisions = replay.output.split(separator: "\n").compactMap { try? JSONValue.parse(String($0)) }
+            // Checkpoint 0: the default the daemon held when the recording began.
+            #expect(decisions.first?["default"] == held, "\(recorded)")
+            let replayed = decisions.filter { $0["changed"] == .bool(true) }.compactMap { decision -> String? in if case .string(let name)? = decision["default"] { name } else { nil } }
+            #expect(replayed == [D.headphones, D.speakers], "\(recorded)")
+        }
+    }
+
     @Test("the microphone recorded and replayed: sources as they appear, a microphone picked by hand, the input's changes replayed in order", arguments: [true, false])
     func microphoneRecordAndReplay(wirePlumber: Bool) async throws {
         let options = PipeWireSandbox.Options(
@@ -87,15 +138,9 @@ struct RecordEndToEndTests {
             let daemon = try D.start(in: sandbox)
             defer { daemon.process.stop() }
             try daemon.register(placement: "off-head")
-            // The default source settled before the recording starts (its graph is the replay's
-            // start: one taken before WirePlumber or the daemon's write named the default source
-            // made the replay's first decision a change the daemon never made; run 57).
-            let laptopMicrophone = VirtualSource.internalMicrophone().name
-            _ = try await sandbox.observer.waitUntil("the default source named") { graph in
-                graph.configuredDefaultSourceName == laptopMicrophone
-                    || (graph.configuredDefaultSourceName == nil && graph.effectiveDefaultSourceName == laptopMicrophone)
-            }
-            try await daemon.process.waitForLog(containing: "connected to PipeWire")
+            // Recorded at once, as the daemon may not have its first graph yet nor the default
+            // source named (run 57 replayed from none: the recording now begins with the first
+            // graph, and names the default source the daemon decided; issue 38).
             let events = try EventSubscription(socket: daemon.socketPath)
             let directory = sandbox.root.appendingPathComponent("recording").path
             let recorder = try sandbox.spawn("earshot-record", [daemon.binary, "record", "--output", directory, "--socket", daemon.socketPath])
@@ -148,6 +193,10 @@ struct RecordEndToEndTests {
             let config = sandbox.configDir.appendingPathComponent("earshot/earshot.toml").path
             let daemon = try D.start(in: sandbox)
             try daemon.register(placement: "off-head")
+            // The segment begins with the daemon's first graph, on a task of its own: the
+            // placements come once it has (begun after them, its graph would name the
+            // headphones the daemon had chosen, and the replay rightly start there).
+            try await daemon.process.waitForLog(containing: "rolling recording: segment")
             let events = try EventSubscription(socket: daemon.socketPath)
             try daemon.place("on-head")
             _ = try await events.next("route-change") { $0["current"] == .string(D.headphones) }
@@ -165,8 +214,8 @@ struct RecordEndToEndTests {
             #expect(replay.status == 0, "\(replay.output)")
             let changes = replay.output.split(separator: "\n").compactMap { try? JSONValue.parse(String($0)) }
                 .filter { $0["changed"] == .bool(true) }.compactMap { decision -> String? in if case .string(let name)? = decision["default"] { name } else { nil } }
-            // The segment began as the daemon started: it replays the start from an empty graph
-            // (the sinks arriving), then the placements' two changes, as the daemon made them.
+            // The segment began with the daemon's first graph: the replay ends with the
+            // placements' two changes, as the daemon made them.
             #expect(Array(changes.suffix(2)) == [D.headphones, D.speakers], "\(replay.output)")
             // The same directory again: refused, the recording there untouched (appending would
             // make a script eval cannot replay).

@@ -99,15 +99,22 @@ struct EndpointSide: Sendable, Hashable {
     /// Starting changes nothing (§5): the configured default if that node exists, else the
     /// effective one, holds as the override until the next transition, arrival or pick.
     mutating func holdCurrentDefault(in graph: Graph) {
+        guard let name = defaultFound(in: graph) else { return }
+        userOverride = name
+        foundDefault = name
+    }
+
+    /// The default `holdCurrentDefault(in:)` takes from `graph` (over this side's table):
+    /// the configured one if this side ranks that node, else the effective one if it does.
+    func defaultFound(in graph: Graph) -> String? {
         // A configured default of a node this side does not rank (a sink's monitor as the
         // default source) is the user's pick: it holds too, outside the ranking.
         let configured = Self.configured(direction, in: graph).flatMap { name in
             table.slot(named: name) != nil || isForeign(name, in: graph) ? name : nil
         }
         guard let name = configured ?? Self.effective(direction, in: graph), table.slot(named: name) != nil || isForeign(name, in: graph)
-        else { return }
-        userOverride = name
-        foundDefault = name
+        else { return nil }
+        return name
     }
 
     /// The default found at start or reconnect still holds as the decision.
