@@ -313,9 +313,20 @@ struct LeakBench {
         try headphones.wait("\(player.kind) heard on the headphones", timeout: .seconds(60)) { peaks in
             peaks.count - headphonesMark >= settle && peaks.suffix(settle).allSatisfy { $0 > threshold }
         }
-        try speakers.wait("the speakers silent", timeout: .seconds(30)) { peaks in
-            peaks.count - speakersMark >= settle && peaks.suffix(settle).allSatisfy { $0 <= threshold }
+        do {
+            try speakers.wait("the speakers silent", timeout: .seconds(30)) { peaks in
+                peaks.count - speakersMark >= settle && peaks.suffix(settle).allSatisfy { $0 <= threshold }
+            }
+        } catch {
+            throw BenchError("\(error)\n\(links())")
         }
+    }
+
+    /// Every link, by node name and state (for a failure's report).
+    func links() -> String {
+        let graph = sandbox.observer.snapshot()
+        func name(_ id: ObjectID) -> String { graph.nodes[id].map { "\($0.name ?? "?")#\(id)(\($0.state?.rawValue ?? "?"))" } ?? "#\(id)" }
+        return "links: " + Set(graph.links.values.map { "\(name($0.outputNode)) → \(name($0.inputNode))" }).sorted().joined(separator: ", ")
     }
 
     /// Mutes or unmutes every stream of the player that is not so already (the muted-first
@@ -415,6 +426,8 @@ func leakKind(_ kind: LeakKind, _ options: LeakOptions) async throws -> (runs: [
                     log("  \(leakCase.rawValue): \(result.leakedMillis) ms leaked; \(result.actions.joined(separator: "; "))")
                     runs.append(result)
                 }
+                // The return given back in full (resumed, unmuted) before this daemon stops.
+                try await bench.waitPlayingOnHeadphones()
             }
             // No daemon now: the player paused by hand, on the headphones.
             if let ownsMPRIS = player.ownsMPRIS {

@@ -32,6 +32,10 @@ final class MonitorRecorder: @unchecked Sendable {
                 [
                     "parec", "--raw", "--device=\(sink).monitor", "--format=s16le", "--rate=\(Self.rate)", "--channels=\(Self.channels)",
                     "--latency-msec=10", "--client-name=earshot-bench-\(label)", "--stream-name=earshot-bench-\(label)",
+                    // Stays on this monitor: WirePlumber 0.5 (`linking.follow-default-target`)
+                    // moved the speakers' recorder, whose target was the default sink when it
+                    // started, to the headphones' monitor when they became the default.
+                    "--property=node.dont-reconnect=true",
                 ], stdoutFD: writeEnd)
         } catch {
             close(readEnd)
