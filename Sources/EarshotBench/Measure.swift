@@ -212,6 +212,27 @@ final class ControlLine: @unchecked Sendable {
         }
     }
 
+    /// The next line, or nil when none has come by `deadline` (CLOCK_MONOTONIC ns).
+    func readLine(until deadline: UInt64) throws -> String? {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            if let newline = pending.firstIndex(of: 0x0A) {
+                let line = String(decoding: pending[..<newline], as: UTF8.self)
+                pending.removeSubrange(...newline)
+                return line
+            }
+            let now = monotonicNanos()
+            let left = deadline > now ? Int32(clamping: (deadline - now + 999_999) / 1_000_000) : 0
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, left)
+            if ready < 0, errno == EINTR { continue }
+            guard ready > 0 else { return nil }
+            let count = read(fd, &chunk, chunk.count)
+            guard count > 0 else { throw BenchError("the daemon closed the control connection") }
+            pending.append(contentsOf: chunk[..<count])
+        }
+    }
+
     func request(_ fields: String) throws -> String {
         send(fields)
         let reply = try readLine()

@@ -8,6 +8,8 @@ import Glibc
 
 // earshot-bench switch [--json FILE] [--streams 1,10,100] [--switches 200] [--cli-switches 200]
 //                      [--idle-seconds 30] [--start-runs 20] [--earshot PATH]
+// earshot-bench leak [OPTIONS] | earshot-bench leak-table FILE...: audio leaked on the speakers
+// when a worn headset leaves (Leak.swift).
 // Side by side on a private PipeWire (docs/performance.md): Earshot's placement → relink paths
 // (A-coop with WirePlumber, A-solo standalone), WirePlumber's own (B), raw links (C), the
 // command lines (D), gaps, RSS and idle CPU. Timestamps: CLOCK_MONOTONIC, the start just
@@ -30,7 +32,7 @@ struct Options {
 
     init(_ arguments: [String]) throws {
         var rest = arguments.dropFirst()
-        guard rest.popFirst() == "switch" else { throw BenchError("usage: earshot-bench switch [--json FILE] [--streams 1,10,100] [--switches N] [--cli-switches N] [--idle-seconds S] [--start-runs N] [--earshot PATH]") }
+        guard rest.popFirst() == "switch" else { throw BenchError("usage: earshot-bench switch [--json FILE] [--streams 1,10,100] [--switches N] [--cli-switches N] [--idle-seconds S] [--start-runs N] [--earshot PATH]\n\(LeakOptions.usage)\nusage: earshot-bench leak-table FILE...") }
         while let flag = rest.popFirst() {
             guard let value = rest.popFirst() else { throw BenchError("\(flag) needs a value") }
             switch flag {
@@ -270,6 +272,16 @@ struct CaseResult {
 }
 
 do {
+    switch CommandLine.arguments.dropFirst().first {
+    case "leak":
+        try await runLeak(CommandLine.arguments.dropFirst(2))
+        exit(0)
+    case "leak-table":
+        try runLeakTable(CommandLine.arguments.dropFirst(2))
+        exit(0)
+    default:
+        break
+    }
     let options = try Options(CommandLine.arguments)
     guard FileManager.default.isExecutableFile(atPath: options.earshot) else { throw BenchError("no earshot binary at \(options.earshot) (--earshot PATH)") }
     var results: [CaseResult] = []
