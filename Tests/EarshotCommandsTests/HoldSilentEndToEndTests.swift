@@ -63,6 +63,12 @@ struct HoldSilentEndToEndTests {
             #expect(released["reason"] == .string("accessory-returned"))
             try await Self.waitForMute(sandbox, tone.id, false)
             #expect(try await players.status(of: mpvName, in: sandbox, becomes: "Playing") == "Playing")
+            // mpv's own stream, muted while its pause took effect (a drain), is given back too.
+            do {
+                try await Self.waitForMute(sandbox, mpv.id, false)
+            } catch {
+                Issue.record("mpv's stream stays muted: \(error)\n\(daemon.process.logTail(lines: 80))")
+            }
 
             // Held again, then killed: the stream stays muted until the next daemon starts.
             try daemon.place("off-head")

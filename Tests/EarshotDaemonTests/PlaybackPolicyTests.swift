@@ -323,6 +323,7 @@ struct HeldStreamsTests {
             holds.add(HeldStream(stream: id, serial: UInt64(id) + 1000, application: nil, name: nil, sink: Self.sink, accessory: Self.accessory))
         }
         var graph = Self.graph([70, 71, 72, 73].map { Self.stream($0, mute: true) })
+        for id: ObjectID in [70, 71, 72, 73] { _ = holds.note(.node(Self.stream(id, mute: true)), in: graph) }  // the mutes shown
         var unmuted = Self.stream(71, mute: false)
         graph.apply(.node(unmuted))
         let forgotUnmuted = holds.note(.node(unmuted), in: graph)
@@ -347,6 +348,26 @@ struct HeldStreamsTests {
         #expect(holds.isEmpty)
     }
 
+    /// Seen live: mpv's stream went idle before its mute's echo came; read as the user's unmute,
+    /// the drain was dropped and the stream stayed muted for good.
+    @Test("a mute not shown yet is not taken for someone's unmute: the stream is given back once it shows")
+    func unconfirmedMute() {
+        var holds = StreamHolds()
+        var drain = HeldStream(stream: 70, serial: 1070, application: nil, name: nil, sink: Self.sink, accessory: Self.accessory)
+        drain.player = ":1.7"
+        holds.add(drain)
+        var graph = Self.graph([Self.stream(70, state: .idle, mute: false)])
+        let idleFirst = holds.note(.node(Self.stream(70, state: .idle, mute: false)), in: graph)
+        #expect(!idleFirst)
+        let early = holds.due(in: graph)
+        #expect(early.isEmpty, "not before its mute shows")
+        #expect(holds.all.map(\.stream) == [70])
+        graph.apply(.node(Self.stream(70, state: .idle, mute: true)))
+        _ = holds.note(.node(Self.stream(70, state: .idle, mute: true)), in: graph)
+        let due = holds.due(in: graph)
+        #expect(due.map(\.stream) == [70])
+    }
+
     @Test("a held stream the user moves (its target.object written) is theirs; Earshot's own pin of a pinned stream is no move")
     func movedByUser() {
         var holds = StreamHolds()
@@ -368,6 +389,7 @@ struct HeldStreamsTests {
         holds.add(HeldStream(stream: 70, serial: 1070, application: nil, name: nil, sink: Self.sink, accessory: Self.accessory))
         holds.add(HeldStream(stream: 71, serial: 1071, application: nil, name: nil, sink: Self.sink, accessory: Self.accessory))
         let graph = Self.graph([Self.stream(70, mute: true), Self.stream(71, mute: false)])
+        _ = holds.note(.node(Self.stream(71, mute: true)), in: graph)  // shown muted, then unmuted by someone
         let taken = holds.takeAll(in: graph)
         #expect(taken.map(\.stream) == [70])
         #expect(holds.isEmpty)

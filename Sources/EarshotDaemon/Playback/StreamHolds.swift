@@ -26,6 +26,10 @@ public struct HeldStream: Sendable, Hashable {
     public var silent = false
 
     public var isDrain: Bool { player != nil }
+    /// The graph has shown it muted since Earshot muted it. Until then a `mute: false` in the
+    /// graph is the state before the mute, not someone's unmute (the echo comes a moment after
+    /// the stream's client took the request, and may come after its other changes).
+    public var confirmed = false
 
     public init(
         stream: ObjectID, serial: UInt64?, application: String?, name: String?, sink: String, accessory: AccessoryIdentity, key: String? = nil
@@ -61,10 +65,11 @@ public struct HeldStream: Sendable, Hashable {
         ControlWire.PlaybackStream(stream: UInt64(stream), serial: serial, application: application, name: name)
     }
 
-    /// Still the stream Earshot muted, and still muted: nobody ended, replaced or unmuted it.
+    /// Still the stream Earshot muted, and still muted (or its mute not shown yet): nobody
+    /// ended, replaced or unmuted it.
     func isUntouched(in graph: Graph) -> Bool {
         guard let node = graph.nodes[stream], node.isPlaybackStream, node.serial == serial else { return false }
-        return node.mute == true
+        return node.mute == true || !confirmed
     }
 }
 
@@ -87,8 +92,12 @@ public struct StreamHolds: Sendable, Hashable {
     /// Streams that started muted by the session manager's memory of Earshot's hold: to unmute.
     private(set) var startedMuted: [ObjectID] = []
 
+    /// `held`: restored from the state file (their mutes were shown before they were saved).
     public init(_ held: [HeldStream] = [], orphanKeys: Set<String> = []) {
-        for entry in held.prefix(Self.limit) { self.held[entry.stream] = entry }
+        for var entry in held.prefix(Self.limit) {
+            entry.confirmed = true
+            self.held[entry.stream] = entry
+        }
         self.orphanKeys = Set(orphanKeys.prefix(Self.limit))
     }
 
@@ -124,6 +133,9 @@ public struct StreamHolds: Sendable, Hashable {
                 held[id] = nil
                 continue
             }
+            // Its mute not shown yet: given back once it is (an unmute racing the mute's echo
+            // would read as the user's).
+            guard entry.confirmed else { continue }
             if entry.silent || playsOn[id]?.contains(entry.sink) == true {
                 held[id] = nil
                 due.append(entry)
@@ -170,8 +182,9 @@ public struct StreamHolds: Sendable, Hashable {
                 startedMuted.append(node.id)
             }
             guard let entry = held[node.id] else { return false }
+            if node.serial == entry.serial, node.mute == true { held[node.id]?.confirmed = true }
             if entry.isDrain, node.serial == entry.serial, node.state != .running, node.state != nil { held[node.id]?.silent = true }
-            if node.serial != entry.serial || node.mute == false {
+            if node.serial != entry.serial || (node.mute == false && entry.confirmed) {
                 held[node.id] = nil
                 return true
             }
