@@ -149,8 +149,17 @@ final class PlaybackHook: GraphChangeObserver {
     private nonisolated(nonsending) func unmute(
         _ streams: [HeldStream], reason: PlaybackReason, muting: (any StreamMuting)?, wallClock: Int64
     ) async -> [ControlWire.PlaybackEvent] {
-        guard let muting, !streams.isEmpty else { return [] }
-        let unmuted = await muting.setMute(false, ofStreams: streams.map(\.stream))
+        guard !streams.isEmpty else { return [] }
+        let unmuted = await muting?.setMute(false, ofStreams: streams.map(\.stream)) ?? []
+        // One not unmuted (its client did not answer, or the connection closed under it: a stop
+        // racing a release) is held again: kept in the state file, given back by the next
+        // return, stop or start.
+        for var entry in streams where !unmuted.contains(entry.stream) {
+            entry.releasing = false
+            entry.silent = false
+            holds.add(entry)
+            holdsChanged = true
+        }
         var changes: [ControlWire.PlaybackEvent] = []
         // A drain is part of a pause, not a hold of its own: it is given back unsaid.
         let told = streams.filter { unmuted.contains($0.stream) && !$0.isDrain }

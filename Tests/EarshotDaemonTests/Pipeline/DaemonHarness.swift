@@ -31,6 +31,9 @@ final class FakePipeWire: PipeWireCommands {
         /// Links are requested but none is made (PipeWire 1.4's null sink without a format).
         var linksFail = false
         var createdMetadata = false
+        /// Unmutes are asked for but none is done (a client that does not answer, a closing
+        /// connection).
+        var unmutesFail = false
     }
     private let state = Mutex(State())
 
@@ -75,7 +78,7 @@ final class FakePipeWire: PipeWireCommands {
 
     func setMute(_ mute: Bool, ofNodes ids: [ObjectID], within timeout: Duration) async -> Set<ObjectID> {
         log.append("\(mute ? "mute" : "unmute") \(ids.map(String.init).joined(separator: ","))")
-        return Set(ids)
+        return !mute && state.withLock({ $0.unmutesFail }) ? [] : Set(ids)
     }
 
     func isResponsive(within timeout: Duration) async -> Bool {
@@ -100,6 +103,7 @@ final class FakePipeWire: PipeWireCommands {
     }
 
     func failLinks(_ fail: Bool) { state.withLock { $0.linksFail = fail } }
+    func failUnmutes(_ fail: Bool) { state.withLock { $0.unmutesFail = fail } }
 
     func relink(_ moves: [RelinkMove]) async -> [Result<[ObjectID], PipeWireError>] {
         moves.map { move in

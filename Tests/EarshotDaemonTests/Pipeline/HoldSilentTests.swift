@@ -280,4 +280,35 @@ struct HoldSilentTests {
         await h2.stop()
         await h.stop()
     }
+
+    /// Found by the leak benchmark: a stop racing a release in flight found nothing held, and
+    /// the stream the release failed to unmute was no longer in the state file.
+    @Test("an unmute that does not land holds the stream again: still in the state file, given back by the next stop")
+    func unmuteThatFails() async throws {
+        let h = try await H()
+        var events = await h.daemon.subscribe().makeAsyncIterator()
+        await h.connect(Self.graph(playingOn: H.headphones))
+        _ = await h.place("on-head", register: true)
+        await h.echo()
+        _ = await h.place("off-head")
+        h.clock.advance(by: 10_000)
+        await Self.routeChange(&events)
+        await h.settle()  // that turn has applied
+        await h.changes(Self.muted(true), .removed(71), .link(Link(id: 73, outputNode: Self.unpausable, outputPort: 63, inputNode: 40, inputPort: 41)))
+        h.pipewire.failUnmutes(true)
+        _ = await h.place("on-head")
+        await h.echo()
+        await h.changes(.removed(73), .link(Link(id: 72, outputNode: Self.unpausable, outputPort: 63, inputNode: 43, inputPort: 44)))
+        #expect(h.log.all.contains("unmute \(Self.unpausable)"))
+        #expect(await h.daemon.status().playback?.held.map(\.stream.stream) == [UInt64(Self.unpausable)], "held again")
+        await h.daemon.flushState()
+        let statePath = h.directory.appendingPathComponent("state/state.json").path
+        #expect(try StateFile.decode(Data(contentsOf: URL(fileURLWithPath: statePath)), path: statePath).held.map(\.stream).contains(Self.unpausable))
+        h.pipewire.failUnmutes(false)
+        await h.daemon.releaseHeld()
+        let unmutes = h.log.all.filter { $0.hasPrefix("unmute ") && $0.dropFirst(7).split(separator: ",").contains(Substring(String(Self.unpausable))) }
+        #expect(unmutes.count == 2, "\(h.log.all)")
+        #expect(await h.daemon.status().playback == nil)
+        await h.stop()
+    }
 }
