@@ -297,7 +297,7 @@ struct HeldStreamsTests {
         return graph
     }
 
-    @Test("held: running, not stopped by a pause, not already muted, not a call's (its role, its application, or a client recording a call)")
+    @Test("held: running, not stopped by a pause, not already muted, not a call's (its role, or a client recording a call)")
     func selection() {
         let running = Self.stream(70)
         let idle = Self.stream(71, state: .idle)
@@ -313,7 +313,8 @@ struct HeldStreamsTests {
         var input = InputConfig()
         input.callApplications = ["Zoom"]
         let graph = Self.graph(streams + [callCapture])
-        #expect(HoldSelection.streams(streams, stopped: [72], in: graph, input: input).map(\.id) == [70, 79])
+        // Zoom's stream is held: a call application's name alone makes no call (Firefox is one).
+        #expect(HoldSelection.streams(streams, stopped: [72], in: graph, input: input).map(\.id) == [70, 76, 79])
     }
 
     @Test("a stream the user unmutes, ends, or whose id another stream takes is forgotten; a return releases once it plays on the headset again")

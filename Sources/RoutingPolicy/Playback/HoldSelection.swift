@@ -18,11 +18,11 @@ public enum HoldSelection {
         return Array(held.prefix(limit))
     }
 
-    /// A playback stream of a call: `media.role` Communication (PulseAudio's `phone`), an
-    /// application of `call-applications`, or a client that records a call.
+    /// A playback stream of a call: `media.role` Communication (PulseAudio's `phone`), or of a
+    /// client that records a call now. Not by `call-applications` alone: that list names
+    /// browsers (Firefox), which play music far more often than they call.
     static func isCall(_ stream: Node, callClients: Set<ObjectID>, input: InputConfig) -> Bool {
         if stream.props["media.role"] == "Communication" || stream.props["media.role"] == "phone" { return true }
-        if let application = stream.props["application.name"], input.callApplications.contains(application) { return true }
         return stream.clientID.map(callClients.contains) ?? false
     }
 }
