@@ -405,7 +405,7 @@ func leakKind(_ kind: LeakKind, _ options: LeakOptions) async throws -> (runs: [
         let started = observer.snapshot()
         for stream in started.playbackStreams where player.owns(started, stream) {
             let keys = stream.props.keys.filter { $0.hasPrefix("pulse.attr.") || ["node.name", "node.latency", "media.name"].contains($0) }
-            log("\(kind) stream \(stream.id): " + keys.sorted().map { "\($0)=\(stream.props[$0] ?? "")" }.joined(separator: " "))
+            log("\(kind.rawValue) stream \(stream.id): " + keys.sorted().map { "\($0)=\(stream.props[$0] ?? "")" }.joined(separator: " "))
         }
         let bench = LeakBench(
             sandbox: sandbox, options: options, player: player, speakers: speakersRecorder, headphones: headphonesRecorder,
@@ -418,7 +418,7 @@ func leakKind(_ kind: LeakKind, _ options: LeakOptions) async throws -> (runs: [
         var drains: [DrainRun] = []
         for run in 1...options.runs {
             for config in options.configs {
-                log("\(kind): run \(run), \(config)")
+                log("\(kind.rawValue): run \(run), \(config.rawValue)")
                 let daemon = try await LeakDaemon(sandbox, options, config: config, label: "\(config)-\(run)")
                 defer { daemon.stop() }
                 for leakCase in options.cases {
@@ -505,7 +505,8 @@ func leakTable(_ results: [LeakStackResult]) -> String {
     guard let first = results.first else { return "" }
     var lines: [String] = []
     lines.append(
-        "Audio leaked on the speakers after the headset left: ms of 10 ms windows with a peak above \(first.threshold * 100)% of full scale,"
+        "Audio leaked on the speakers after the headset left: ms of 10 ms windows with a peak above \(String(format: "%g", first.threshold * 100)) % of full scale"
+            + " (s16 \(Int32((first.threshold * 32767).rounded(.down)))),"
     )
     lines.append("from the update until \(first.afterMillis) ms of the speakers' recording after the route change; median [min–max] of the runs.")
     lines.append("default: Earshot's defaults; leave: hold-unpausable = \"leave\" (pauses only); nothing: no pause, no hold (WirePlumber moves the stream).")
@@ -521,10 +522,10 @@ func leakTable(_ results: [LeakStackResult]) -> String {
         }
         return low == high ? "\(middle)" : "\(middle) [\(low)–\(high)]"
     }
-    let width = 16
+    let width = 18
     var header = "kind      case        "
     for result in results {
-        header += "| " + result.stack.padding(toLength: width * configs.count + 10, withPad: " ", startingAt: 0)
+        header += "| " + result.stack.padding(toLength: width * configs.count + 16, withPad: " ", startingAt: 0)
     }
     lines.append(header)
     var subheader = "                      "
@@ -544,9 +545,9 @@ func leakTable(_ results: [LeakStackResult]) -> String {
                     line += cell(runs).padding(toLength: width, withPad: " ", startingAt: 0)
                 }
                 if let value = medians[.default], let base = medians[.nothing], base > 0 {
-                    line += String(format: "%.1f %%", 100 * Double(value) / Double(base)).padding(toLength: 10, withPad: " ", startingAt: 0)
+                    line += String(format: "%.1f %%", 100 * Double(value) / Double(base)).padding(toLength: 16, withPad: " ", startingAt: 0)
                 } else {
-                    line += "-".padding(toLength: 10, withPad: " ", startingAt: 0)
+                    line += "-".padding(toLength: 16, withPad: " ", startingAt: 0)
                 }
             }
             lines.append(line)
