@@ -349,6 +349,26 @@ struct HeldStreamsTests {
         #expect(holds.isEmpty)
     }
 
+    /// Seen live (Chromium leaked 50–70 ms): its "Playing" from before the pause reached the
+    /// daemon after it and released the drain at once.
+    @Test("a drain is released by its player's Playing only when sent after the pause")
+    func lateSignalKeepsTheDrain() {
+        var holds = StreamHolds()
+        var drain = HeldStream(stream: 70, serial: 1070, application: nil, name: nil, sink: Self.sink, accessory: Self.accessory)
+        drain.player = ":1.4"
+        drain.pausedAfterSignal = 12
+        holds.add(drain)
+        let graph = Self.graph([Self.stream(70, mute: true)])
+        _ = holds.note(.node(Self.stream(70, mute: true)), in: graph)
+        holds.playerPlays(":1.4", signal: 11)
+        holds.playerPlays(":1.4", signal: 12)
+        let kept = holds.due(in: graph)
+        #expect(kept.isEmpty)
+        holds.playerPlays(":1.4", signal: 13)
+        let released = holds.due(in: graph)
+        #expect(released.map(\.stream) == [70])
+    }
+
     /// Seen live: mpv's stream went idle before its mute's echo came; read as the user's unmute,
     /// the drain was dropped and the stream stayed muted for good.
     @Test("a mute not shown yet is not taken for someone's unmute: the stream is given back once it shows")

@@ -36,7 +36,7 @@ final class PlaybackHook: GraphChangeObserver {
 
     func playerStatusChanged(connection: String, to status: String, signal: UInt64) {
         policy.playerStatusChanged(connection: connection, to: status, signal: signal)
-        if status == "Playing" { holds.playerPlays(connection) }
+        if status == "Playing" { holds.playerPlays(connection, signal: signal) }
     }
 
     /// What `decision` means for what plays: pauses and holds to make now, resumes and releases
@@ -67,14 +67,16 @@ final class PlaybackHook: GraphChangeObserver {
             let candidates = Array(HoldSelection.streams(streams, stopped: outcome.stopped, in: graph, input: config.input).prefix(holds.room))
             // A paused player's stream still running: what it sent before it said Paused is in
             // flight (Chromium goes quiet 25–120 ms after the call): muted until it falls silent.
-            let playerOf = Dictionary(outcome.paused.flatMap { player in player.streams.map { ($0, player.connection ?? player.busName) } }, uniquingKeysWith: { a, _ in a })
+            let playerOf = Dictionary(outcome.paused.flatMap { player in player.streams.map { ($0, player) } }, uniquingKeysWith: { a, _ in a })
             let draining = HoldSelection.streams(streams.filter { outcome.stopped.contains($0.id) }, stopped: [], in: graph, input: config.input)
                 .prefix(max(0, holds.room - candidates.count))
             guard !candidates.isEmpty || !draining.isEmpty else { continue }
             let muted = await muting.setMute(true, ofStreams: candidates.map(\.id) + draining.map(\.id))
             let held = candidates.filter { muted.contains($0.id) }.map { HeldStream($0, sink: departure.sink, accessory: departure.accessory) }
-            let drained = draining.filter { muted.contains($0.id) }.map {
-                HeldStream($0, sink: departure.sink, accessory: departure.accessory, player: playerOf[$0.id] ?? "")
+            let drained = draining.filter { muted.contains($0.id) }.map { stream in
+                var entry = HeldStream(stream, sink: departure.sink, accessory: departure.accessory, player: playerOf[stream.id].map { $0.connection ?? $0.busName } ?? "")
+                entry.pausedAfterSignal = playerOf[stream.id]?.pausedAfterSignal ?? 0
+                return entry
             }
             for entry in held + drained { holds.add(entry) }
             guard !held.isEmpty || !drained.isEmpty else { continue }

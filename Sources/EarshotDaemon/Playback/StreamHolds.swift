@@ -26,6 +26,10 @@ public struct HeldStream: Sendable, Hashable {
     public var silent = false
 
     public var isDrain: Bool { player != nil }
+    /// For a drain: the number of the last status signal when its player's Pause was answered
+    /// (`MediaPlayer.pausedAfterSignal`): a "Playing" numbered at or below it was sent before
+    /// the pause (its start's), not by the user after.
+    public var pausedAfterSignal: UInt64 = 0
     /// The graph has shown it muted since Earshot muted it. Until then a `mute: false` in the
     /// graph is the state before the mute, not someone's unmute (the echo comes a moment after
     /// the stream's client took the request, and may come after its other changes).
@@ -145,8 +149,8 @@ public struct StreamHolds: Sendable, Hashable {
     }
 
     /// A player plays again (its user's doing, or Earshot's resume): its drained streams go.
-    public mutating func playerPlays(_ connection: String) {
-        for (id, entry) in held where entry.player == connection { held[id]?.silent = true }
+    public mutating func playerPlays(_ connection: String, signal: UInt64 = .max) {
+        for (id, entry) in held where entry.player == connection && signal > entry.pausedAfterSignal { held[id]?.silent = true }
     }
 
     /// Every stream still held and untouched: taken (at stop, or at start after a crash).
